@@ -1,0 +1,69 @@
+#include "timing.h"
+
+#include <stdio.h>
+
+#include "../err.h"
+
+void keep_timing_defaults(struct keep_timing *t)
+{
+	t->ttl_ms = 10000;
+	t->grace_ms = 5000;
+	t->safety_ms = 2000;
+	t->max_skew_ms = 1000;
+	t->period_ms = 3000;
+}
+
+int keep_timing_check(const struct keep_timing *t, char *err, size_t errlen)
+{
+	if (t->ttl_ms <= 0 || t->grace_ms <= 0 || t->safety_ms <= 0 || t->period_ms <= 0 ||
+	    t->max_skew_ms < 0) {
+		snprintf(err, errlen, "lease timings must be positive (max_skew_ms may be 0)");
+		return KEEP_ERR_CONFIG;
+	}
+	if (t->ttl_ms > 86400000 || t->grace_ms > 86400000 || t->max_skew_ms > 86400000) {
+		snprintf(err, errlen, "lease timings above one day are refused");
+		return KEEP_ERR_CONFIG;
+	}
+	if (t->safety_ms >= t->ttl_ms) {
+		snprintf(err, errlen, "safety_ms (%lld) must be below ttl_ms (%lld)",
+			 (long long)t->safety_ms, (long long)t->ttl_ms);
+		return KEEP_ERR_CONFIG;
+	}
+	if (t->grace_ms + t->safety_ms < 2 * t->max_skew_ms) {
+		snprintf(err, errlen,
+			 "grace_ms + safety_ms (%lld) must be at least 2 * max_skew_ms (%lld)",
+			 (long long)(t->grace_ms + t->safety_ms), (long long)(2 * t->max_skew_ms));
+		return KEEP_ERR_CONFIG;
+	}
+	if (t->period_ms > t->ttl_ms / 3) {
+		snprintf(err, errlen, "heartbeat_period_ms (%lld) must not exceed ttl_ms / 3 (%lld)",
+			 (long long)t->period_ms, (long long)(t->ttl_ms / 3));
+		return KEEP_ERR_CONFIG;
+	}
+	if ((t->ttl_ms - t->safety_ms) / 3 < 1) {
+		snprintf(err, errlen, "ttl_ms - safety_ms leaves no time for a lease write");
+		return KEEP_ERR_CONFIG;
+	}
+	return 0;
+}
+
+int64_t keep_timing_write_every_ms(const struct keep_timing *t)
+{
+	int64_t third = t->ttl_ms / 3;
+	return t->period_ms < third ? t->period_ms : third;
+}
+
+int64_t keep_timing_attempt_timeout_ms(const struct keep_timing *t)
+{
+	return (t->ttl_ms - t->safety_ms) / 3;
+}
+
+int64_t keep_timing_valid_for_ms(const struct keep_timing *t)
+{
+	return t->ttl_ms - t->safety_ms;
+}
+
+int64_t keep_timing_takeover_ms(const struct keep_timing *t)
+{
+	return t->ttl_ms + t->grace_ms;
+}

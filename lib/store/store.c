@@ -1,0 +1,236 @@
+/* keep — store dispatch, key validation, listings (DESIGN.md "The store"). */
+#include "store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../err.h"
+
+const char *keep_outcome_name(enum keep_outcome o)
+{
+	switch (o) {
+	case KEEP_STORE_OK:
+		return "ok";
+	case KEEP_STORE_CONFLICT:
+		return "conflict";
+	case KEEP_STORE_NOT_FOUND:
+		return "not-found";
+	case KEEP_STORE_REFUSED:
+		return "refused";
+	case KEEP_STORE_AMBIGUOUS:
+		return "ambiguous";
+	}
+	return "ambiguous";
+}
+
+void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->outcome = o;
+	r->status = status;
+	r->version[0] = '\0';
+	r->detail[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+		va_end(ap);
+	}
+}
+
+void keep_list_init(struct keep_list *l)
+{
+	l->v = NULL;
+	l->n = 0;
+	l->alloc = 0;
+}
+
+void keep_list_release(struct keep_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i].key);
+	free(l->v);
+	keep_list_init(l);
+}
+
+int keep_list_add(struct keep_list *l, const char *key, const char *version)
+{
+	struct keep_list_entry *e;
+
+	if (l->n >= KEEP_LIST_MAX)
+		return KEEP_ERR_TOOBIG;
+	if (strlen(version) >= KEEP_VERSION_MAX)
+		return KEEP_ERR_TOOBIG;
+	if (l->n == l->alloc) {
+		size_t n = l->alloc ? l->alloc * 2 : 16;
+		e = realloc(l->v, n * sizeof(*e));
+		if (!e)
+			return KEEP_ERR_NOMEM;
+		l->v = e;
+		l->alloc = n;
+	}
+	e = &l->v[l->n];
+	e->key = strdup(key);
+	if (!e->key)
+		return KEEP_ERR_NOMEM;
+	memcpy(e->version, version, strlen(version) + 1);
+	l->n++;
+	return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	return strcmp(((const struct keep_list_entry *)a)->key,
+		      ((const struct keep_list_entry *)b)->key);
+}
+
+void keep_list_sort(struct keep_list *l)
+{
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
+}
+
+static bool segment_ok(const char *s, size_t n)
+{
+	if (n == 0)
+		return false;
+	if (n == 1 && s[0] == '.')
+		return false;
+	if (n == 2 && s[0] == '.' && s[1] == '.')
+		return false;
+	return true;
+}
+
+/* Shared by keys and prefixes: allow_trailing_slash for prefixes. */
+static bool path_valid(const char *key, bool prefix)
+{
+	size_t len = strlen(key), i, start = 0;
+
+	if (len > KEEP_KEY_MAX)
+		return false;
+	if (len == 0)
+		return prefix;
+	if (key[0] == '/')
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)key[i];
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			return false;
+		if (c == '/') {
+			if (!segment_ok(key + start, i - start))
+				return false;
+			start = i + 1;
+		}
+	}
+	if (start == len)
+		return prefix; /* trailing '/' only in a prefix */
+	return segment_ok(key + start, len - start);
+}
+
+bool keep_key_valid(const char *key)
+{
+	return key && path_valid(key, false);
+}
+
+bool keep_prefix_valid(const char *prefix)
+{
+	return prefix && path_valid(prefix, true);
+}
+
+int keep_store_open(const char *url, const struct keep_store_opts *opts,
+		    struct keep_store **out, char *err, size_t errlen)
+{
+	static const struct keep_store_opts none;
+	int rc;
+
+	if (!opts)
+		opts = &none;
+	*out = NULL;
+	if (!url || !*url) {
+		snprintf(err, errlen, "no store URL given");
+		return KEEP_ERR_INVAL;
+	}
+	if (strncmp(url, "file://", 7) == 0)
+		rc = keep_store_fs_open(url + 7, opts, out, err, errlen);
+	else if (strncmp(url, "s3://", 5) == 0)
+		rc = keep_store_s3_open(url + 5, opts, out, err, errlen);
+	else {
+		snprintf(err, errlen, "unsupported store URL '%s' (want file:///DIR or s3://BUCKET[/PREFIX])", url);
+		return KEEP_ERR_INVAL;
+	}
+	if (rc)
+		return rc;
+	(*out)->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
+#ifdef KEEP_FAULT_INJECTION
+	{
+		const char *path = getenv("KEEP_FAULT_FILE");
+		if (path && *path) {
+			struct keep_store *w;
+			rc = keep_store_fault_wrap(*out, path, &w, err, errlen);
+			if (rc) {
+				*out = NULL; /* the wrapper freed inner on failure */
+				return rc;
+			}
+			*out = w;
+		}
+	}
+#endif
+	return 0;
+}
+
+void keep_store_free(struct keep_store *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms)
+{
+	if (timeout_ms > 0)
+		s->timeout_ms = timeout_ms;
+}
+
+int keep_store_get(struct keep_store *s, const char *key, struct keep_buf *body,
+		   struct keep_reply *reply)
+{
+	if (!keep_key_valid(key))
+		return KEEP_ERR_INVAL;
+	return s->ops->get(s, key, body, reply);
+}
+
+int keep_store_head(struct keep_store *s, const char *key, struct keep_reply *reply)
+{
+	if (!keep_key_valid(key))
+		return KEEP_ERR_INVAL;
+	return s->ops->head(s, key, reply);
+}
+
+int keep_store_put(struct keep_store *s, const char *key, const void *body, size_t len,
+		   enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	if (!keep_key_valid(key) || len > KEEP_BODY_MAX)
+		return KEEP_ERR_INVAL;
+	if (cond == KEEP_COND_IF_MATCH && (!if_match || !*if_match))
+		return KEEP_ERR_INVAL;
+	return s->ops->put(s, key, body, len, cond, if_match, reply);
+}
+
+int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
+		   struct keep_reply *reply)
+{
+	if (!keep_key_valid(key))
+		return KEEP_ERR_INVAL;
+	return s->ops->del(s, key, if_match, reply);
+}
+
+int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
+		    struct keep_reply *reply)
+{
+	if (!keep_prefix_valid(prefix))
+		return KEEP_ERR_INVAL;
+	return s->ops->list(s, prefix, out, reply);
+}

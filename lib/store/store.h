@@ -1,0 +1,163 @@
+/* keep — the store interface (DESIGN.md "The store").
+ *
+ * One interface, several backends chosen by URL:
+ *   file:///abs/dir          the embedded default (store/fs.c)
+ *   s3://bucket[/prefix]     any S3-compatible store (store/s3.c)
+ * and, in test builds (KEEP_FAULT_INJECTION), a fault-injecting wrapper
+ * around either (store/fault.c), switched on by $KEEP_FAULT_FILE.
+ *
+ * Every request's result is classified (struct keep_reply.outcome) because
+ * the protocol depends on it. The store layer NEVER retries a conditional
+ * write by itself: a conflict after a retry could hide our own earlier
+ * write, and only the protocol's re-read rules (ADR 0020 §1, §3) may judge
+ * that. Reads may be retried internally by a backend.
+ *
+ * Return values: every operation returns 0 when a request was made or
+ * decided and its outcome is in *reply, or a negative enum keep_err for a
+ * local refusal before anything was sent (KEEP_ERR_INVAL for a bad key or
+ * argument, KEEP_ERR_NOMEM); in that case nothing was sent or written. */
+#ifndef KEEP_STORE_H
+#define KEEP_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../buf.h"
+
+#define KEEP_VERSION_MAX 160   /* bytes, NUL included: an opaque version token */
+#define KEEP_KEY_MAX 1024      /* bytes, NUL excluded: longest key accepted */
+#define KEEP_BODY_MAX 65536    /* bytes: largest object body read or written */
+#define KEEP_DETAIL_MAX 256    /* bytes, NUL included: a reply's diagnostic */
+#define KEEP_LIST_MAX 1000000  /* entries: largest listing accepted */
+
+enum keep_outcome {
+	KEEP_STORE_OK = 0,     /* done; version token returned (200, 204) */
+	KEEP_STORE_CONFLICT,   /* the condition failed; nothing written by THIS request (412, 409) */
+	KEEP_STORE_NOT_FOUND,  /* no such object (404) */
+	KEEP_STORE_REFUSED,    /* definite error, nothing written (400, 403, bucket missing) */
+	KEEP_STORE_AMBIGUOUS,  /* may or may not have landed (timeout, reset, 5xx, lost reply) */
+};
+
+/* The stable lowercase name of an outcome: ok, conflict, not-found,
+ * refused, ambiguous. Never NULL. */
+const char *keep_outcome_name(enum keep_outcome o);
+
+enum keep_cond {
+	KEEP_COND_NONE = 0,      /* unconditional PUT: never used by the protocol; tools and tests only */
+	KEEP_COND_IF_NONE_MATCH, /* create only if absent (If-None-Match: *) */
+	KEEP_COND_IF_MATCH,      /* replace only if the current version is the given token (If-Match) */
+};
+
+struct keep_reply {
+	enum keep_outcome outcome;
+	char version[KEEP_VERSION_MAX]; /* OK on get/head/put: the object's version token; else "" */
+	int status;                     /* HTTP status, or 0 when none (fs, timeout, reset) */
+	char detail[KEEP_DETAIL_MAX];   /* one-line reason for anything but OK; never a secret */
+};
+
+struct keep_list_entry {
+	char *key;                      /* owned by the list; full key (prefix included) */
+	char version[KEEP_VERSION_MAX]; /* the listed version token */
+};
+
+struct keep_list {
+	struct keep_list_entry *v; /* owned; sorted by key (bytewise) */
+	size_t n, alloc;
+};
+
+void keep_list_init(struct keep_list *l);
+/* Free every entry and the array; the list is empty afterwards. */
+void keep_list_release(struct keep_list *l);
+/* Append a copy of key with version. 0, KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG. */
+int keep_list_add(struct keep_list *l, const char *key, const char *version);
+/* Sort entries by key (bytewise). */
+void keep_list_sort(struct keep_list *l);
+
+struct keep_store;
+
+struct keep_store_ops {
+	const char *name; /* "fs", "s3", "fault" */
+	/* Versioned GET: body replaced with the object's bytes (at most
+	 * KEEP_BODY_MAX; a larger object is REFUSED with a detail saying so). */
+	int (*get)(struct keep_store *s, const char *key, struct keep_buf *body,
+		   struct keep_reply *reply);
+	int (*head)(struct keep_store *s, const char *key, struct keep_reply *reply);
+	/* PUT with a condition; if_match is the version token for
+	 * KEEP_COND_IF_MATCH and ignored (may be NULL) otherwise. */
+	int (*put)(struct keep_store *s, const char *key, const void *body, size_t len,
+		   enum keep_cond cond, const char *if_match, struct keep_reply *reply);
+	/* DELETE; if_match NULL for unconditional. NB: S3 stores may ignore
+	 * If-Match on DELETE (RGW 16 does): the protocol never relies on it. */
+	int (*del)(struct keep_store *s, const char *key, const char *if_match,
+		   struct keep_reply *reply);
+	/* LIST by prefix, every page; out is appended to (caller inits). */
+	int (*list)(struct keep_store *s, const char *prefix, struct keep_list *out,
+		    struct keep_reply *reply);
+	void (*free)(struct keep_store *s);
+};
+
+struct keep_store {
+	const struct keep_store_ops *ops;
+	void *impl;          /* backend state, owned by the backend */
+	int64_t timeout_ms;  /* whole-request bound per call (ms); 0 = backend default */
+};
+
+struct keep_store_opts {
+	/* S3 only; NULL or "" = from the environment or the default. */
+	const char *region;           /* $AWS_REGION, $AWS_DEFAULT_REGION, then us-east-1 */
+	const char *endpoint;         /* $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS */
+	const char *addressing;       /* "path" or "virtual" ("" = path if endpoint set, else virtual) */
+	const char *credentials_file; /* refused if group/other may read it */
+	bool tls_insecure;            /* only honoured for a loopback endpoint */
+	int64_t timeout_ms;           /* default per-request bound (ms); 0 = 10000 */
+};
+
+/* Open the store named by url. On success *out is owned by the caller
+ * (free with keep_store_free). In test builds, a fault wrapper is put
+ * around the backend when $KEEP_FAULT_FILE is set.
+ * Errors: KEEP_ERR_INVAL (bad URL), KEEP_ERR_STORE, KEEP_ERR_PERM,
+ * KEEP_ERR_NOMEM; err (errlen bytes) then holds a one-line reason. */
+int keep_store_open(const char *url, const struct keep_store_opts *opts,
+		    struct keep_store **out, char *err, size_t errlen);
+void keep_store_free(struct keep_store *s);
+
+/* Set the whole-request bound for following calls (ms, > 0). A request
+ * that outlives it is AMBIGUOUS. */
+void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms);
+
+/* Thin dispatchers over s->ops, validating the key first (keep_key_valid).
+ * Return and ownership as in struct keep_store_ops. */
+int keep_store_get(struct keep_store *s, const char *key, struct keep_buf *body,
+		   struct keep_reply *reply);
+int keep_store_head(struct keep_store *s, const char *key, struct keep_reply *reply);
+int keep_store_put(struct keep_store *s, const char *key, const void *body, size_t len,
+		   enum keep_cond cond, const char *if_match, struct keep_reply *reply);
+int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
+		   struct keep_reply *reply);
+int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
+		    struct keep_reply *reply);
+
+/* A key is valid when it is 1..KEEP_KEY_MAX bytes, does not start with
+ * '/', has no empty, "." or ".." segment, no NUL (implied), no control
+ * byte, no backslash, and is valid for every backend. A prefix for LIST
+ * may be "" or end with '/'. Predicates: true when valid. */
+bool keep_key_valid(const char *key);
+bool keep_prefix_valid(const char *prefix);
+
+/* Set a reply's outcome and printf-style detail; version cleared. */
+void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Backend constructors (store.c dispatches on the URL scheme). Same
+ * contract as keep_store_open; rest is the URL after "scheme://". */
+int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,
+		       struct keep_store **out, char *err, size_t errlen);
+int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
+		       struct keep_store **out, char *err, size_t errlen);
+/* Wrap inner (ownership passes to the wrapper) with the fault injector
+ * reading rules from path on every call. Test builds only. */
+int keep_store_fault_wrap(struct keep_store *inner, const char *path,
+			  struct keep_store **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,71 @@
+# keep — shared setup for the end-to-end tests (bats).
+#
+# Environment (set by tests/run-all.sh):
+#   KEEP_BINDIR       the build's bin dir (sanitizer build); put first on PATH
+#   KEEP_TEST_STORE   fs | s3 — which store this run uses
+#   S3_ENDPOINT S3_ACCESS_KEY S3_SECRET_KEY S3_REGION S3_BUCKET  (s3 runs)
+#
+# keep_setup gives every test its own empty store (a fresh directory, or a
+# fresh prefix in the S3 bucket), its own state dir, and a config with
+# short ttls in $KEEP_CONFIG:
+#   $STORE_URL  $STATE_DIR  $KEEP_CONFIG  $FAULT_FILE (empty file; write rules to inject faults)
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+export PATH="${KEEP_BINDIR:?KEEP_BINDIR not set}:$PATH"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}"
+
+# keep_setup [ttl grace safety skew period]  (ms; defaults 3000 1500 600 300 1000)
+keep_setup() {
+	local ttl=${1:-3000} grace=${2:-1500} safety=${3:-600} skew=${4:-300} period=${5:-1000}
+	STATE_DIR="$BATS_TEST_TMPDIR/state"
+	mkdir -p "$STATE_DIR"
+	FAULT_FILE="$BATS_TEST_TMPDIR/faults"
+	: >"$FAULT_FILE"
+	export KEEP_FAULT_FILE="$FAULT_FILE"
+	case "${KEEP_TEST_STORE:-fs}" in
+	fs)
+		mkdir -p "$BATS_TEST_TMPDIR/bucket"
+		STORE_URL="file://$BATS_TEST_TMPDIR/bucket"
+		;;
+	s3)
+		STORE_URL="s3://${S3_BUCKET:?}/t-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')"
+		export AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY"
+		export AWS_REGION="${S3_REGION:-us-east-1}" AWS_ENDPOINT_URL_S3="$S3_ENDPOINT"
+		;;
+	*) echo "unknown KEEP_TEST_STORE=$KEEP_TEST_STORE" >&2; return 1 ;;
+	esac
+	KEEP_CONFIG="$BATS_TEST_TMPDIR/keep.yaml"
+	cat >"$KEEP_CONFIG" <<YAML
+store: $STORE_URL
+state_dir: $STATE_DIR
+lease:
+  ttl_ms: $ttl
+  grace_ms: $grace
+  safety_ms: $safety
+  max_skew_ms: $skew
+  heartbeat_period_ms: $period
+YAML
+	export STORE_URL STATE_DIR KEEP_CONFIG FAULT_FILE
+}
+
+# wait_for SECONDS CMD... : poll CMD every 0.1 s until it succeeds; fail after SECONDS.
+wait_for() {
+	local limit=$1; shift
+	local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+	until "$@" >/dev/null 2>&1; do
+		if [ "$(( $(date +%s%N) / 1000000 ))" -ge "$end" ]; then
+			echo "wait_for: timed out after ${limit}s: $*" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
+# A crash (signal, sanitizer report) is never a pass.
+refute_crash() {
+	[ "$status" -lt 90 ] || [ "$status" -eq 100 ] || [ "$status" -eq 111 ] || {
+		echo "crashed or sanitizer report: status $status" >&2; return 1; }
+}
