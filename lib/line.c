@@ -1,0 +1,336 @@
+/* keep — the stdout line format and its strict parser (line.h). */
+#include "line.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+/* TYPE and keys: 1..63 bytes of [a-z0-9_-] (they must fit type[64] / key[64]). */
+static int name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+static int name_valid(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!name_char((unsigned char)s[i]) || i >= 63)
+			return 0;
+	return i > 0;
+}
+
+/* A byte that may appear in a bare value. */
+static int bare_char(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && c != '"' && c != '=' && c != '\\';
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Undo a partial append so that a failed call leaves b as it was. */
+static void truncate_to(struct keep_buf *b, size_t len)
+{
+	if (b->data && len <= b->len) {
+		b->len = len;
+		b->data[len] = '\0';
+	}
+}
+
+int keep_line_start(struct keep_buf *b, const char *type)
+{
+	keep_buf_reset(b);
+	if (!type || !name_valid(type))
+		return KEEP_ERR_INVAL;
+	return keep_buf_adds(b, type);
+}
+
+static int add_value(struct keep_buf *b, const char *v)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+	int bare = *v != '\0';
+	int err;
+
+	for (p = (const unsigned char *)v; *p && bare; p++)
+		bare = bare_char(*p);
+	if (bare)
+		return keep_buf_adds(b, v);
+	if ((err = keep_buf_add(b, "\"", 1)))
+		return err;
+	for (p = (const unsigned char *)v; *p; p++) {
+		char esc[4];
+		size_t n = 0;
+
+		if (*p == '"' || *p == '\\') {
+			esc[n++] = '\\';
+			esc[n++] = (char)*p;
+		} else if (*p == '\n') {
+			esc[n++] = '\\';
+			esc[n++] = 'n';
+		} else if (*p == '\t') {
+			esc[n++] = '\\';
+			esc[n++] = 't';
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			esc[n++] = '\\';
+			esc[n++] = 'x';
+			esc[n++] = hex[*p >> 4];
+			esc[n++] = hex[*p & 0xf];
+		} else {
+			esc[n++] = (char)*p;
+		}
+		if ((err = keep_buf_add(b, esc, n)))
+			return err;
+	}
+	return keep_buf_add(b, "\"", 1);
+}
+
+int keep_line_str(struct keep_buf *b, const char *key, const char *value)
+{
+	size_t old = b->len;
+	int err;
+
+	if (!key || !name_valid(key))
+		return KEEP_ERR_INVAL;
+	err = keep_buf_add(b, " ", 1);
+	if (!err)
+		err = keep_buf_adds(b, key);
+	if (!err)
+		err = keep_buf_add(b, "=", 1);
+	if (!err)
+		err = add_value(b, value ? value : "-");
+	if (err)
+		truncate_to(b, old);
+	return err;
+}
+
+int keep_line_int(struct keep_buf *b, const char *key, int64_t v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	return keep_line_str(b, key, num);
+}
+
+int keep_line_emit(struct keep_buf *b)
+{
+	const char *s = keep_buf_str(b);
+
+	if (fwrite(s, 1, b->len, stdout) != b->len || fputc('\n', stdout) == EOF ||
+	    fflush(stdout) != 0)
+		return KEEP_ERR_IO;
+	return 0;
+}
+
+void keep_line_release(struct keep_line *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n && i < KEEP_LINE_FIELDS; i++) {
+		free(l->f[i].value);
+		l->f[i].value = NULL;
+	}
+	l->n = 0;
+}
+
+const char *keep_line_get(const struct keep_line *l, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->f[i].key, key) == 0)
+			return l->f[i].value;
+	return NULL;
+}
+
+/* Parse a name of [a-z0-9_-] at s[*i], stopping at stop (or end); copy into
+ * out (64 bytes). 0 or -1 (empty, bad byte, too long). */
+static int parse_name(const char *s, size_t len, size_t *i, char stop, char out[64])
+{
+	size_t start = *i;
+
+	while (*i < len && s[*i] != stop) {
+		if (!name_char((unsigned char)s[*i]) || *i - start >= 63)
+			return -1;
+		(*i)++;
+	}
+	if (*i == start)
+		return -1;
+	memcpy(out, s + start, *i - start);
+	out[*i - start] = '\0';
+	return 0;
+}
+
+/* Decode a value at s[*i] (bare or quoted) into a new string *out (caller
+ * frees). Stops before the ' ' that ends it, or at len. 0, KEEP_ERR_PARSE
+ * (why in *why), KEEP_ERR_NOMEM. */
+static int parse_value(const char *s, size_t len, size_t *i, char **out, const char **why)
+{
+	size_t start = *i, n = 0;
+	char *v;
+
+	if (*i < len && s[*i] == '"') {
+		/* Quoted: the decoded value is never longer than the source. */
+		v = malloc(len - start + 1);
+		if (!v)
+			return KEEP_ERR_NOMEM;
+		(*i)++;
+		for (;;) {
+			unsigned char c;
+
+			if (*i >= len) {
+				*why = "unterminated quoted value";
+				goto fail;
+			}
+			c = (unsigned char)s[(*i)++];
+			if (c == '"')
+				break;
+			if (c < 0x20 || c >= 0x7f) {
+				*why = "control or non-ASCII byte in a value";
+				goto fail;
+			}
+			if (c != '\\') {
+				v[n++] = (char)c;
+				continue;
+			}
+			if (*i >= len) {
+				*why = "unterminated escape";
+				goto fail;
+			}
+			c = (unsigned char)s[(*i)++];
+			if (c == '"' || c == '\\') {
+				v[n++] = (char)c;
+			} else if (c == 'n') {
+				v[n++] = '\n';
+			} else if (c == 't') {
+				v[n++] = '\t';
+			} else if (c == 'x') {
+				int hi, lo;
+
+				if (len - *i < 2 || (hi = hexval((unsigned char)s[*i])) < 0 ||
+				    (lo = hexval((unsigned char)s[*i + 1])) < 0) {
+					*why = "bad \\x escape";
+					goto fail;
+				}
+				if (hi == 0 && lo == 0) {
+					*why = "\\x00 in a value";
+					goto fail;
+				}
+				v[n++] = (char)(hi << 4 | lo);
+				*i += 2;
+			} else {
+				*why = "unknown escape";
+				goto fail;
+			}
+		}
+		if (*i < len && s[*i] != ' ') {
+			*why = "no space after a quoted value";
+			goto fail;
+		}
+	} else {
+		while (*i < len && s[*i] != ' ') {
+			if (!bare_char((unsigned char)s[*i])) {
+				*why = "bad byte in a bare value (quote it)";
+				return KEEP_ERR_PARSE;
+			}
+			(*i)++;
+		}
+		if (*i == start) {
+			*why = "empty bare value";
+			return KEEP_ERR_PARSE;
+		}
+		v = malloc(*i - start + 1);
+		if (!v)
+			return KEEP_ERR_NOMEM;
+		n = *i - start;
+		memcpy(v, s + start, n);
+	}
+	v[n] = '\0';
+	*out = v;
+	return 0;
+fail:
+	free(v);
+	return KEEP_ERR_PARSE;
+}
+
+int keep_line_parse(const char *s, size_t len, struct keep_line *out, char *err, size_t errlen)
+{
+	const char *why = NULL;
+	size_t i = 0, at = 0;
+	int rc;
+
+	out->n = 0;
+	out->type[0] = '\0';
+	if (len > KEEP_LINE_MAX) {
+		snprintf(err, errlen, "line over %d bytes", KEEP_LINE_MAX);
+		return KEEP_ERR_TOOBIG;
+	}
+	if (parse_name(s, len, &i, ' ', out->type)) {
+		snprintf(err, errlen, "column %zu: bad record type (want [a-z0-9_-]{1,63})", i + 1);
+		return KEEP_ERR_PARSE;
+	}
+	while (i < len) {
+		char key[64];
+		char *value = NULL;
+
+		/* s[i] == ' ': exactly one space before every field. */
+		i++;
+		at = i;
+		if (parse_name(s, len, &i, '=', key)) {
+			if (i == at)
+				why = "empty field (extra space?)";
+			else if (i < len && s[i] == ' ')
+				why = "bare word without '='";
+			else if (i >= len)
+				why = "bare word without '='";
+			else
+				why = "bad key (want [a-z0-9_-]{1,63})";
+			rc = KEEP_ERR_PARSE;
+			goto fail;
+		}
+		if (i >= len || s[i] != '=') {
+			why = "bare word without '='";
+			rc = KEEP_ERR_PARSE;
+			goto fail;
+		}
+		if (keep_line_get(out, key)) {
+			why = "duplicate key";
+			rc = KEEP_ERR_PARSE;
+			goto fail;
+		}
+		if (out->n >= KEEP_LINE_FIELDS) {
+			snprintf(err, errlen, "column %zu: more than %d fields", at + 1,
+				 KEEP_LINE_FIELDS);
+			keep_line_release(out);
+			return KEEP_ERR_TOOBIG;
+		}
+		i++;
+		rc = parse_value(s, len, &i, &value, &why);
+		if (rc)
+			goto fail;
+		memcpy(out->f[out->n].key, key, sizeof(key));
+		out->f[out->n].value = value;
+		out->n++;
+	}
+	return 0;
+fail:
+	if (rc == KEEP_ERR_NOMEM)
+		snprintf(err, errlen, "out of memory");
+	else
+		snprintf(err, errlen, "column %zu: %s", at + 1, why ? why : "malformed");
+	keep_line_release(out);
+	return rc;
+}

@@ -1,0 +1,202 @@
+/* Unit tests: the stdout line format (lib/line.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/buf.h"
+#include "../../lib/err.h"
+#include "../../lib/line.h"
+#include "unit.h"
+
+static int parse(const char *s, struct keep_line *l)
+{
+	char err[128];
+
+	return keep_line_parse(s, strlen(s), l, err, sizeof(err));
+}
+
+/* Encode one str field and return the line text (static buffer). */
+static const char *enc(const char *v)
+{
+	static char out[256];
+	struct keep_buf b;
+
+	keep_buf_init(&b, 4096);
+	if (keep_line_start(&b, "t") || keep_line_str(&b, "k", v))
+		snprintf(out, sizeof(out), "ERROR");
+	else
+		snprintf(out, sizeof(out), "%s", keep_buf_str(&b));
+	keep_buf_release(&b);
+	return out;
+}
+
+TEST(encode_bare_and_quoted)
+{
+	CHECK_EQ_STR(enc("abc"), "t k=abc");
+	CHECK_EQ_STR(enc("a/b:c-1.2"), "t k=a/b:c-1.2");
+	CHECK_EQ_STR(enc(NULL), "t k=-");
+	CHECK_EQ_STR(enc(""), "t k=\"\"");
+	CHECK_EQ_STR(enc("a b"), "t k=\"a b\"");
+	CHECK_EQ_STR(enc("a=b"), "t k=\"a=b\"");
+	CHECK_EQ_STR(enc("q\"x"), "t k=\"q\\\"x\"");
+	CHECK_EQ_STR(enc("b\\s"), "t k=\"b\\\\s\"");
+	CHECK_EQ_STR(enc("l\nm\tn"), "t k=\"l\\nm\\tn\"");
+	CHECK_EQ_STR(enc("\x01\x7f\xc3"), "t k=\"\\x01\\x7f\\xc3\"");
+}
+
+TEST(encode_int_and_bad_names)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 4096);
+	CHECK_EQ_INT(keep_line_start(&b, "lease"), 0);
+	CHECK_EQ_INT(keep_line_int(&b, "written_at_ms", 1700000000123LL), 0);
+	CHECK_EQ_INT(keep_line_int(&b, "n", -5), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "lease written_at_ms=1700000000123 n=-5");
+	CHECK_EQ_INT(keep_line_str(&b, "Bad", "x"), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_line_str(&b, "", "x"), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_line_str(&b, "a b", "x"), KEEP_ERR_INVAL);
+	CHECK_EQ_STR(keep_buf_str(&b), "lease written_at_ms=1700000000123 n=-5");
+	CHECK_EQ_INT(keep_line_start(&b, "Type"), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_line_start(&b, ""), KEEP_ERR_INVAL);
+	keep_buf_release(&b);
+}
+
+TEST(encode_over_max_leaves_buffer)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 16);
+	CHECK_EQ_INT(keep_line_start(&b, "t"), 0);
+	CHECK_EQ_INT(keep_line_str(&b, "k", "0123456789abcdef"), KEEP_ERR_TOOBIG);
+	CHECK_EQ_STR(keep_buf_str(&b), "t");
+	keep_buf_release(&b);
+}
+
+TEST(round_trip)
+{
+	static const char *vals[] = {"x",    "",         "a b", "\"", "\\",
+				     "\n\t", "\x01\xff", "=",   "-",  "a=\"b\" c"};
+	struct keep_buf b;
+	struct keep_line l;
+	size_t i;
+	char key[8];
+
+	keep_buf_init(&b, 4096);
+	CHECK_EQ_INT(keep_line_start(&b, "rec_1-x"), 0);
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		CHECK_EQ_INT(keep_line_str(&b, key, vals[i]), 0);
+	}
+	CHECK_EQ_INT(keep_line_parse(b.data, b.len, &l, NULL, 0), 0);
+	CHECK_EQ_STR(l.type, "rec_1-x");
+	CHECK_EQ_INT(l.n, sizeof(vals) / sizeof(vals[0]));
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		snprintf(key, sizeof(key), "k%zu", i);
+		CHECK_EQ_STR(keep_line_get(&l, key), vals[i]);
+	}
+	CHECK(keep_line_get(&l, "nope") == NULL);
+	keep_line_release(&l);
+	keep_buf_release(&b);
+}
+
+TEST(parse_good)
+{
+	struct keep_line l;
+
+	CHECK_EQ_INT(parse("status", &l), 0);
+	CHECK_EQ_STR(l.type, "status");
+	CHECK_EQ_INT(l.n, 0);
+	keep_line_release(&l);
+	CHECK_EQ_INT(parse("stale node=n1 instance=- seq=3", &l), 0);
+	CHECK_EQ_STR(keep_line_get(&l, "node"), "n1");
+	CHECK_EQ_STR(keep_line_get(&l, "instance"), "-");
+	CHECK_EQ_STR(keep_line_get(&l, "seq"), "3");
+	keep_line_release(&l);
+	CHECK_EQ_INT(parse("t k=\"\\x41\\x4a\"", &l), 0);
+	CHECK_EQ_STR(keep_line_get(&l, "k"), "AJ");
+	keep_line_release(&l);
+}
+
+TEST(parse_refused)
+{
+	struct keep_line l;
+
+	CHECK_EQ_INT(parse("", &l), KEEP_ERR_PARSE);              /* empty line */
+	CHECK_EQ_INT(parse(" t", &l), KEEP_ERR_PARSE);            /* leading space */
+	CHECK_EQ_INT(parse("t ", &l), KEEP_ERR_PARSE);            /* trailing space */
+	CHECK_EQ_INT(parse("t  k=v", &l), KEEP_ERR_PARSE);        /* double space */
+	CHECK_EQ_INT(parse("T k=v", &l), KEEP_ERR_PARSE);         /* uppercase type */
+	CHECK_EQ_INT(parse("t K=v", &l), KEEP_ERR_PARSE);         /* uppercase key */
+	CHECK_EQ_INT(parse("t word", &l), KEEP_ERR_PARSE);        /* bare word */
+	CHECK_EQ_INT(parse("t k=v word", &l), KEEP_ERR_PARSE);    /* bare word after */
+	CHECK_EQ_INT(parse("t =v", &l), KEEP_ERR_PARSE);          /* empty key */
+	CHECK_EQ_INT(parse("t k=", &l), KEEP_ERR_PARSE);          /* empty bare value */
+	CHECK_EQ_INT(parse("t k=a=b", &l), KEEP_ERR_PARSE);       /* '=' in bare value */
+	CHECK_EQ_INT(parse("t k=a\"b", &l), KEEP_ERR_PARSE);      /* quote in bare value */
+	CHECK_EQ_INT(parse("t k=a\\b", &l), KEEP_ERR_PARSE);      /* backslash in bare */
+	CHECK_EQ_INT(parse("t k=\"abc", &l), KEEP_ERR_PARSE);     /* unterminated */
+	CHECK_EQ_INT(parse("t k=\"a\"b", &l), KEEP_ERR_PARSE);    /* junk after quote */
+	CHECK_EQ_INT(parse("t k=\"\\q\"", &l), KEEP_ERR_PARSE);   /* unknown escape */
+	CHECK_EQ_INT(parse("t k=\"\\x4\"", &l), KEEP_ERR_PARSE);  /* short \x */
+	CHECK_EQ_INT(parse("t k=\"\\xzz\"", &l), KEEP_ERR_PARSE); /* bad hex */
+	CHECK_EQ_INT(parse("t k=\"\\x00\"", &l), KEEP_ERR_PARSE); /* \x00 */
+	CHECK_EQ_INT(parse("t k=\"a\tb\"", &l), KEEP_ERR_PARSE);  /* raw tab */
+	CHECK_EQ_INT(parse("t k=v\r", &l), KEEP_ERR_PARSE);       /* CR */
+	CHECK_EQ_INT(parse("t k=v k=w", &l), KEEP_ERR_PARSE);     /* duplicate key */
+	CHECK_EQ_INT(parse("t k=\xc3\xa9", &l), KEEP_ERR_PARSE);  /* non-ASCII bare */
+	CHECK_EQ_INT(keep_line_parse("t k=a\0b", 7, &l, NULL, 0), KEEP_ERR_PARSE); /* NUL */
+	CHECK_EQ_INT(l.n, 0);
+}
+
+TEST(parse_bounds)
+{
+	struct keep_buf b;
+	struct keep_line l;
+	char err[128];
+	char *big;
+	int i;
+
+	keep_buf_init(&b, 8192);
+	keep_buf_adds(&b, "t");
+	for (i = 0; i < KEEP_LINE_FIELDS; i++)
+		keep_buf_addf(&b, " k%d=v", i);
+	CHECK_EQ_INT(keep_line_parse(b.data, b.len, &l, err, sizeof(err)), 0);
+	CHECK_EQ_INT(l.n, KEEP_LINE_FIELDS);
+	keep_line_release(&l);
+	keep_buf_adds(&b, " extra=v");
+	CHECK_EQ_INT(keep_line_parse(b.data, b.len, &l, err, sizeof(err)), KEEP_ERR_TOOBIG);
+	keep_buf_release(&b);
+
+	big = malloc(KEEP_LINE_MAX + 2);
+	memset(big, 'a', KEEP_LINE_MAX + 1);
+	memcpy(big, "t k=", 4);
+	CHECK_EQ_INT(keep_line_parse(big, KEEP_LINE_MAX, &l, err, sizeof(err)), 0);
+	keep_line_release(&l);
+	CHECK_EQ_INT(keep_line_parse(big, KEEP_LINE_MAX + 1, &l, err, sizeof(err)),
+		     KEEP_ERR_TOOBIG);
+	free(big);
+
+	/* type and key at most 63 bytes */
+	CHECK_EQ_INT(
+		parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l),
+		0);
+	keep_line_release(&l);
+	CHECK_EQ_INT(
+		parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l),
+		KEEP_ERR_PARSE);
+	CHECK_EQ_INT(
+		parse("t kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk=v", &l),
+		KEEP_ERR_PARSE);
+}
+
+int main(void)
+{
+	RUN(encode_bare_and_quoted);
+	RUN(encode_int_and_bad_names);
+	RUN(encode_over_max_leaves_buffer);
+	RUN(round_trip);
+	RUN(parse_good);
+	RUN(parse_refused);
+	RUN(parse_bounds);
+	return unit_done();
+}
