@@ -1,0 +1,776 @@
+/* keep — the embedded file-system store (file:///abs/dir; docs/store.md).
+ *
+ * Layout. The directory DIR is the bucket; key "a/b/c" is the file
+ * DIR/a/b/c. Each object file starts with a one-line header
+ *
+ *     KEEPFS1 <version>\n
+ *
+ * followed by the body bytes; GET strips the header. Keeping the version in
+ * the same file as the body makes a write one atomic rename: body and version
+ * can never be seen apart.
+ *
+ * Version tokens are "<wall ns since the epoch>-<16 hex from getrandom>",
+ * fresh for every write, so a token never repeats for a key (no ABA) even
+ * when the same body is written twice.
+ *
+ * Locking. Every write (PUT, DELETE) takes an exclusive flock(2) on the
+ * per-bucket lock file DIR/.keep-lock (opened anew for each call, so it
+ * excludes threads of one process as well as other processes), then
+ * compares the current version, writes the new object to a hidden temp file
+ * DIR/<parent>/.keep-tmp-* in the same directory, fsyncs it, renames it over
+ * the key and fsyncs the directory. Reads take no lock: a file opened before
+ * a rename keeps its old, complete contents.
+ *
+ * Names starting with ".keep" are ours (lock file, temp files): they never
+ * appear in a listing, and a key with any segment starting with ".keep" is
+ * refused (KEEP_ERR_INVAL). Paths are walked one segment at a time with
+ * openat(O_NOFOLLOW), so a symlink inside DIR is refused and no key can
+ * resolve outside DIR.
+ *
+ * Outcomes: missing object -> NOT_FOUND; failed condition -> CONFLICT; a
+ * local I/O error before the rename -> REFUSED (nothing written); a failure
+ * after the rename (directory fsync) -> AMBIGUOUS; the lock not obtained
+ * within the store's timeout -> AMBIGUOUS (nothing written, but temporary). */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../clock.h"
+#include "../err.h"
+
+#define FS_MAGIC "KEEPFS1 "
+#define FS_MAGIC_LEN (sizeof(FS_MAGIC) - 1)
+#define FS_HDR_MAX (FS_MAGIC_LEN + KEEP_VERSION_MAX) /* magic + version + '\n' */
+#define FS_LOCK ".keep-lock"
+#define FS_DEFAULT_TIMEOUT_MS 10000
+
+/* Results of obj_read beyond -errno. */
+#define FS_NOT_OURS (-10001) /* header missing or malformed */
+#define FS_TOO_BIG (-10002)  /* body over KEEP_BODY_MAX */
+
+struct fs_store {
+	int root_fd; /* O_DIRECTORY fd of DIR, owned */
+};
+
+static struct fs_store *fs_of(struct keep_store *s)
+{
+	return s->impl;
+}
+
+static bool internal_name(const char *s, size_t n)
+{
+	return n >= 5 && memcmp(s, ".keep", 5) == 0;
+}
+
+/* True when no '/'-separated segment of s[0..n) starts with ".keep". */
+static bool no_internal_segment(const char *s, size_t n)
+{
+	size_t start = 0, i;
+
+	for (i = 0; i <= n; i++) {
+		if (i == n || s[i] == '/') {
+			if (internal_name(s + start, i - start))
+				return false;
+			start = i + 1;
+		}
+	}
+	return true;
+}
+
+/* Defensive re-check of a key (store.c validated it already). */
+static bool fs_key_ok(const char *key)
+{
+	return keep_key_valid(key) && no_internal_segment(key, strlen(key));
+}
+
+/* Open the directories named by the '/'-separated segments of path[0..n)
+ * below root, refusing symlinks. With create, missing directories are made
+ * (and their parent fsynced). *out: a new fd the caller closes (a dup of
+ * root when n == 0). 0 or -errno (-ENOENT: a directory is missing;
+ * -ENOTDIR/-ELOOP: a file or symlink is in the way). */
+static int open_dirs(int root, const char *path, size_t n, bool create, int *out)
+{
+	char seg[KEEP_KEY_MAX + 1];
+	size_t start = 0, i;
+	int fd, next;
+
+	fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i <= n; i++) {
+		if (i < n && path[i] != '/')
+			continue;
+		if (i == start) { /* trailing '/' of a prefix */
+			start = i + 1;
+			continue;
+		}
+		memcpy(seg, path + start, i - start);
+		seg[i - start] = '\0';
+		start = i + 1;
+		next = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && create) {
+			if (mkdirat(fd, seg, 0777) < 0 && errno != EEXIST)
+				goto fail;
+			if (fsync(fd) < 0)
+				goto fail;
+			next = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0)
+			goto fail;
+		close(fd);
+		fd = next;
+	}
+	*out = fd;
+	return 0;
+fail:
+	next = -errno;
+	close(fd);
+	return next;
+}
+
+/* Split key into its parent directory (opened into *dfd) and leaf name. */
+static int open_parent(int root, const char *key, bool create, int *dfd, const char **leaf)
+{
+	const char *slash = strrchr(key, '/');
+	size_t n = slash ? (size_t)(slash - key) : 0;
+
+	*leaf = slash ? slash + 1 : key;
+	return open_dirs(root, key, n, create, dfd);
+}
+
+/* Parse a header in p[0..n): version into v. Body offset into *off.
+ * 0 or FS_NOT_OURS. */
+static int parse_header(const char *p, size_t n, char *v, size_t *off)
+{
+	const char *nl;
+	size_t vlen, i;
+
+	if (n < FS_MAGIC_LEN || memcmp(p, FS_MAGIC, FS_MAGIC_LEN) != 0)
+		return FS_NOT_OURS;
+	nl = memchr(p + FS_MAGIC_LEN, '\n', n - FS_MAGIC_LEN);
+	if (!nl)
+		return FS_NOT_OURS;
+	vlen = (size_t)(nl - (p + FS_MAGIC_LEN));
+	if (vlen == 0 || vlen >= KEEP_VERSION_MAX)
+		return FS_NOT_OURS;
+	for (i = 0; i < vlen; i++) {
+		unsigned char c = (unsigned char)p[FS_MAGIC_LEN + i];
+		if (c <= 0x20 || c >= 0x7f)
+			return FS_NOT_OURS;
+	}
+	memcpy(v, p + FS_MAGIC_LEN, vlen);
+	v[vlen] = '\0';
+	*off = (size_t)(nl - p) + 1;
+	return 0;
+}
+
+/* Read the object leaf in dfd: its version into v (KEEP_VERSION_MAX bytes)
+ * and, when body is not NULL, its body (replacing body's contents).
+ * 0; -ENOENT (absent); -EISDIR (a directory); -ELOOP (a symlink); -EINVAL
+ * (not a regular file); FS_NOT_OURS; FS_TOO_BIG; KEEP_ERR_NOMEM (body
+ * buffer); other -errno. */
+static int obj_read(int dfd, const char *leaf, char *v, struct keep_buf *body)
+{
+	size_t cap = body ? FS_HDR_MAX + KEEP_BODY_MAX + 1 : FS_HDR_MAX, n = 0, off;
+	struct stat st;
+	char *p;
+	ssize_t r;
+	int fd, rc;
+
+	fd = openat(dfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out_close;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		rc = -EISDIR;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto out_close;
+	}
+	p = malloc(cap);
+	if (!p) {
+		rc = KEEP_ERR_NOMEM;
+		goto out_close;
+	}
+	while (n < cap) {
+		r = read(fd, p + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			goto out_free;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	rc = parse_header(p, n, v, &off);
+	if (rc || !body)
+		goto out_free;
+	if (n - off > KEEP_BODY_MAX) {
+		rc = FS_TOO_BIG;
+		goto out_free;
+	}
+	keep_buf_reset(body);
+	rc = keep_buf_add(body, p + off, n - off);
+	if (rc == KEEP_ERR_TOOBIG)
+		rc = FS_TOO_BIG;
+out_free:
+	free(p);
+out_close:
+	close(fd);
+	return rc;
+}
+
+static const char *obj_err(int rc)
+{
+	switch (rc) {
+	case -EISDIR:
+		return "a directory is at the key";
+	case -ELOOP:
+		return "symlink refused";
+	case -ENOTDIR:
+		return "a path component is not a directory (or is a symlink)";
+	case -EINVAL:
+		return "not a regular file";
+	case FS_NOT_OURS:
+		return "not an object in keep's fs format";
+	case FS_TOO_BIG:
+		return "object too large";
+	default:
+		return rc < 0 && rc > -4096 ? strerror(-rc) : "unknown error";
+	}
+}
+
+/* A fresh version token into v (KEEP_VERSION_MAX bytes). 0 or -errno. */
+static int make_version(char *v)
+{
+	unsigned char r[8];
+	struct timespec ts;
+	size_t got = 0;
+	ssize_t k;
+
+	while (got < sizeof(r)) {
+		k = getrandom(r + got, sizeof(r) - got, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		got += (size_t)k;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(v, KEEP_VERSION_MAX, "%lld%09ld-%02x%02x%02x%02x%02x%02x%02x%02x",
+		 (long long)ts.tv_sec, (long)ts.tv_nsec, r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+		 r[7]);
+	return 0;
+}
+
+/* Take the bucket's write lock within timeout_ms. *fd: the lock fd (close
+ * it to release). 0, -ETIMEDOUT, or -errno. */
+static int lock_take(struct keep_store *s, int *fd)
+{
+	int64_t t = s->timeout_ms > 0 ? s->timeout_ms : FS_DEFAULT_TIMEOUT_MS;
+	int64_t deadline = keep_mono_ms() + t;
+	struct timespec pause = {0, 1000000};
+	int lfd, rc;
+
+	lfd = openat(fs_of(s)->root_fd, FS_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (lfd < 0)
+		return -errno;
+	for (;;) {
+		if (flock(lfd, LOCK_EX | LOCK_NB) == 0)
+			break;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			rc = -errno;
+			close(lfd);
+			return rc;
+		}
+		if (keep_mono_ms() >= deadline) {
+			close(lfd);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&pause, NULL);
+	}
+	*fd = lfd;
+	return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	ssize_t r;
+
+	while (n) {
+		r = write(fd, c, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Write version+body to a temp file in dfd and rename it over leaf.
+ * 0; on a failure before the rename, -errno with nothing written (the temp
+ * file removed); the caller fsyncs dfd afterwards. */
+static int obj_replace(int dfd, const char *leaf, const char *v, const void *body, size_t len)
+{
+	char tmp[64], ver2[KEEP_VERSION_MAX];
+	char hdr[FS_HDR_MAX + 1];
+	int fd, rc, hn;
+
+	rc = make_version(ver2); /* just 16 random hex + time for a unique name */
+	if (rc)
+		return rc;
+	snprintf(tmp, sizeof(tmp), ".keep-tmp-%ld-%.40s", (long)getpid(), ver2);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	hn = snprintf(hdr, sizeof(hdr), "%s%s\n", FS_MAGIC, v);
+	if (hn < 0 || (size_t)hn >= sizeof(hdr)) {
+		rc = -EOVERFLOW;
+		goto fail;
+	}
+	rc = write_all(fd, hdr, (size_t)hn);
+	if (!rc && len)
+		rc = write_all(fd, body, len);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	fd = -1;
+	if (rc)
+		goto fail;
+	if (renameat(dfd, tmp, dfd, leaf) < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+static int fs_get(struct keep_store *s, const char *key, struct keep_buf *body,
+		  struct keep_reply *reply)
+{
+	char v[KEEP_VERSION_MAX];
+	const char *leaf;
+	int dfd, rc;
+
+	if (!fs_key_ok(key))
+		return KEEP_ERR_INVAL;
+	rc = open_parent(fs_of(s)->root_fd, key, false, &dfd, &leaf);
+	if (rc == -ENOENT) {
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
+		return 0;
+	}
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
+			       obj_err(rc));
+		return 0;
+	}
+	rc = obj_read(dfd, leaf, v, body);
+	close(dfd);
+	if (rc == KEEP_ERR_NOMEM)
+		return rc;
+	if (rc == -ENOENT || rc == -EISDIR)
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
+	else if (rc)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
+			       obj_err(rc));
+	else {
+		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+		memcpy(reply->version, v, sizeof(v));
+	}
+	return 0;
+}
+
+static int fs_head(struct keep_store *s, const char *key, struct keep_reply *reply)
+{
+	char v[KEEP_VERSION_MAX];
+	const char *leaf;
+	int dfd, rc;
+
+	if (!fs_key_ok(key))
+		return KEEP_ERR_INVAL;
+	rc = open_parent(fs_of(s)->root_fd, key, false, &dfd, &leaf);
+	if (rc == 0) {
+		rc = obj_read(dfd, leaf, v, NULL);
+		close(dfd);
+	}
+	if (rc == KEEP_ERR_NOMEM)
+		return rc;
+	if (rc == -ENOENT || rc == -EISDIR)
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
+	else if (rc)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
+			       obj_err(rc));
+	else {
+		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+		memcpy(reply->version, v, sizeof(v));
+	}
+	return 0;
+}
+
+/* Under the lock: the current version of key into cur ("" when absent) and
+ * the parent dir into *dfd (-1 when missing). 0 or an obj_read error. */
+static int current(struct keep_store *s, const char *key, int *dfd, const char **leaf, char *cur)
+{
+	int rc;
+
+	cur[0] = '\0';
+	*dfd = -1;
+	rc = open_parent(fs_of(s)->root_fd, key, false, dfd, leaf);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return rc;
+	rc = obj_read(*dfd, *leaf, cur, NULL);
+	if (rc == -ENOENT) {
+		cur[0] = '\0';
+		return 0;
+	}
+	return rc;
+}
+
+static void reply_lock_err(struct keep_reply *reply, const char *op, const char *key, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+			       "timed out waiting for the store lock (nothing written)");
+	else
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0,
+			       "unable to lock the store for %s '%s': %s", op, key, strerror(-rc));
+}
+
+static int fs_put(struct keep_store *s, const char *key, const void *body, size_t len,
+		  enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	char cur[KEEP_VERSION_MAX], v[KEEP_VERSION_MAX];
+	const char *leaf;
+	int lfd, dfd = -1, rc;
+
+	if (!fs_key_ok(key) || len > KEEP_BODY_MAX || (len && !body))
+		return KEEP_ERR_INVAL;
+	if (cond == KEEP_COND_IF_MATCH && (!if_match || !*if_match))
+		return KEEP_ERR_INVAL;
+	rc = lock_take(s, &lfd);
+	if (rc) {
+		reply_lock_err(reply, "put", key, rc);
+		return 0;
+	}
+	rc = current(s, key, &dfd, &leaf, cur);
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
+			       obj_err(rc));
+		goto out;
+	}
+	if (cond == KEEP_COND_IF_NONE_MATCH && cur[0]) {
+		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "object exists");
+		goto out;
+	}
+	if (cond == KEEP_COND_IF_MATCH && !cur[0]) {
+		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "no such object");
+		goto out;
+	}
+	if (cond == KEEP_COND_IF_MATCH && strcmp(cur, if_match) != 0) {
+		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "version does not match");
+		goto out;
+	}
+	if (dfd < 0) {
+		rc = open_parent(fs_of(s)->root_fd, key, true, &dfd, &leaf);
+		if (rc) {
+			dfd = -1;
+			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
+				       obj_err(rc));
+			goto out;
+		}
+	}
+	rc = make_version(v);
+	if (!rc)
+		rc = obj_replace(dfd, leaf, v, body, len);
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
+			       obj_err(rc));
+		goto out;
+	}
+	if (fsync(dfd) < 0) {
+		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+			       "renamed into place but directory fsync failed: %s",
+			       strerror(errno));
+		goto out;
+	}
+	keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+	memcpy(reply->version, v, sizeof(v));
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(lfd);
+	return 0;
+}
+
+static int fs_del(struct keep_store *s, const char *key, const char *if_match,
+		  struct keep_reply *reply)
+{
+	char cur[KEEP_VERSION_MAX];
+	const char *leaf;
+	int lfd, dfd = -1, rc;
+
+	if (!fs_key_ok(key))
+		return KEEP_ERR_INVAL;
+	rc = lock_take(s, &lfd);
+	if (rc) {
+		reply_lock_err(reply, "del", key, rc);
+		return 0;
+	}
+	rc = current(s, key, &dfd, &leaf, cur);
+	if (rc == -EISDIR || (!rc && !cur[0])) {
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
+		goto out;
+	}
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
+			       obj_err(rc));
+		goto out;
+	}
+	if (if_match && strcmp(cur, if_match) != 0) {
+		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "version does not match");
+		goto out;
+	}
+	if (unlinkat(dfd, leaf, 0) < 0) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
+			       strerror(errno));
+		goto out;
+	}
+	if (fsync(dfd) < 0) {
+		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+			       "unlinked but directory fsync failed: %s", strerror(errno));
+		goto out;
+	}
+	keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	close(lfd);
+	return 0;
+}
+
+/* Walk directory dfd whose key path is path[0..n) (empty or ending in '/'),
+ * adding every object whose key starts with prefix. Takes ownership of dfd.
+ * 0, -errno, KEEP_ERR_NOMEM or KEEP_ERR_TOOBIG. */
+static int scan(int dfd, char *path, size_t n, const char *prefix, size_t plen,
+		struct keep_list *out)
+{
+	char v[KEEP_VERSION_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	size_t nl, m;
+	int rc = 0, sub;
+
+	d = fdopendir(dfd);
+	if (!d) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				rc = -errno;
+			break;
+		}
+		nl = strlen(de->d_name);
+		if (internal_name(de->d_name, nl) || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n + nl + 1 > KEEP_KEY_MAX)
+			continue; /* no valid key can live there */
+		memcpy(path + n, de->d_name, nl);
+		path[n + nl] = '\0';
+		/* compare what both have: prune subtrees that cannot match */
+		m = n + nl < plen ? n + nl : plen;
+		if (memcmp(path, prefix, m) != 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue; /* raced a delete */
+			rc = -errno;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			path[n + nl] = '/';
+			path[n + nl + 1] = '\0';
+			m = n + nl + 1 < plen ? n + nl + 1 : plen;
+			if (memcmp(path, prefix, m) != 0)
+				continue;
+			sub = openat(dirfd(d), de->d_name,
+				     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				if (errno == ENOENT)
+					continue;
+				rc = -errno;
+				break;
+			}
+			rc = scan(sub, path, n + nl + 1, prefix, plen, out);
+			if (rc)
+				break;
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || n + nl < plen)
+			continue; /* symlinks and others skipped; shorter than the prefix */
+		if (!keep_key_valid(path))
+			continue;
+		rc = obj_read(dirfd(d), de->d_name, v, NULL);
+		if (rc == -ENOENT || rc == -EISDIR || rc == FS_NOT_OURS || rc == -ELOOP ||
+		    rc == -EINVAL) {
+			rc = 0; /* raced, or not an object of ours: not listed */
+			continue;
+		}
+		if (rc)
+			break;
+		rc = keep_list_add(out, path, v);
+		if (rc)
+			break;
+	}
+	closedir(d);
+	path[n] = '\0';
+	return rc;
+}
+
+static int fs_list(struct keep_store *s, const char *prefix, struct keep_list *out,
+		   struct keep_reply *reply)
+{
+	char path[KEEP_KEY_MAX + 2];
+	const char *slash;
+	size_t plen, dlen, n0 = out->n;
+	int dfd, rc;
+
+	if (!keep_prefix_valid(prefix))
+		return KEEP_ERR_INVAL;
+	plen = strlen(prefix);
+	slash = strrchr(prefix, '/');
+	dlen = slash ? (size_t)(slash - prefix) + 1 : 0;
+	if (!no_internal_segment(prefix, dlen ? dlen - 1 : 0))
+		return KEEP_ERR_INVAL;
+	if (internal_name(prefix + dlen, plen - dlen)) {
+		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL); /* nothing of ours is listed */
+		return 0;
+	}
+	rc = open_dirs(fs_of(s)->root_fd, prefix, dlen, false, &dfd);
+	if (rc == -ENOENT || rc == -ENOTDIR) {
+		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+		return 0;
+	}
+	if (rc == 0) {
+		memcpy(path, prefix, dlen);
+		path[dlen] = '\0';
+		rc = scan(dfd, path, dlen, prefix, plen, out);
+	}
+	if (rc) {
+		while (out->n > n0)
+			free(out->v[--out->n].key);
+		if (rc == KEEP_ERR_NOMEM)
+			return rc;
+		if (rc == KEEP_ERR_TOOBIG)
+			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "listing exceeds %d entries",
+				       KEEP_LIST_MAX);
+		else
+			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to list '%s': %s",
+				       prefix, obj_err(rc));
+		return 0;
+	}
+	keep_list_sort(out);
+	keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+	return 0;
+}
+
+static void fs_free(struct keep_store *s)
+{
+	struct fs_store *fs = fs_of(s);
+
+	if (fs) {
+		close(fs->root_fd);
+		free(fs);
+	}
+	free(s);
+}
+
+static const struct keep_store_ops fs_ops = {
+    .name = "fs",
+    .get = fs_get,
+    .head = fs_head,
+    .put = fs_put,
+    .del = fs_del,
+    .list = fs_list,
+    .free = fs_free,
+};
+
+/* rest: the absolute directory after "file://". The directory must exist;
+ * it is opened once and held for the store's life. */
+int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,
+		       struct keep_store **out, char *err, size_t errlen)
+{
+	struct keep_store *s;
+	struct fs_store *fs;
+	size_t n;
+	int fd;
+
+	*out = NULL;
+	if (!rest || rest[0] != '/') {
+		snprintf(err, errlen, "store path '%s' is not absolute (want file:///ABSOLUTE/DIR)",
+			 rest ? rest : "");
+		return KEEP_ERR_INVAL;
+	}
+	n = strlen(rest);
+	if (n > KEEP_KEY_MAX) {
+		snprintf(err, errlen, "store path is longer than %d bytes", KEEP_KEY_MAX);
+		return KEEP_ERR_INVAL;
+	}
+	fd = open(rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			snprintf(err, errlen, "store directory '%s' does not exist", rest);
+		else
+			snprintf(err, errlen, "unable to open store directory '%s': %s", rest,
+				 strerror(errno));
+		return KEEP_ERR_STORE;
+	}
+	s = calloc(1, sizeof(*s));
+	fs = calloc(1, sizeof(*fs));
+	if (!s || !fs) {
+		free(s);
+		free(fs);
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return KEEP_ERR_NOMEM;
+	}
+	fs->root_fd = fd;
+	s->ops = &fs_ops;
+	s->impl = fs;
+	s->timeout_ms = opts && opts->timeout_ms > 0 ? opts->timeout_ms : FS_DEFAULT_TIMEOUT_MS;
+	*out = s;
+	return 0;
+}
