@@ -1,0 +1,313 @@
+/* Unit tests: the configuration file (lib/config.c). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/config.h"
+#include "../../lib/err.h"
+#include "unit.h"
+
+static char last_err[512];
+
+/* Write text to a new temp file; its path into path (64 bytes). */
+static void tmpfile_with(char *path, const char *text)
+{
+	int fd;
+	size_t n = strlen(text);
+
+	snprintf(path, 64, "/tmp/keep-test-config-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0 || write(fd, text, n) != (ssize_t)n) {
+		printf("# cannot write temp file\n");
+		exit(2);
+	}
+	close(fd);
+}
+
+/* Load text over defaults; the result code. The config goes to *c. */
+static int load(const char *text, struct keep_config *c)
+{
+	char path[64];
+	int rc;
+
+	keep_config_defaults(c);
+	tmpfile_with(path, text);
+	rc = keep_config_load(c, path, last_err, sizeof(last_err));
+	unlink(path);
+	return rc;
+}
+
+static int load_s(const char *text)
+{
+	struct keep_config c;
+
+	return load(text, &c);
+}
+
+static const char *full = "# a full file\n"
+			  "node_id: n1\n"
+			  "store: file:///var/lib/keep/bucket\n"
+			  "state_dir: /srv/keep\n"
+			  "lease:\n"
+			  "  ttl_ms: 20000\n"
+			  "  grace_ms: 6000\n"
+			  "  safety_ms: 3000\n"
+			  "  max_skew_ms: 0\n"
+			  "  heartbeat_period_ms: 5000\n"
+			  "s3:\n"
+			  "  region: eu-west-1\n"
+			  "  endpoint: \"https://s3.example.com\"\n"
+			  "  addressing: virtual\n"
+			  "  credentials_file: /etc/keep/credentials\n"
+			  "  tls_insecure: true\n"
+			  "  timeout_ms: 4000\n"
+			  "metrics:\n"
+			  "  textfile: ''\n";
+
+TEST(defaults)
+{
+	struct keep_config c;
+	char err[256];
+
+	keep_config_defaults(&c);
+	CHECK_EQ_STR(c.node_id, "");
+	CHECK_EQ_STR(c.store, "");
+	CHECK_EQ_STR(c.state_dir, "/var/lib/keep");
+	CHECK_EQ_INT(c.timing.ttl_ms, 10000);
+	CHECK_EQ_INT(c.timing.period_ms, 3000);
+	CHECK_EQ_INT(c.s3_timeout_ms, 10000);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+}
+
+TEST(good_file_loads)
+{
+	struct keep_config c;
+	struct keep_store_opts o;
+	char err[256];
+
+	CHECK_EQ_INT(load(full, &c), 0);
+	CHECK_EQ_STR(c.node_id, "n1");
+	CHECK_EQ_STR(c.store, "file:///var/lib/keep/bucket");
+	CHECK_EQ_STR(c.state_dir, "/srv/keep");
+	CHECK_EQ_INT(c.timing.ttl_ms, 20000);
+	CHECK_EQ_INT(c.timing.grace_ms, 6000);
+	CHECK_EQ_INT(c.timing.safety_ms, 3000);
+	CHECK_EQ_INT(c.timing.max_skew_ms, 0);
+	CHECK_EQ_INT(c.timing.period_ms, 5000);
+	CHECK_EQ_STR(c.s3_region, "eu-west-1");
+	CHECK_EQ_STR(c.s3_endpoint, "https://s3.example.com");
+	CHECK_EQ_STR(c.s3_addressing, "virtual");
+	CHECK_EQ_STR(c.s3_credentials_file, "/etc/keep/credentials");
+	CHECK(c.s3_tls_insecure);
+	CHECK_EQ_INT(c.s3_timeout_ms, 4000);
+	CHECK_EQ_STR(c.metrics_textfile, "");
+	CHECK(strncmp(c.path, "/tmp/keep-test-config-", 22) == 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+	keep_config_store_opts(&c, &o);
+	CHECK_EQ_STR(o.region, "eu-west-1");
+	CHECK_EQ_INT(o.timeout_ms, 4000);
+	CHECK(o.tls_insecure);
+}
+
+TEST(empty_and_comment_only)
+{
+	struct keep_config c;
+
+	CHECK_EQ_INT(load("", &c), 0);
+	CHECK_EQ_STR(c.state_dir, "/var/lib/keep");
+	CHECK_EQ_INT(load("# only a comment\n\n# another\n", &c), 0);
+	CHECK_EQ_INT(c.timing.ttl_ms, 10000);
+	CHECK_EQ_INT(load("---\n", &c), 0);
+}
+
+TEST(unknown_key)
+{
+	CHECK_EQ_INT(load_s("node_id: n1\nnodeid: n2\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, ":2: unknown key 'nodeid'") != NULL);
+	CHECK_EQ_INT(load_s("lease:\n  ttl: 5\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, ":2: unknown key 'ttl'") != NULL);
+	CHECK_EQ_INT(load_s("s3:\n  bucket: b\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("metrics:\n  port: 9100\n"), KEEP_ERR_CONFIG);
+}
+
+TEST(duplicate_key)
+{
+	CHECK_EQ_INT(load_s("node_id: n1\nnode_id: n2\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "duplicate key 'node_id'") != NULL);
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 9000\n  ttl_ms: 9000\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 9000\nlease:\n  grace_ms: 9000\n"), KEEP_ERR_CONFIG);
+}
+
+TEST(bad_integers)
+{
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10k\n"), KEEP_ERR_CONFIG);       /* junk */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10000.0\n"), KEEP_ERR_CONFIG);   /* float */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 1e4\n"), KEEP_ERR_CONFIG);       /* exponent */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: -1\n"), KEEP_ERR_CONFIG);        /* negative */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: +10000\n"), KEEP_ERR_CONFIG);    /* sign */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 0x10\n"), KEEP_ERR_CONFIG);      /* hex */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 010000\n"), KEEP_ERR_CONFIG);    /* leading 0 */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms:\n"), KEEP_ERR_CONFIG);           /* empty */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: \"10000\"\n"), KEEP_ERR_CONFIG); /* quoted */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 86400001\n"), KEEP_ERR_CONFIG);  /* range */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 99999999999999999999999\n"),
+		     KEEP_ERR_CONFIG);                                            /* overflow */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: [1]\n"), KEEP_ERR_CONFIG);         /* sequence */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: !!int 10000\n"), KEEP_ERR_CONFIG); /* tag */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 86400000\n"), 0);
+	CHECK_EQ_INT(load_s("s3:\n  timeout_ms: 1.5\n"), KEEP_ERR_CONFIG);
+}
+
+TEST(bad_booleans)
+{
+	struct keep_config c;
+
+	CHECK_EQ_INT(load_s("s3:\n  tls_insecure: yes\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("s3:\n  tls_insecure: True\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("s3:\n  tls_insecure: 1\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("s3:\n  tls_insecure: \"true\"\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load("s3:\n  tls_insecure: false\n", &c), 0);
+	CHECK(!c.s3_tls_insecure);
+}
+
+TEST(timing_rules)
+{
+	struct keep_config c;
+	char err[256];
+
+	/* grace + safety < 2 * skew */
+	CHECK_EQ_INT(load("lease:\n  grace_ms: 1000\n  safety_ms: 1000\n  max_skew_ms: 1001\n", &c),
+		     0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "max_skew_ms") != NULL);
+	/* period > ttl / 3 */
+	CHECK_EQ_INT(load("lease:\n  ttl_ms: 9000\n  heartbeat_period_ms: 3001\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "heartbeat_period_ms") != NULL);
+	CHECK_EQ_INT(load("lease:\n  ttl_ms: 9000\n  heartbeat_period_ms: 3000\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+	/* safety >= ttl */
+	CHECK_EQ_INT(
+		load("lease:\n  ttl_ms: 3000\n  safety_ms: 3000\n  heartbeat_period_ms: 1000\n",
+		     &c),
+		0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	/* zero ttl */
+	CHECK_EQ_INT(load("lease:\n  ttl_ms: 0\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+}
+
+TEST(strings)
+{
+	struct keep_config c;
+	char text[2200];
+	char err[256];
+
+	/* over-long: refused, never truncated */
+	snprintf(text, sizeof(text), "state_dir: /%01100d\n", 0);
+	CHECK_EQ_INT(load_s(text), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "too long") != NULL);
+	snprintf(text, sizeof(text), "s3:\n  region: r%0127d\n", 0);
+	CHECK_EQ_INT(load_s(text), KEEP_ERR_CONFIG);
+	snprintf(text, sizeof(text), "s3:\n  region: r%0126d\n", 0);
+	CHECK_EQ_INT(load_s(text), 0);
+	CHECK_EQ_INT(load_s("node_id: .bad\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("node_id: a/b\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("store: http://x\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("store: s3://bucket/prefix\n"), 0);
+	CHECK_EQ_INT(load_s("s3:\n  addressing: auto\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("s3:\n  addressing: path\n"), 0);
+	CHECK_EQ_INT(load_s("state_dir: \"\"\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("metrics:\n  textfile: \"a\\nb\"\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("node_id: [n1]\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("lease: 5\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("lease:\n"), KEEP_ERR_CONFIG);
+	/* flags-style values set after loading are checked too */
+	keep_config_defaults(&c);
+	snprintf(c.node_id, sizeof(c.node_id), "bad id");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	keep_config_defaults(&c);
+	snprintf(c.store, sizeof(c.store), "ftp://x");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+}
+
+TEST(non_mapping_root_and_bad_yaml)
+{
+	CHECK_EQ_INT(load_s("- a\n- b\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("just a string\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("node_id: [\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "/tmp/keep-test-config-") == last_err);
+	CHECK_EQ_INT(load_s("node_id: n1\n---\nnode_id: n2\n"), KEEP_ERR_CONFIG);
+}
+
+TEST(unchanged_on_error)
+{
+	struct keep_config c;
+	char path[64];
+	char err[256];
+
+	keep_config_defaults(&c);
+	tmpfile_with(path, "node_id: n9\nlease:\n  ttl_ms: 12000\n  bogus: 1\n");
+	CHECK_EQ_INT(keep_config_load(&c, path, err, sizeof(err)), KEEP_ERR_CONFIG);
+	unlink(path);
+	CHECK_EQ_STR(c.node_id, "");
+	CHECK_EQ_INT(c.timing.ttl_ms, 10000);
+	CHECK_EQ_STR(c.path, "");
+}
+
+TEST(missing_file_and_env)
+{
+	struct keep_config c;
+	char path[64];
+	char err[256];
+
+	keep_config_defaults(&c);
+	CHECK_EQ_INT(keep_config_load(&c, "/nonexistent/keep.yaml", err, sizeof(err)), KEEP_ERR_IO);
+	tmpfile_with(path, "node_id: envnode\n");
+	setenv("KEEP_CONFIG", path, 1);
+	CHECK_EQ_INT(keep_config_load(&c, NULL, err, sizeof(err)), 0);
+	CHECK_EQ_STR(c.node_id, "envnode");
+	CHECK_EQ_STR(c.path, path);
+	unlink(path);
+	setenv("KEEP_CONFIG", "/nonexistent/keep.yaml", 1);
+	CHECK_EQ_INT(keep_config_load(&c, NULL, err, sizeof(err)), KEEP_ERR_IO);
+	unsetenv("KEEP_CONFIG");
+}
+
+TEST(node_dir)
+{
+	struct keep_config c;
+	char out[64];
+
+	keep_config_defaults(&c);
+	CHECK_EQ_INT(keep_config_node_dir(&c, out, sizeof(out)), KEEP_ERR_CONFIG);
+	snprintf(c.node_id, sizeof(c.node_id), "n1");
+	CHECK_EQ_INT(keep_config_node_dir(&c, out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "/var/lib/keep/n1");
+	snprintf(c.state_dir, sizeof(c.state_dir), "/srv/keep/");
+	CHECK_EQ_INT(keep_config_node_dir(&c, out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "/srv/keep/n1");
+	snprintf(c.state_dir, sizeof(c.state_dir), "/");
+	CHECK_EQ_INT(keep_config_node_dir(&c, out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "/n1");
+	snprintf(c.state_dir, sizeof(c.state_dir), "/a/very/long/state/directory/name/here/x");
+	CHECK_EQ_INT(keep_config_node_dir(&c, out, 20), KEEP_ERR_TOOBIG);
+}
+
+int main(void)
+{
+	RUN(defaults);
+	RUN(good_file_loads);
+	RUN(empty_and_comment_only);
+	RUN(unknown_key);
+	RUN(duplicate_key);
+	RUN(bad_integers);
+	RUN(bad_booleans);
+	RUN(timing_rules);
+	RUN(strings);
+	RUN(non_mapping_root_and_bad_yaml);
+	RUN(unchanged_on_error);
+	RUN(missing_file_and_env);
+	RUN(node_dir);
+	return unit_done();
+}
