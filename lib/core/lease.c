@@ -1,0 +1,663 @@
+/* keep — the node lease state machine (ADR 0020 §1, §4, §5). See lease.h. */
+#include "lease.h"
+
+#include <string.h>
+
+#include "../err.h"
+#include "../exitcode.h"
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strlen(src) : 0;
+	if (l >= n)
+		l = n - 1;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+/* Queue an event; the oldest is dropped when the queue is full. */
+static struct keep_lease_event *push(struct keep_lease *sm, enum keep_lease_event_kind kind)
+{
+	struct keep_lease_event *e;
+	int slot;
+
+	if (sm->ev_n == KEEP_LEASE_EVENTS) {
+		sm->ev_head = (sm->ev_head + 1) % KEEP_LEASE_EVENTS;
+		sm->ev_n--;
+	}
+	slot = (sm->ev_head + sm->ev_n) % KEEP_LEASE_EVENTS;
+	sm->ev_n++;
+	e = &sm->ev[slot];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->written_at_ms = sm->written_at_ms;
+	e->valid_until_mono_ms = sm->valid_until_mono_ms;
+	copy_str(e->version, sizeof(e->version), sm->version);
+	return e;
+}
+
+bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev)
+{
+	if (!sm->ev_n)
+		return false;
+	*ev = sm->ev[sm->ev_head];
+	sm->ev_head = (sm->ev_head + 1) % KEEP_LEASE_EVENTS;
+	sm->ev_n--;
+	return true;
+}
+
+/* The smallest retry spacing: a fraction of one attempt (ms). */
+static int64_t retry_floor(const struct keep_lease *sm)
+{
+	int64_t f = keep_timing_attempt_timeout_ms(&sm->t) / 16;
+	return f < 10 ? 10 : f > 250 ? 250 : f;
+}
+
+/* Delay before the next attempt after `failures` failures in a row,
+ * scheduled against the validity left (renewal-retry report): while valid,
+ * the retry starts no later than the last moment a whole attempt still
+ * fits before the lease runs out, and keeps coming at the floor spacing
+ * after that point. */
+static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
+{
+	int64_t floor = retry_floor(sm), every = keep_timing_write_every_ms(&sm->t);
+	int64_t backoff = floor, slack;
+	int i;
+
+	for (i = 1; i < sm->failures && backoff < every; i++)
+		backoff *= 2;
+	backoff = min64(backoff, every);
+	if (sm->phase == KEEP_LEASE_LIVE) {
+		slack = sm->valid_until_mono_ms - now - keep_timing_attempt_timeout_ms(&sm->t);
+		if (slack > 0)
+			return min64(backoff, slack);
+		return floor;
+	}
+	if (sm->phase == KEEP_LEASE_STOPPING)
+		return floor;
+	return backoff;
+}
+
+static void remember_send(struct keep_lease *sm, int64_t written_at, int64_t mono)
+{
+	int i;
+
+	if (sm->nsends == KEEP_LEASE_SENDS) {
+		for (i = 1; i < KEEP_LEASE_SENDS; i++)
+			sm->sends[i - 1] = sm->sends[i];
+		sm->nsends--;
+	}
+	sm->sends[sm->nsends].written_at_ms = written_at;
+	sm->sends[sm->nsends].sent_mono_ms = mono;
+	sm->nsends++;
+}
+
+/* The monotonic send time of our write stamped written_at, or -1. */
+static int64_t lookup_send(const struct keep_lease *sm, int64_t written_at)
+{
+	int i;
+
+	for (i = sm->nsends - 1; i >= 0; i--)
+		if (sm->sends[i].written_at_ms == written_at)
+			return sm->sends[i].sent_mono_ms;
+	return -1;
+}
+
+static void start_check(struct keep_lease *sm, int64_t now)
+{
+	struct keep_lease_event *e;
+
+	sm->phase = KEEP_LEASE_CHECK;
+	sm->check_start_mono_ms = now;
+	sm->check_deadline_mono_ms = 0;
+	sm->next_read_mono_ms = now;
+	sm->have_base = false;
+	sm->have_last = false;
+	sm->check_done = false;
+	sm->readback = false;
+	sm->failures = 0;
+	e = push(sm, KEEP_LEV_CHECK_START);
+	e->wait_ms = keep_timing_takeover_ms(&sm->t);
+}
+
+void keep_lease_init(struct keep_lease *sm, const struct keep_timing *t,
+		     const struct keep_node_obj *tmpl, int64_t now_mono_ms)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->t = *t;
+	sm->tmpl = *tmpl;
+	sm->tmpl.format = 3;
+	sm->tmpl.state = KEEP_NODE_LIVE;
+	sm->tmpl.fenced_by[0] = '\0';
+	sm->tmpl.fenced_at_ms = 0;
+	sm->seq = 0;
+	start_check(sm, now_mono_ms);
+}
+
+static void lose(struct keep_lease *sm, enum keep_lease_reason reason, const char *state,
+		 const char *instance)
+{
+	struct keep_lease_event *e;
+
+	sm->phase = KEEP_LEASE_LOST;
+	sm->reason = reason;
+	sm->valid_until_mono_ms = 0;
+	e = push(sm, KEEP_LEV_LOST);
+	e->reason = reason;
+	copy_str(e->state, sizeof(e->state), state);
+	copy_str(e->other_instance, sizeof(e->other_instance), instance);
+}
+
+static void enter_ran_out(struct keep_lease *sm)
+{
+	sm->phase = KEEP_LEASE_RAN_OUT;
+	sm->lapses++;
+	sm->live_since_mono_ms = 0;
+	push(sm, KEEP_LEV_RAN_OUT);
+}
+
+/* Become (or stay) LIVE on a write sent at sent_mono that the store holds,
+ * if it is still valid at now; the event says how we got here. */
+static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono,
+		       enum keep_lease_event_kind kind)
+{
+	enum keep_lease_phase prev = sm->phase;
+
+	sm->valid_until_mono_ms = sent_mono + keep_timing_valid_for_ms(&sm->t);
+	sm->next_write_mono_ms = max64(now, sent_mono + keep_timing_write_every_ms(&sm->t));
+	sm->failures = 0;
+	if (sm->valid_until_mono_ms > now) {
+		if (prev != KEEP_LEASE_LIVE)
+			sm->live_since_mono_ms = now;
+		sm->phase = KEEP_LEASE_LIVE;
+		if (kind == KEEP_LEV_RENEWED && prev == KEEP_LEASE_FIRST)
+			kind = KEEP_LEV_LIVE;
+		else if (kind == KEEP_LEV_RENEWED && prev == KEEP_LEASE_RAN_OUT)
+			kind = KEEP_LEV_RECOVERED;
+		push(sm, kind);
+		if (kind == KEEP_LEV_ADOPTED && prev == KEEP_LEASE_RAN_OUT)
+			push(sm, KEEP_LEV_RECOVERED);
+	} else {
+		/* acknowledged, but its validity already passed: not valid */
+		if (prev == KEEP_LEASE_LIVE)
+			enter_ran_out(sm);
+		else
+			sm->phase = KEEP_LEASE_RAN_OUT;
+		push(sm, kind);
+	}
+}
+
+static void begin_stopping(struct keep_lease *sm, int64_t now)
+{
+	sm->phase = KEEP_LEASE_STOPPING;
+	sm->valid_until_mono_ms = 0;
+	sm->live_since_mono_ms = 0;
+	sm->stop_deadline_mono_ms = now + keep_timing_valid_for_ms(&sm->t);
+	sm->next_write_mono_ms = now;
+	sm->failures = 0;
+	push(sm, KEEP_LEV_STOPPING);
+}
+
+void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
+{
+	switch (sm->phase) {
+	case KEEP_LEASE_CHECK:
+		sm->phase = KEEP_LEASE_STOPPED;
+		push(sm, KEEP_LEV_STOPPED);
+		break;
+	case KEEP_LEASE_FIRST:
+		if (sm->readback || sm->inflight) {
+			sm->stop_requested = true; /* decided once the first write's fate is known */
+		} else {
+			sm->phase = KEEP_LEASE_STOPPED;
+			push(sm, KEEP_LEV_STOPPED);
+		}
+		break;
+	case KEEP_LEASE_LIVE:
+	case KEEP_LEASE_RAN_OUT:
+		begin_stopping(sm, now_mono_ms);
+		break;
+	default:
+		break;
+	}
+}
+
+static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
+		       struct keep_lease_action *act)
+{
+	act->kind = KEEP_LACT_WRITE;
+	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
+	act->obj = sm->tmpl;
+	act->obj.seq = ++sm->seq;
+	if (sm->phase == KEEP_LEASE_STOPPING) {
+		act->obj.state = KEEP_NODE_RELEASED;
+		act->obj.written_at_ms = sm->written_at_ms; /* kept (§1, §4) */
+	} else {
+		act->obj.state = KEEP_NODE_LIVE;
+		act->obj.written_at_ms = wall;
+		remember_send(sm, wall, now);
+	}
+	if (sm->phase == KEEP_LEASE_FIRST && sm->last_absent) {
+		act->cond = KEEP_COND_IF_NONE_MATCH;
+	} else {
+		act->cond = KEEP_COND_IF_MATCH;
+		copy_str(act->if_match, sizeof(act->if_match),
+			 sm->phase == KEEP_LEASE_FIRST ? sm->last_version : sm->version);
+	}
+	sm->inflight = true;
+	sm->sent_mono_ms = now;
+	sm->sent_written_at_ms = act->obj.written_at_ms;
+	sm->last_send_mono_ms = now;
+}
+
+static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
+{
+	act->kind = KEEP_LACT_READ;
+	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
+	sm->inflight = true;
+	sm->sent_mono_ms = now;
+}
+
+void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
+		     struct keep_lease_action *act)
+{
+	memset(act, 0, sizeof(*act));
+	act->kind = KEEP_LACT_WAIT;
+	act->until_mono_ms = now + retry_floor(sm);
+	if (sm->inflight)
+		return;
+
+	if (sm->phase == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms)
+		enter_ran_out(sm);
+	if (sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms) {
+		sm->phase = KEEP_LEASE_STOPPED;
+		sm->reason = KEEP_REASON_UNCONFIRMED;
+		push(sm, KEEP_LEV_LOST)->reason = KEEP_REASON_UNCONFIRMED;
+	}
+
+	switch (sm->phase) {
+	case KEEP_LEASE_CHECK:
+		if (now >= sm->next_read_mono_ms)
+			make_read(sm, now, act);
+		else
+			act->until_mono_ms = sm->next_read_mono_ms;
+		return;
+	case KEEP_LEASE_FIRST:
+	case KEEP_LEASE_LIVE:
+	case KEEP_LEASE_RAN_OUT:
+	case KEEP_LEASE_STOPPING:
+		if (sm->readback) {
+			if (now >= sm->next_read_mono_ms)
+				make_read(sm, now, act);
+			else
+				act->until_mono_ms = sm->next_read_mono_ms;
+			return;
+		}
+		if (now >= sm->next_write_mono_ms) {
+			make_write(sm, now, wall, act);
+			return;
+		}
+		act->until_mono_ms = sm->next_write_mono_ms;
+		if (sm->phase == KEEP_LEASE_LIVE)
+			act->until_mono_ms = min64(act->until_mono_ms, sm->valid_until_mono_ms);
+		return;
+	case KEEP_LEASE_STOPPED:
+	case KEEP_LEASE_LOST:
+		act->kind = KEEP_LACT_DONE;
+		return;
+	}
+}
+
+static bool is_ours_live(const struct keep_lease *sm, const struct keep_node_obj *o)
+{
+	return o && o->format == 3 && o->state == KEEP_NODE_LIVE &&
+	       strcmp(o->instance, sm->tmpl.instance) == 0;
+}
+
+/* What a read shows as a lost reason (the object is not our live write). */
+static enum keep_lease_reason lost_reason(enum keep_outcome outcome,
+					  const struct keep_node_obj *o, int derr)
+{
+	if (outcome == KEEP_STORE_NOT_FOUND)
+		return KEEP_REASON_REMOVED;
+	if (derr || !o)
+		return KEEP_REASON_BAD_OBJECT;
+	if (o->format != 3)
+		return KEEP_REASON_OLD_RUNNING;
+	if (o->state == KEEP_NODE_FENCED)
+		return KEEP_REASON_FENCED;
+	if (o->state == KEEP_NODE_RELEASED)
+		return KEEP_REASON_RELEASED;
+	return KEEP_REASON_REPLACED;
+}
+
+static const char *shown_state(enum keep_outcome outcome, const struct keep_node_obj *o, int derr)
+{
+	if (outcome == KEEP_STORE_NOT_FOUND)
+		return "absent";
+	if (derr || !o)
+		return "unreadable";
+	if (o->format != 3)
+		return "old-format";
+	return keep_node_state_name(o->state);
+}
+
+/* Adopt our own live write found by a read (§1): its version (the read's
+ * token) and its written_at; validity from that write's send. */
+static void adopt(struct keep_lease *sm, int64_t now, int64_t wall, const char *version,
+		  const struct keep_node_obj *o)
+{
+	int64_t sent = lookup_send(sm, o->written_at_ms);
+
+	if (sent < 0) /* not a send we remember: count from its written_at, conservatively */
+		sent = now - max64(0, wall - o->written_at_ms);
+	copy_str(sm->version, sizeof(sm->version), version);
+	sm->written_at_ms = o->written_at_ms;
+	if (o->seq > sm->seq)
+		sm->seq = o->seq;
+	hold_write(sm, now, sent, KEEP_LEV_ADOPTED);
+}
+
+static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
+			  enum keep_outcome outcome, const char *version,
+			  const struct keep_node_obj *o, int derr)
+{
+	struct keep_lease_event *e;
+	bool absent = outcome == KEEP_STORE_NOT_FOUND;
+	int64_t sent = sm->sent_mono_ms;
+	int64_t period = sm->t.period_ms;
+
+	e = push(sm, KEEP_LEV_CHECK_READ);
+	e->outcome = outcome;
+	if (outcome != KEEP_STORE_OK && !absent) {
+		sm->next_read_mono_ms = now + max64(period / 2, retry_floor(sm));
+		return;
+	}
+	copy_str(e->state, sizeof(e->state), shown_state(outcome, o, derr));
+	if (o && !derr) {
+		e->written_at_ms = o->written_at_ms;
+		copy_str(e->other_instance, sizeof(e->other_instance), o->instance);
+	}
+	if (!absent && derr) {
+		lose(sm, KEEP_REASON_BAD_OBJECT, "unreadable", NULL);
+		return;
+	}
+	/* our own first write, landed after we gave up on it */
+	if (!absent && is_ours_live(sm, o)) {
+		adopt(sm, now, wall, version, o);
+		return;
+	}
+	if (!sm->have_base) {
+		sm->have_base = true;
+		sm->base_absent = absent;
+		if (!absent)
+			sm->base = *o;
+		sm->check_deadline_mono_ms = sent + keep_timing_takeover_ms(&sm->t);
+	} else if (!absent) {
+		bool same = !sm->base_absent && sm->base.format == o->format &&
+			    sm->base.written_at_ms == o->written_at_ms &&
+			    strcmp(sm->base.instance, o->instance) == 0;
+		if (o->format != 3 && !same) {
+			lose(sm, KEEP_REASON_OLD_RUNNING, "old-format", NULL);
+			return;
+		}
+		if (o->format == 3 && o->state == KEEP_NODE_LIVE && !same) {
+			/* a live object that changed during the check: a twin */
+			lose(sm, KEEP_REASON_REPLACED, "live", o->instance);
+			return;
+		}
+	}
+	sm->have_last = true;
+	sm->last_absent = absent;
+	copy_str(sm->last_version, sizeof(sm->last_version), absent ? "" : version);
+
+	/* shortcut: a fence or release of the instance first read, whose kept
+	 * written_at + ttl + grace has passed on our clock (§1) */
+	if (!absent && !sm->base_absent && o->format == 3 && o->state != KEEP_NODE_LIVE &&
+	    sm->base.format == 3 && strcmp(o->instance, sm->base.instance) == 0 &&
+	    strcmp(o->instance, "-") != 0 &&
+	    wall >= o->written_at_ms + keep_timing_takeover_ms(&sm->t) &&
+	    sent < sm->check_deadline_mono_ms) {
+		push(sm, KEEP_LEV_CHECK_SHORTCUT);
+		sm->check_done = true;
+	}
+	if (sent >= sm->check_deadline_mono_ms)
+		sm->check_done = true;
+	if (sm->check_done) {
+		sm->phase = KEEP_LEASE_FIRST;
+		sm->next_write_mono_ms = now;
+		sm->failures = 0;
+	} else {
+		sm->next_read_mono_ms = min64(sent + period, sm->check_deadline_mono_ms);
+	}
+}
+
+void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall,
+			enum keep_outcome outcome, const char *version,
+			const struct keep_node_obj *o, int derr)
+{
+	struct keep_lease_event *e;
+
+	if (!sm->inflight)
+		return;
+	sm->inflight = false;
+	if (outcome != KEEP_STORE_OK)
+		o = NULL;
+	if (sm->phase == KEEP_LEASE_CHECK) {
+		on_check_read(sm, now, wall, outcome, version, o, derr);
+		return;
+	}
+	if (!sm->readback)
+		return;
+	if (outcome != KEEP_STORE_OK && outcome != KEEP_STORE_NOT_FOUND) {
+		sm->failures++;
+		sm->next_read_mono_ms = now + retry_delay(sm, now);
+		e = push(sm, KEEP_LEV_READ_FAILED);
+		e->outcome = outcome;
+		e->wait_ms = sm->next_read_mono_ms - now;
+		return;
+	}
+	sm->readback = false;
+
+	if (sm->phase == KEEP_LEASE_STOPPING) {
+		if (o && !derr && o->format == 3 && o->state == KEEP_NODE_RELEASED &&
+		    strcmp(o->instance, sm->tmpl.instance) == 0) {
+			/* our released write landed, its reply was lost */
+			copy_str(sm->version, sizeof(sm->version), version);
+			sm->phase = KEEP_LEASE_STOPPED;
+			push(sm, KEEP_LEV_RELEASED);
+			return;
+		}
+		if (!derr && is_ours_live(sm, o)) {
+			/* a live write of ours landed late: release over it */
+			copy_str(sm->version, sizeof(sm->version), version);
+			sm->written_at_ms = o->written_at_ms;
+			if (o->seq > sm->seq)
+				sm->seq = o->seq;
+			sm->next_write_mono_ms = now;
+			push(sm, KEEP_LEV_ADOPTED);
+			return;
+		}
+		lose(sm, lost_reason(outcome, o, derr), shown_state(outcome, o, derr),
+		     o && !derr ? o->instance : NULL);
+		return;
+	}
+
+	if (!derr && is_ours_live(sm, o)) {
+		adopt(sm, now, wall, version, o);
+		if (sm->stop_requested) {
+			sm->stop_requested = false;
+			begin_stopping(sm, now);
+		}
+		return;
+	}
+	if (sm->phase == KEEP_LEASE_FIRST) {
+		if (sm->stop_requested) {
+			sm->phase = KEEP_LEASE_STOPPED;
+			push(sm, KEEP_LEV_STOPPED);
+			return;
+		}
+		push(sm, KEEP_LEV_BACK_TO_CHECK);
+		start_check(sm, now);
+		return;
+	}
+	lose(sm, lost_reason(outcome, o, derr), shown_state(outcome, o, derr),
+	     o && !derr ? o->instance : NULL);
+}
+
+void keep_lease_on_write(struct keep_lease *sm, int64_t now, enum keep_outcome outcome,
+			 const char *version)
+{
+	struct keep_lease_event *e;
+
+	if (!sm->inflight)
+		return;
+	sm->inflight = false;
+
+	if (outcome == KEEP_STORE_OK) {
+		copy_str(sm->version, sizeof(sm->version), version);
+		if (sm->phase == KEEP_LEASE_STOPPING) {
+			sm->phase = KEEP_LEASE_STOPPED;
+			push(sm, KEEP_LEV_RELEASED);
+			return;
+		}
+		sm->written_at_ms = sm->sent_written_at_ms;
+		hold_write(sm, now, sm->sent_mono_ms, KEEP_LEV_RENEWED);
+		if (sm->stop_requested) {
+			sm->stop_requested = false;
+			begin_stopping(sm, now);
+		}
+		return;
+	}
+
+	sm->failures++;
+	/* a failed condition is not proof of a fence (§1): re-read once. A
+	 * first write whose reply was lost follows the same rule. */
+	if (outcome == KEEP_STORE_CONFLICT || outcome == KEEP_STORE_NOT_FOUND ||
+	    (outcome == KEEP_STORE_AMBIGUOUS && sm->phase == KEEP_LEASE_FIRST)) {
+		sm->readback = true;
+		sm->next_read_mono_ms = now;
+		e = push(sm, KEEP_LEV_WRITE_FAILED);
+		e->outcome = outcome;
+		return;
+	}
+	if (sm->phase == KEEP_LEASE_FIRST && sm->stop_requested) {
+		/* refused: nothing written */
+		sm->phase = KEEP_LEASE_STOPPED;
+		push(sm, KEEP_LEV_STOPPED);
+		return;
+	}
+	/* ambiguous or refused: retry the same If-Match against the validity
+	 * left; a landed write shows up as a conflict, then a re-read */
+	sm->next_write_mono_ms = now + retry_delay(sm, now);
+	e = push(sm, KEEP_LEV_WRITE_FAILED);
+	e->outcome = outcome;
+	e->wait_ms = sm->next_write_mono_ms - now;
+}
+
+bool keep_lease_valid(const struct keep_lease *sm, int64_t now_mono_ms)
+{
+	return sm->phase == KEEP_LEASE_LIVE && now_mono_ms < sm->valid_until_mono_ms;
+}
+
+int keep_lease_exit_code(const struct keep_lease *sm)
+{
+	switch (sm->reason) {
+	case KEEP_REASON_NONE:
+		return sm->phase == KEEP_LEASE_STOPPED ? KEEP_EXIT_OK : KEEP_EXIT_NOT_LIVE;
+	case KEEP_REASON_FENCED:
+		return KEEP_EXIT_FENCED;
+	case KEEP_REASON_REPLACED:
+		return KEEP_EXIT_REPLACED;
+	case KEEP_REASON_RELEASED:
+		return KEEP_EXIT_RELEASED;
+	case KEEP_REASON_REMOVED:
+		return KEEP_EXIT_REMOVED;
+	case KEEP_REASON_BAD_OBJECT:
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_REASON_OLD_RUNNING:
+		return KEEP_EXIT_OLD_RUNNING;
+	case KEEP_REASON_UNCONFIRMED:
+		return KEEP_EXIT_TEMP;
+	}
+	return KEEP_EXIT_TEMP;
+}
+
+const char *keep_lease_phase_name(enum keep_lease_phase p)
+{
+	switch (p) {
+	case KEEP_LEASE_CHECK:
+		return "starting";
+	case KEEP_LEASE_FIRST:
+		return "starting";
+	case KEEP_LEASE_LIVE:
+		return "live";
+	case KEEP_LEASE_RAN_OUT:
+		return "ran-out";
+	case KEEP_LEASE_STOPPING:
+		return "stopping";
+	case KEEP_LEASE_STOPPED:
+		return "stopped";
+	case KEEP_LEASE_LOST:
+		return "lost";
+	}
+	return "lost";
+}
+
+const char *keep_lease_reason_name(enum keep_lease_reason r)
+{
+	switch (r) {
+	case KEEP_REASON_NONE:
+		return "-";
+	case KEEP_REASON_FENCED:
+		return "fenced";
+	case KEEP_REASON_REPLACED:
+		return "replaced";
+	case KEEP_REASON_RELEASED:
+		return "released";
+	case KEEP_REASON_REMOVED:
+		return "removed";
+	case KEEP_REASON_BAD_OBJECT:
+		return "bad-object";
+	case KEEP_REASON_OLD_RUNNING:
+		return "old-version-running";
+	case KEEP_REASON_UNCONFIRMED:
+		return "release-unconfirmed";
+	}
+	return "-";
+}
+
+const char *keep_lease_event_name(enum keep_lease_event_kind k)
+{
+	static const char *names[] = {
+		[KEEP_LEV_CHECK_START] = "check-start",
+		[KEEP_LEV_CHECK_READ] = "check-read",
+		[KEEP_LEV_CHECK_SHORTCUT] = "check-shortcut",
+		[KEEP_LEV_LIVE] = "live",
+		[KEEP_LEV_RENEWED] = "renewed",
+		[KEEP_LEV_ADOPTED] = "adopted",
+		[KEEP_LEV_WRITE_FAILED] = "write-failed",
+		[KEEP_LEV_READ_FAILED] = "read-failed",
+		[KEEP_LEV_RAN_OUT] = "ran-out",
+		[KEEP_LEV_RECOVERED] = "recovered",
+		[KEEP_LEV_BACK_TO_CHECK] = "back-to-check",
+		[KEEP_LEV_STOPPING] = "stopping",
+		[KEEP_LEV_RELEASED] = "released",
+		[KEEP_LEV_STOPPED] = "stopped",
+		[KEEP_LEV_LOST] = "lost",
+	};
+	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
+		return names[k];
+	return "unknown";
+}

@@ -1,0 +1,204 @@
+/* keep — the node lease state machine, sans I/O (ADR 0020 §1, §4, §5;
+ * the renewal-retry report).
+ *
+ * The machine never reads a clock and never calls the store. A driver
+ * (cmd/lease-write.c, sim/) loops:
+ *
+ *   keep_lease_next(sm, now_mono, now_wall, &act)     what to do now
+ *     WAIT  -> sleep until act.until_mono_ms (or a signal), loop
+ *     READ  -> versioned GET nodes/<id>, then keep_lease_on_read()
+ *     WRITE -> encode act.obj, PUT nodes/<id> with act.cond/act.if_match,
+ *              bounded by act.timeout_ms, then keep_lease_on_write()
+ *     DONE  -> exit with keep_lease_exit_code()
+ *   keep_lease_poll_event() after each step, to print and persist.
+ *
+ * Times: *_mono_ms are a monotonic clock (validity never follows a
+ * wall-clock jump); *_wall_ms are the wall clock (written_at is the
+ * sender's wall clock at send, compared with other nodes' clocks).
+ * A WRITE must be sent right after keep_lease_next returned it: its
+ * written_at and its send time are the now passed to that call.
+ *
+ * Validity is written_at + ttl - safety of the last write the store
+ * acknowledged, kept as send_mono + ttl - safety (§1). Retries after a
+ * failed attempt are scheduled against the validity left, never a whole
+ * period later (renewal-retry report). */
+#ifndef KEEP_CORE_LEASE_H
+#define KEEP_CORE_LEASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../nodeobj.h"
+#include "../store/store.h"
+#include "timing.h"
+
+enum keep_lease_phase {
+	KEEP_LEASE_CHECK = 0, /* start check: reading, waiting ttl + grace */
+	KEEP_LEASE_FIRST,     /* first write (If-None-Match: * or If-Match last read) */
+	KEEP_LEASE_LIVE,      /* valid: renewing */
+	KEEP_LEASE_RAN_OUT,   /* not valid, not lost: still writing If-Match (§1) */
+	KEEP_LEASE_STOPPING,  /* clean stop: invalid locally, writing released (§4) */
+	KEEP_LEASE_STOPPED,   /* terminal: stopped (released landed, or never went live) */
+	KEEP_LEASE_LOST,      /* terminal: lost, reason set */
+};
+
+enum keep_lease_reason {
+	KEEP_REASON_NONE = 0,
+	KEEP_REASON_FENCED,      /* the object shows fenced */
+	KEEP_REASON_REPLACED,    /* another instance is live on it (twin) */
+	KEEP_REASON_RELEASED,    /* the object shows released, not by our stop */
+	KEEP_REASON_REMOVED,     /* the object is absent */
+	KEEP_REASON_BAD_OBJECT,  /* the object is not ours / malformed: never overwritten */
+	KEEP_REASON_OLD_RUNNING, /* an old-format heartbeat under our id keeps changing */
+	KEEP_REASON_UNCONFIRMED, /* clean stop: released not confirmed within its bound */
+};
+
+enum keep_lease_act_kind {
+	KEEP_LACT_WAIT = 0,
+	KEEP_LACT_READ,
+	KEEP_LACT_WRITE,
+	KEEP_LACT_DONE,
+};
+
+struct keep_lease_action {
+	enum keep_lease_act_kind kind;
+	int64_t until_mono_ms;          /* WAIT: call keep_lease_next again at/after this */
+	enum keep_cond cond;            /* WRITE: IF_NONE_MATCH or IF_MATCH */
+	char if_match[KEEP_VERSION_MAX]; /* WRITE with IF_MATCH: the version */
+	struct keep_node_obj obj;       /* WRITE: the object to encode and send */
+	int64_t timeout_ms;             /* READ/WRITE: bound of this attempt (ms) */
+};
+
+enum keep_lease_event_kind {
+	KEEP_LEV_CHECK_START = 0, /* start check began (wait_ms: the wait) */
+	KEEP_LEV_CHECK_READ,      /* a start-check read (state/written_at of what it saw) */
+	KEEP_LEV_CHECK_SHORTCUT,  /* a fence/release of the first-read instance ended the wait */
+	KEEP_LEV_LIVE,            /* first write acknowledged: valid */
+	KEEP_LEV_RENEWED,         /* a renewal acknowledged */
+	KEEP_LEV_ADOPTED,         /* a conflict/lost reply proved to be our own write: adopted */
+	KEEP_LEV_WRITE_FAILED,    /* an attempt failed (outcome); a retry is scheduled */
+	KEEP_LEV_READ_FAILED,     /* a re-read after a failed write failed; retried */
+	KEEP_LEV_RAN_OUT,         /* validity ran out: not lost, holds must be dropped */
+	KEEP_LEV_RECOVERED,       /* a write succeeded after running out: valid again */
+	KEEP_LEV_BACK_TO_CHECK,   /* the first write failed: back to the start check */
+	KEEP_LEV_STOPPING,        /* clean stop began: locally invalid from now */
+	KEEP_LEV_RELEASED,        /* released written: stopped */
+	KEEP_LEV_STOPPED,         /* stopped before the lease was ever live: nothing to release */
+	KEEP_LEV_LOST,            /* lost (reason) */
+};
+
+struct keep_lease_event {
+	enum keep_lease_event_kind kind;
+	enum keep_lease_reason reason;  /* LOST */
+	enum keep_outcome outcome;      /* WRITE_FAILED, CHECK_READ */
+	int64_t written_at_ms;          /* LIVE/RENEWED/ADOPTED/RECOVERED/RELEASED; CHECK_READ: seen */
+	int64_t valid_until_mono_ms;    /* LIVE/RENEWED/ADOPTED/RECOVERED */
+	int64_t wait_ms;                /* CHECK_START: the wait; WRITE_FAILED: until retry */
+	char state[16];                 /* CHECK_READ/LOST: what the object showed ("absent"...) */
+	char other_instance[KEEP_INSTANCE_LEN + 1]; /* LOST/CHECK_READ: instance seen */
+	char version[KEEP_VERSION_MAX]; /* the version now held ("" when none) */
+};
+
+#define KEEP_LEASE_EVENTS 16 /* event queue depth; the oldest are dropped past it */
+#define KEEP_LEASE_SENDS 8   /* recent sends remembered for adoption */
+
+/* The machine. Fields are readable by drivers and tests; change them only
+ * through the functions below. */
+struct keep_lease {
+	struct keep_timing t;
+	struct keep_node_obj tmpl; /* node, instance, host, pid, software of our writes */
+	enum keep_lease_phase phase;
+	enum keep_lease_reason reason;
+
+	/* start check */
+	int64_t check_start_mono_ms;
+	int64_t check_deadline_mono_ms; /* 0 until the first successful read */
+	int64_t next_read_mono_ms;
+	bool have_base;                 /* a first successful read exists */
+	bool base_absent;
+	struct keep_node_obj base;      /* what that first read showed */
+	bool have_last;                 /* the last successful read */
+	bool last_absent;
+	char last_version[KEEP_VERSION_MAX];
+	bool check_done;                /* wait over (or shortcut): write next */
+
+	/* the held write */
+	char version[KEEP_VERSION_MAX]; /* version of the last acknowledged/adopted write */
+	int64_t written_at_ms;          /* its written_at (wall, ms) */
+	int64_t valid_until_mono_ms;    /* its send + ttl - safety (0: none) */
+	int64_t live_since_mono_ms;     /* ack of the first write after the last lapse */
+	int64_t lapses;                 /* lease epoch: +1 on every run-out */
+	int64_t seq;                    /* seq of the last write sent */
+
+	/* the attempt */
+	bool inflight;                  /* a READ or WRITE was handed out, reply pending */
+	bool readback;                  /* the next read is a re-read after a failed write */
+	int64_t sent_mono_ms;           /* send time of the inflight/last write */
+	int64_t sent_written_at_ms;     /* written_at of the inflight/last write */
+	int64_t last_send_mono_ms;      /* send of the last write attempt (cadence) */
+	int64_t next_write_mono_ms;     /* when the next write is due */
+	int failures;                   /* consecutive failed attempts */
+	struct {
+		int64_t written_at_ms, sent_mono_ms;
+	} sends[KEEP_LEASE_SENDS];      /* recent sends, for adoption */
+	int nsends;
+
+	/* clean stop */
+	bool stop_requested;            /* stop asked while the first write's fate is open */
+	int64_t stop_deadline_mono_ms;
+
+	/* events */
+	struct keep_lease_event ev[KEEP_LEASE_EVENTS];
+	int ev_head, ev_n;
+};
+
+/* Initialise a machine for node tmpl->node with process instance
+ * tmpl->instance (32 hex; chosen once per process, never changed by the
+ * machine), in the start-check phase beginning at now_mono_ms.
+ * tmpl is copied (host, pid, software are repeated in every write).
+ * t must have passed keep_timing_check. */
+void keep_lease_init(struct keep_lease *sm, const struct keep_timing *t,
+		     const struct keep_node_obj *tmpl, int64_t now_mono_ms);
+
+/* What to do now (see the file comment). Fills *act; may queue events
+ * (a run-out is noticed here). Calling it again without a reply while a
+ * READ/WRITE is outstanding is a driver bug: it answers WAIT. */
+void keep_lease_next(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_wall_ms,
+		     struct keep_lease_action *act);
+
+/* Feed the reply to the READ last handed out.
+ * outcome: the store's; version: the read's version token (OK only);
+ * obj: the decoded object when outcome is OK and it decoded (NULL
+ * otherwise); decode_err: 0, or KEEP_ERR_NOTOURS / KEEP_ERR_PARSE when
+ * the object did not decode. */
+void keep_lease_on_read(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_wall_ms,
+			enum keep_outcome outcome, const char *version,
+			const struct keep_node_obj *obj, int decode_err);
+
+/* Feed the reply to the WRITE last handed out (version: the new version
+ * token when outcome is OK). now_mono_ms is when the reply arrived. */
+void keep_lease_on_write(struct keep_lease *sm, int64_t now_mono_ms, enum keep_outcome outcome,
+			 const char *version);
+
+/* Begin the clean stop (§4) at now_mono_ms: locally invalid at once; the
+ * next actions write released (If-Match, written_at kept), bounded by
+ * ttl - safety. Before the lease was ever live it just stops. Idempotent. */
+void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms);
+
+/* True while the node lease is valid at now_mono_ms: phase LIVE and
+ * now < valid_until. */
+bool keep_lease_valid(const struct keep_lease *sm, int64_t now_mono_ms);
+
+/* Pop the oldest queued event into *ev. true if there was one. */
+bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev);
+
+/* The process exit code for a terminal phase (exitcode.h): STOPPED -> 0,
+ * LOST -> by reason. */
+int keep_lease_exit_code(const struct keep_lease *sm);
+
+/* Stable lowercase names for lines and the state file. Never NULL. */
+const char *keep_lease_phase_name(enum keep_lease_phase p);
+const char *keep_lease_reason_name(enum keep_lease_reason r);
+const char *keep_lease_event_name(enum keep_lease_event_kind k);
+
+#endif

@@ -1,0 +1,65 @@
+/* keep — the node's local state directory (DESIGN.md "The node's local state").
+ *
+ * state_dir/<node-id>/ holds, for the processes of one node:
+ *   lease      the node lease state written by lease-write (this file's struct)
+ *   (holds/, pending/, locks/ and metrics come with owner-acquire/release)
+ * Every write is atomic: a temp file in the same directory, fsync, rename,
+ * fsync of the directory. */
+#ifndef KEEP_STATEDIR_H
+#define KEEP_STATEDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodeobj.h"
+#include "store/store.h"
+
+/* mkdir -p dir with mode 0700 for the created parts. 0 or KEEP_ERR_IO. */
+int keep_mkdirs(const char *dir);
+
+/* Write len bytes to path atomically (temp + fsync + rename + dir fsync),
+ * file mode 0644. 0 or KEEP_ERR_IO (errno kept). */
+int keep_write_atomic(const char *path, const void *data, size_t len);
+
+/* Read a whole small file (at most max bytes) into out (appended).
+ * 0; KEEP_ERR_IO (errno ENOENT when absent); KEEP_ERR_TOOBIG. */
+int keep_read_file(const char *path, struct keep_buf *out, size_t max);
+
+/* The node lease state, as lease-write keeps it (file "lease"). */
+struct keep_lease_state {
+	char node[KEEP_NODE_ID_MAX + 1];
+	char instance[KEEP_INSTANCE_LEN + 1];
+	int64_t pid;                    /* lease-write's pid */
+	char boot_id[64];               /* monotonic times are valid on this boot only */
+	char phase[16];                 /* starting | live | ran-out | stopping | stopped | lost */
+	char reason[32];                /* "-" or the lost reason */
+	char version[KEEP_VERSION_MAX]; /* "-" when none */
+	int64_t written_at_ms;          /* wall ms of the held write; 0 when none */
+	int64_t valid_until_mono_ms;    /* 0 when not valid */
+	int64_t valid_until_wall_ms;    /* informational: the same on the wall clock */
+	int64_t live_since_mono_ms;     /* ack of the first write after the last lapse; 0 */
+	int64_t lapses;                 /* lease epoch: grows on every run-out or loss */
+	int64_t updated_wall_ms;
+};
+
+/* Encode/decode the "keep-lease-state 1" text (key value lines, strict).
+ * decode: 0, KEEP_ERR_PARSE, KEEP_ERR_NOTOURS. */
+int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *out);
+int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state *s);
+
+/* Write/read node_dir/lease. read: 0; KEEP_ERR_IO (ENOENT: no lease
+ * state yet); KEEP_ERR_PARSE. */
+int keep_lease_state_write(const char *node_dir, const struct keep_lease_state *s);
+int keep_lease_state_read(const char *node_dir, struct keep_lease_state *s);
+
+/* True when s says valid at now_mono_ms on this boot (boot_id equal):
+ * phase live and now < valid_until_mono_ms. */
+bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_mono_ms,
+			    const char *boot_id);
+
+/* A fresh random process instance: 32 lowercase hex (OpenSSL RAND_bytes)
+ * into out (>= KEEP_INSTANCE_LEN + 1 bytes). 0 or KEEP_ERR_IO. */
+int keep_new_instance(char *out, size_t outlen);
+
+#endif
