@@ -238,8 +238,9 @@ static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *
 	int rc;
 
 	if (map->type != YAML_MAPPING_NODE)
-		return fail(ld, map, "%s%s must be a mapping of keys to values",
-			    where[0] ? "'" : "", where[0] ? where : "the top level");
+		return fail(ld, map, "%s%s%s must be a mapping of keys to values",
+			    where[0] ? "'" : "", where[0] ? where : "the top level",
+			    where[0] ? "'" : "");
 	if (map->tag && strcmp((const char *)map->tag, YAML_MAP_TAG) != 0)
 		return fail(ld, map, "explicit YAML tags are not accepted");
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -429,37 +430,38 @@ int keep_config_load(struct keep_config *c, const char *path, char *err, size_t 
 
 int keep_config_check(const struct keep_config *c, char *err, size_t errlen)
 {
-	const char *where = c->path[0] ? c->path : "configuration";
+	const char *where = c->path[0] ? c->path : "";
+	const char *sep = c->path[0] ? ": " : "";
 	char why[256];
 
 	if (keep_timing_check(&c->timing, why, sizeof(why))) {
-		snprintf(err, errlen, "%s: lease: %s", where, why);
+		snprintf(err, errlen, "%s%slease: %s", where, sep, why);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->node_id[0] && !keep_node_id_valid(c->node_id)) {
 		snprintf(err, errlen,
-			 "%s: node id '%.64s' is not valid (want [A-Za-z0-9._-]{1,%d}, not "
+			 "%s%snode id '%.64s' is not valid (want [A-Za-z0-9._-]{1,%d}, not "
 			 "starting with '.')",
-			 where, c->node_id, KEEP_NODE_ID_MAX);
+			 where, sep, c->node_id, KEEP_NODE_ID_MAX);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->store[0] && strncmp(c->store, "file://", 7) != 0 &&
 	    strncmp(c->store, "s3://", 5) != 0) {
-		snprintf(err, errlen, "%s: store '%.64s' must start with file:// or s3://", where,
-			 c->store);
+		snprintf(err, errlen, "%s%sstore '%.64s' must start with file:// or s3://", where,
+			 sep, c->store);
 		return KEEP_ERR_CONFIG;
 	}
 	if (!c->state_dir[0]) {
-		snprintf(err, errlen, "%s: state_dir is empty", where);
+		snprintf(err, errlen, "%s%sstate_dir is empty", where, sep);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->s3_addressing[0] && strcmp(c->s3_addressing, "path") != 0 &&
 	    strcmp(c->s3_addressing, "virtual") != 0) {
-		snprintf(err, errlen, "%s: s3.addressing must be path or virtual", where);
+		snprintf(err, errlen, "%s%ss3.addressing must be path or virtual", where, sep);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->s3_timeout_ms <= 0 || c->s3_timeout_ms > CONFIG_MS_MAX) {
-		snprintf(err, errlen, "%s: s3.timeout_ms must be 1..%d", where, CONFIG_MS_MAX);
+		snprintf(err, errlen, "%s%ss3.timeout_ms must be 1..%d", where, sep, CONFIG_MS_MAX);
 		return KEEP_ERR_CONFIG;
 	}
 	return 0;
