@@ -95,8 +95,8 @@ static bool fs_key_ok(const char *key)
 
 /* Open the directories named by the '/'-separated segments of path[0..n)
  * below root, refusing symlinks. With create, missing directories are made
- * (and their parent fsynced). *out: a new fd the caller closes (a dup of
- * root when n == 0). 0 or -errno (-ENOENT: a directory is missing;
+ * (and their parent fsynced). *out: a new fd the caller closes (root
+ * reopened when n == 0). 0 or -errno (-ENOENT: a directory is missing;
  * -ENOTDIR/-ELOOP: a file or symlink is in the way). */
 static int open_dirs(int root, const char *path, size_t n, bool create, int *out)
 {
@@ -104,7 +104,9 @@ static int open_dirs(int root, const char *path, size_t n, bool create, int *out
 	size_t start = 0, i;
 	int fd, next;
 
-	fd = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	/* a new open file description, not a dup: a dup would share the
+	 * directory read position with root */
+	fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	for (i = 0; i <= n; i++) {
