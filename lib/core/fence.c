@@ -1,0 +1,506 @@
+/* keep — fencing and membership decisions (ADR 0020 §2, §6). See fence.h. */
+#include "fence.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../err.h"
+
+static void copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strlen(src) : 0;
+	if (l >= n)
+		l = n - 1;
+	if (l)
+		memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* ---- status ---------------------------------------------------------------- */
+
+const char *keep_node_status_name(enum keep_node_status s)
+{
+	switch (s) {
+	case KEEP_STATUS_LIVE:
+		return "live";
+	case KEEP_STATUS_RELEASED:
+		return "released";
+	case KEEP_STATUS_FENCED:
+		return "fenced";
+	case KEEP_STATUS_OLD_RUNNING:
+		return "old-running";
+	case KEEP_STATUS_OLD_RETIRED:
+		return "old-retired";
+	case KEEP_STATUS_UNREADABLE:
+		return "unreadable";
+	}
+	return "unreadable";
+}
+
+enum keep_node_status keep_node_status(const struct keep_node_obj *o, int64_t now_wall_ms,
+				       const struct keep_timing *t, bool changed_recently)
+{
+	if (!o)
+		return KEEP_STATUS_UNREADABLE;
+	if (o->format == 3) {
+		switch (o->state) {
+		case KEEP_NODE_LIVE:
+			return KEEP_STATUS_LIVE;
+		case KEEP_NODE_RELEASED:
+			return KEEP_STATUS_RELEASED;
+		case KEEP_NODE_FENCED:
+			return KEEP_STATUS_FENCED;
+		}
+		return KEEP_STATUS_UNREADABLE;
+	}
+	if (o->format != 1 && o->format != 2)
+		return KEEP_STATUS_UNREADABLE;
+	/* §6: fresh by the start guard's test (or rewritten) = an old version running */
+	if (changed_recently || now_wall_ms - o->written_at_ms < keep_timing_takeover_ms(t))
+		return KEEP_STATUS_OLD_RUNNING;
+	return KEEP_STATUS_OLD_RETIRED;
+}
+
+/* ---- the watch --------------------------------------------------------------- */
+
+void keep_watch_init(struct keep_watch *w, const struct keep_timing *t, const char *self)
+{
+	memset(w, 0, sizeof(*w));
+	w->t = *t;
+	copy_str(w->self, sizeof(w->self), self);
+}
+
+void keep_watch_release(struct keep_watch *w)
+{
+	free(w->peers);
+	free(w->ev);
+	w->peers = NULL;
+	w->ev = NULL;
+	w->n = w->alloc = w->nev = w->evalloc = 0;
+}
+
+int64_t keep_watch_stale_after_ms(const struct keep_timing *t)
+{
+	return keep_timing_write_every_ms(t) + keep_timing_attempt_timeout_ms(t);
+}
+
+const char *keep_watch_event_name(enum keep_watch_event_kind k)
+{
+	switch (k) {
+	case KEEP_WEV_JOIN:
+		return "join";
+	case KEEP_WEV_CHANGE:
+		return "change";
+	case KEEP_WEV_LEAVE:
+		return "leave";
+	case KEEP_WEV_STALE:
+		return "stale";
+	}
+	return "change";
+}
+
+/* Index of node in the sorted peers, or -(insertion point) - 1. */
+static long find_peer(const struct keep_watch *w, const char *node)
+{
+	size_t lo = 0, hi = w->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(w->peers[mid].node, node);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+static struct keep_watch_event *add_event(struct keep_watch *w, enum keep_watch_event_kind kind,
+					  const struct keep_watch_peer *p)
+{
+	struct keep_watch_event *e;
+
+	if (w->nev == w->evalloc) {
+		size_t na = w->evalloc ? w->evalloc * 2 : 16;
+		struct keep_watch_event *nv = realloc(w->ev, na * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		w->ev = nv;
+		w->evalloc = na;
+	}
+	e = &w->ev[w->nev++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	copy_str(e->node, sizeof(e->node), p->node);
+	e->status = p->status;
+	e->format = p->readable ? p->format : 0;
+	copy_str(e->instance, sizeof(e->instance), p->readable ? p->instance : "-");
+	e->written_at_ms = p->readable ? p->written_at_ms : 0;
+	return e;
+}
+
+/* Fill a peer's observed fields from an input (not a failed read). */
+static void observe(struct keep_watch_peer *p, const struct keep_watch_input *in)
+{
+	p->readable = in->readable && in->obj;
+	if (p->readable) {
+		p->format = in->obj->format;
+		copy_str(p->instance, sizeof(p->instance), in->obj->instance);
+		p->written_at_ms = in->obj->written_at_ms;
+	} else {
+		p->format = 0;
+		copy_str(p->instance, sizeof(p->instance), "-");
+		p->written_at_ms = 0;
+	}
+}
+
+static bool recently(const struct keep_watch *w, const struct keep_watch_peer *p, int64_t now)
+{
+	return p->changed_mono_ms && now - p->changed_mono_ms < keep_timing_takeover_ms(&w->t);
+}
+
+int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, size_t n, int64_t now,
+		    int64_t wall, bool self_valid, int64_t live_since)
+{
+	size_t i, j;
+	bool *skip = NULL;
+	int rc = 0;
+
+	w->nev = 0;
+	/* make room first, so a failure leaves the peers as they were */
+	if (w->n + n > KEEP_WATCH_PEERS_MAX)
+		return KEEP_ERR_TOOBIG;
+	if (w->alloc < w->n + n) {
+		size_t na = w->n + n + 16;
+		struct keep_watch_peer *np = realloc(w->peers, na * sizeof(*np));
+		if (!np)
+			return KEEP_ERR_NOMEM;
+		w->peers = np;
+		w->alloc = na;
+	}
+	for (i = 0; i < w->n; i++)
+		w->peers[i].seen = false;
+
+	for (i = 0; i < n; i++) {
+		const struct keep_watch_input *x = &in[i];
+		struct keep_watch_peer *p, old;
+		long at = find_peer(w, x->node);
+		bool stat_changed;
+
+		if (at < 0) {
+			size_t pos = (size_t)(-at - 1);
+			memmove(&w->peers[pos + 1], &w->peers[pos],
+				(w->n - pos) * sizeof(w->peers[0]));
+			w->n++;
+			p = &w->peers[pos];
+			memset(p, 0, sizeof(*p));
+			copy_str(p->node, sizeof(p->node), x->node);
+			observe(p, x);
+			p->since_mono_ms = now;
+			p->seen = true;
+			p->status =
+			    keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, false);
+			if (!add_event(w, KEEP_WEV_JOIN, p))
+				rc = KEEP_ERR_NOMEM;
+			continue;
+		}
+		p = &w->peers[at];
+		if (p->seen)
+			continue; /* listed twice: the first wins */
+		p->seen = true;
+		if (x->read_failed)
+			continue; /* unknown: the watch stays as it was */
+		old = *p;
+		observe(p, x);
+		if (p->readable != old.readable || p->format != old.format ||
+		    p->written_at_ms != old.written_at_ms ||
+		    strcmp(p->instance, old.instance) != 0 ||
+		    (p->readable && x->obj->format == 3 &&
+		     keep_node_status(x->obj, wall, &w->t, false) != old.status)) {
+			p->since_mono_ms = now;
+			p->last_stale_mono_ms = 0;
+			p->changed_mono_ms = now;
+		}
+		p->status =
+		    keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, recently(w, p, now));
+		stat_changed = p->status != old.status || p->readable != old.readable ||
+			       p->format != old.format || strcmp(p->instance, old.instance) != 0;
+		if (stat_changed && !add_event(w, KEEP_WEV_CHANGE, p))
+			rc = KEEP_ERR_NOMEM;
+	}
+
+	/* leaves */
+	for (i = 0, j = 0; i < w->n; i++) {
+		if (!w->peers[i].seen) {
+			if (!add_event(w, KEEP_WEV_LEAVE, &w->peers[i]))
+				rc = KEEP_ERR_NOMEM;
+			continue;
+		}
+		if (i != j)
+			w->peers[j] = w->peers[i];
+		j++;
+	}
+	w->n = j;
+
+	/* a failed read this pass: never stale on it */
+	if (n) {
+		skip = calloc(w->n ? w->n : 1, sizeof(*skip));
+		if (!skip)
+			return KEEP_ERR_NOMEM;
+		for (i = 0; i < n; i++) {
+			long at;
+			if (!in[i].read_failed)
+				continue;
+			at = find_peer(w, in[i].node);
+			if (at >= 0)
+				skip[at] = true;
+		}
+	}
+
+	/* stale candidates (§2) */
+	if (!self_valid || !w->self[0]) {
+		/* not valid: judge nobody, and start every watch again */
+		for (i = 0; i < w->n; i++) {
+			w->peers[i].since_mono_ms = now;
+			w->peers[i].last_stale_mono_ms = 0;
+		}
+		w->was_valid = false;
+		free(skip);
+		return rc;
+	}
+	w->was_valid = true;
+	for (i = 0; i < w->n; i++) {
+		struct keep_watch_peer *p = &w->peers[i];
+		struct keep_watch_event *e;
+		int64_t from = max64(p->since_mono_ms, live_since);
+		int64_t every = keep_timing_write_every_ms(&w->t);
+
+		if (skip && skip[i])
+			continue;
+		if (!p->readable || p->format != 3 || p->status != KEEP_STATUS_LIVE ||
+		    strcmp(p->node, w->self) == 0)
+			continue;
+		if (now - from < keep_watch_stale_after_ms(&w->t))
+			continue;
+		if (p->last_stale_mono_ms && now - p->last_stale_mono_ms < every)
+			continue;
+		p->last_stale_mono_ms = now;
+		e = add_event(w, KEEP_WEV_STALE, p);
+		if (!e) {
+			rc = KEEP_ERR_NOMEM;
+			continue;
+		}
+		e->unchanged_ms = now - from;
+	}
+	free(skip);
+	return rc;
+}
+
+/* ---- fence decisions ------------------------------------------------------- */
+
+const char *keep_fence_verdict_name(enum keep_fence_verdict v)
+{
+	switch (v) {
+	case KEEP_FV_FENCE:
+		return "fence";
+	case KEEP_FV_CREATE:
+		return "create";
+	case KEEP_FV_FENCED:
+		return "fenced";
+	case KEEP_FV_REWATCH:
+		return "rewatch";
+	case KEEP_FV_NOT_YET:
+		return "not-yet";
+	case KEEP_FV_ALIVE:
+		return "alive";
+	case KEEP_FV_ALREADY:
+		return "already-fenced";
+	case KEEP_FV_NOT_VALID:
+		return "not-valid";
+	case KEEP_FV_REFUSED:
+		return "refused";
+	case KEEP_FV_BAD_OBJECT:
+		return "bad-object";
+	case KEEP_FV_FAILED:
+		return "failed";
+	}
+	return "failed";
+}
+
+static void verdict(struct keep_fence_decision *d, enum keep_fence_verdict v, const char *why)
+{
+	d->verdict = v;
+	d->reason = why;
+}
+
+/* The fence written over a live object o: the instance, written_at and
+ * heartbeat fields kept, state fenced, seq + 1 (the body always differs). */
+static void make_fence(struct keep_fence_decision *d, const struct keep_node_obj *o, const char *by,
+		       int64_t now_wall)
+{
+	d->obj = *o;
+	d->obj.format = 3;
+	d->obj.state = KEEP_NODE_FENCED;
+	if (d->obj.seq < 0)
+		d->obj.seq = 0;
+	else if (d->obj.seq < INT64_MAX)
+		d->obj.seq++;
+	copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), by);
+	d->obj.fenced_at_ms = now_wall;
+}
+
+/* Common checks of a read reply: true when obj is a format-3 object
+ * naming node; otherwise d holds the verdict. */
+static bool read_usable(enum keep_outcome outcome, const struct keep_node_obj *obj, int derr,
+			const char *node, const struct keep_timing *t,
+			enum keep_fence_verdict on_old, struct keep_fence_decision *d)
+{
+	if (outcome == KEEP_STORE_NOT_FOUND) {
+		verdict(d, KEEP_FV_REWATCH, "absent");
+		return false;
+	}
+	if (outcome != KEEP_STORE_OK) {
+		verdict(d, KEEP_FV_FAILED, keep_outcome_name(outcome));
+		return false;
+	}
+	if (derr || !obj) {
+		verdict(d, KEEP_FV_BAD_OBJECT, "unreadable");
+		return false;
+	}
+	if (node && strcmp(obj->node, node) != 0) {
+		verdict(d, KEEP_FV_BAD_OBJECT, "names another node");
+		return false;
+	}
+	d->free_at_ms = obj->written_at_ms + keep_timing_takeover_ms(t);
+	if (obj->format != 3) {
+		d->free_at_ms = 0;
+		verdict(d, on_old, "old-format");
+		return false;
+	}
+	return true;
+}
+
+void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
+			    const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			    const struct keep_timing *t, const char *self,
+			    struct keep_fence_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (!self_valid) {
+		verdict(d, KEEP_FV_NOT_VALID, "own lease not valid");
+		return;
+	}
+	if (!read_usable(outcome, obj, derr, st->node, t, KEEP_FV_REWATCH, d))
+		return;
+	if (obj->state == KEEP_NODE_FENCED) {
+		verdict(d, KEEP_FV_ALREADY, NULL);
+		return;
+	}
+	if (obj->state == KEEP_NODE_RELEASED) {
+		verdict(d, KEEP_FV_REWATCH, "released");
+		return;
+	}
+	/* never on the listing or the watch: on this read alone */
+	if (strcmp(obj->instance, st->instance) != 0 || obj->written_at_ms != st->written_at_ms) {
+		verdict(d, KEEP_FV_REWATCH, "changed");
+		return;
+	}
+	if (now_wall < d->free_at_ms) {
+		verdict(d, KEEP_FV_NOT_YET, NULL);
+		return;
+	}
+	make_fence(d, obj, self, now_wall);
+	verdict(d, KEEP_FV_FENCE, NULL);
+}
+
+void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
+			    const struct keep_node_obj *obj, int derr, const struct keep_timing *t,
+			    struct keep_fence_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (!read_usable(outcome, obj, derr, sent->node, t, KEEP_FV_REWATCH, d))
+		return;
+	switch (obj->state) {
+	case KEEP_NODE_FENCED:
+		if (strcmp(obj->instance, sent->instance) == 0 &&
+		    obj->written_at_ms == sent->written_at_ms &&
+		    strcmp(obj->fenced_by, sent->fenced_by) == 0 &&
+		    obj->fenced_at_ms == sent->fenced_at_ms && obj->seq == sent->seq)
+			verdict(d, KEEP_FV_FENCED, "landed");
+		else
+			verdict(d, KEEP_FV_ALREADY, NULL);
+		return;
+	case KEEP_NODE_RELEASED:
+		verdict(d, KEEP_FV_REWATCH, "released");
+		return;
+	case KEEP_NODE_LIVE:
+		verdict(d, KEEP_FV_ALIVE, NULL);
+		return;
+	}
+	verdict(d, KEEP_FV_BAD_OBJECT, "unreadable");
+}
+
+void keep_fence_operator(const char *node, enum keep_outcome outcome,
+			 const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			 const struct keep_timing *t, struct keep_fence_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (outcome == KEEP_STORE_NOT_FOUND) {
+		/* §2: created with the operator's clock and no instance */
+		d->obj.format = 3;
+		d->obj.state = KEEP_NODE_FENCED;
+		copy_str(d->obj.instance, sizeof(d->obj.instance), "-");
+		d->obj.written_at_ms = now_wall;
+		copy_str(d->obj.node, sizeof(d->obj.node), node);
+		d->obj.seq = 0;
+		copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), "operator");
+		d->obj.fenced_at_ms = now_wall;
+		d->free_at_ms = now_wall + keep_timing_takeover_ms(t);
+		verdict(d, KEEP_FV_CREATE, "absent");
+		return;
+	}
+	if (!read_usable(outcome, obj, derr, node, t, KEEP_FV_REFUSED, d))
+		return;
+	switch (obj->state) {
+	case KEEP_NODE_FENCED:
+		verdict(d, KEEP_FV_ALREADY, NULL);
+		return;
+	case KEEP_NODE_RELEASED:
+		verdict(d, KEEP_FV_REFUSED, "released");
+		return;
+	case KEEP_NODE_LIVE:
+		make_fence(d, obj, "operator", now_wall);
+		verdict(d, KEEP_FV_FENCE, NULL);
+		return;
+	}
+	verdict(d, KEEP_FV_BAD_OBJECT, "unreadable");
+}
+
+/* ---- the free rule ------------------------------------------------------------ */
+
+enum keep_free keep_node_free(const char *node, const char *instance, bool present,
+			      const struct keep_node_obj *obj, int64_t now_wall,
+			      const struct keep_timing *t, int64_t *free_at_ms)
+{
+	int64_t at;
+
+	if (free_at_ms)
+		*free_at_ms = 0;
+	/* absent, unreadable and old formats free nothing (§2) */
+	if (!present || !obj || obj->format != 3 || !node || strcmp(obj->node, node) != 0)
+		return KEEP_FREE_NO;
+	if (obj->state == KEEP_NODE_LIVE)
+		return instance && strcmp(obj->instance, instance) == 0 ? KEEP_FREE_NO
+									: KEEP_FREE_YES;
+	at = obj->written_at_ms + keep_timing_takeover_ms(t);
+	if (free_at_ms)
+		*free_at_ms = at;
+	return now_wall >= at ? KEEP_FREE_YES : KEEP_FREE_LATER;
+}

@@ -1,0 +1,222 @@
+/* keep — fencing and membership, sans I/O (ADR 0020 §2, §6; docs/fencing.md).
+ *
+ * Four pure parts, each driven by a command that reads the clocks and
+ * calls the store:
+ *
+ *   keep_node_status()      what one node object shows (cluster status, §6)
+ *   struct keep_watch       node-watch's watch of every peer: join, change,
+ *                           leave, and `stale` candidates (§2)
+ *   keep_fence_peer_*()     lease-fence --stdin: the decision on one fresh
+ *                           versioned read, and on the re-read after a
+ *                           failed fence (§2)
+ *   keep_fence_operator()   lease-fence NODE: the operator's fence (§2)
+ *   keep_node_free()        the free rule of a record naming node A and
+ *                           instance i (§2), for the ownership commands
+ *
+ * Nothing here reads a clock, sleeps, or touches a file or the store.
+ * *_mono_ms: a monotonic clock (this boot); *_wall_ms: the wall clock
+ * (ms since the epoch), compared with other nodes' written_at. */
+#ifndef KEEP_CORE_FENCE_H
+#define KEEP_CORE_FENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../nodeobj.h"
+#include "../store/store.h"
+#include "timing.h"
+
+#define KEEP_FENCE_CONCURRENCY 8    /* fences at once (ADR §2 bounds, FENCE_CONCURRENCY) */
+#define KEEP_WATCH_PEERS_MAX 100000 /* most nodes watched; more are refused */
+
+/* ---- status ---------------------------------------------------------------- */
+
+enum keep_node_status {
+	KEEP_STATUS_LIVE = 0,
+	KEEP_STATUS_RELEASED,
+	KEEP_STATUS_FENCED,
+	KEEP_STATUS_OLD_RUNNING, /* old format, fresh or changing (§6): an error */
+	KEEP_STATUS_OLD_RETIRED, /* old format, stale: a retired node */
+	KEEP_STATUS_UNREADABLE,	 /* not ours, malformed, or the read failed */
+};
+
+/* "live", "released", "fenced", "old-running", "old-retired", "unreadable". */
+const char *keep_node_status_name(enum keep_node_status s);
+
+/* The status of a decoded object o (NULL: unreadable) at now_wall_ms.
+ * An old-format heartbeat is old-running when its written_at is less than
+ * ttl + grace before now_wall_ms (or in the future), or when
+ * changed_recently (the caller saw it change between listings within the
+ * last ttl + grace); otherwise old-retired. */
+enum keep_node_status keep_node_status(const struct keep_node_obj *o, int64_t now_wall_ms,
+				       const struct keep_timing *t, bool changed_recently);
+
+/* ---- the watch (node-watch) ------------------------------------------------ */
+
+/* One node seen by a listing pass. */
+struct keep_watch_input {
+	const char *node; /* the id from the key nodes/<id> (borrowed) */
+	bool readable;	  /* obj holds the decoded object */
+	bool read_failed; /* the GET failed (not a decode error): keep the watch as it is */
+	const struct keep_node_obj *obj; /* borrowed; NULL unless readable */
+};
+
+enum keep_watch_event_kind {
+	KEEP_WEV_JOIN = 0, /* a node first seen */
+	KEEP_WEV_CHANGE,   /* its status, instance or format changed (not each renewal) */
+	KEEP_WEV_LEAVE,	   /* no longer listed */
+	KEEP_WEV_STALE,	   /* a fence candidate (§2) */
+};
+
+struct keep_watch_event {
+	enum keep_watch_event_kind kind;
+	char node[KEEP_NODE_ID_MAX + 1];
+	enum keep_node_status status;
+	int format;			      /* 0 when unreadable */
+	char instance[KEEP_INSTANCE_LEN + 1]; /* "-" when none */
+	int64_t written_at_ms;		      /* 0 when unreadable */
+	int64_t unchanged_ms;		      /* STALE: how long watched unchanged */
+};
+
+struct keep_watch_peer {
+	char node[KEEP_NODE_ID_MAX + 1];
+	bool readable;
+	int format;
+	enum keep_node_status status;
+	char instance[KEEP_INSTANCE_LEN + 1];
+	int64_t written_at_ms;
+	int64_t since_mono_ms;	    /* first seen with this instance + written_at */
+	int64_t changed_mono_ms;    /* last seen changing (0: never) */
+	int64_t last_stale_mono_ms; /* last stale emitted (0: never) */
+	bool seen;		    /* listed in the current pass */
+};
+
+/* The watch. Owns peers[] and ev[]; release with keep_watch_release. */
+struct keep_watch {
+	struct keep_timing t;
+	char self[KEEP_NODE_ID_MAX + 1]; /* "" when none: nothing is ever stale */
+	struct keep_watch_peer *peers;	 /* sorted by node id */
+	size_t n, alloc;
+	struct keep_watch_event *ev; /* events of the last pass */
+	size_t nev, evalloc;
+	bool was_valid; /* this node's lease was valid at the last pass */
+};
+
+/* Initialise for node self (NULL or "": no own lease, never stale). */
+void keep_watch_init(struct keep_watch *w, const struct keep_timing *t, const char *self);
+void keep_watch_release(struct keep_watch *w);
+
+/* The time a peer must stay unchanged before it is a candidate:
+ * write_every + attempt_timeout (ms). */
+int64_t keep_watch_stale_after_ms(const struct keep_timing *t);
+
+/* Feed one listing pass (every node listed, in any order) at now_mono_ms.
+ * self_valid: this node's lease is valid now (lease state file);
+ * live_since_mono_ms: its first acknowledged write after its last lapse
+ * (0 when unknown). While not valid, no stale line is produced and every
+ * watch restarts. The pass's events replace w->ev/w->nev: joins and
+ * changes in input order, leaves, then stale candidates (each at most
+ * once per write_every while it stays one).
+ * 0, KEEP_ERR_NOMEM or KEEP_ERR_TOOBIG (too many nodes); on error the
+ * watch is unchanged apart from events. */
+int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, size_t n,
+		    int64_t now_mono_ms, int64_t now_wall_ms, bool self_valid,
+		    int64_t live_since_mono_ms);
+
+/* "join", "change", "leave", "stale". */
+const char *keep_watch_event_name(enum keep_watch_event_kind k);
+
+/* ---- peer fence (lease-fence --stdin) --------------------------------------- */
+
+/* A stale line: what the watcher saw unchanged. */
+struct keep_stale {
+	char node[KEEP_NODE_ID_MAX + 1];
+	char instance[KEEP_INSTANCE_LEN + 1];
+	int64_t written_at_ms;
+};
+
+enum keep_fence_verdict {
+	KEEP_FV_FENCE = 0,  /* write *obj, If-Match the read's version */
+	KEEP_FV_CREATE,	    /* operator only: write *obj, If-None-Match: * */
+	KEEP_FV_FENCED,	    /* done: the fence landed */
+	KEEP_FV_REWATCH,    /* the node wrote (or is not live): watch again */
+	KEEP_FV_NOT_YET,    /* written_at + ttl + grace not passed on our clock */
+	KEEP_FV_ALIVE,	    /* the fence failed its condition: the node wrote meanwhile */
+	KEEP_FV_ALREADY,    /* someone else fenced it */
+	KEEP_FV_NOT_VALID,  /* this node's own lease is not valid: nothing done */
+	KEEP_FV_REFUSED,    /* operator: released or old format: nothing done */
+	KEEP_FV_BAD_OBJECT, /* the object is not ours or malformed: nothing written */
+	KEEP_FV_FAILED,	    /* the store failed (retry later) */
+};
+
+/* Stable names: "fence", "create", "fenced", "rewatch", "not-yet",
+ * "alive", "already-fenced", "not-valid", "refused", "bad-object",
+ * "failed". */
+const char *keep_fence_verdict_name(enum keep_fence_verdict v);
+
+struct keep_fence_decision {
+	enum keep_fence_verdict verdict;
+	const char *reason;	  /* static; why (e.g. "changed", "old-format"), or NULL */
+	struct keep_node_obj obj; /* FENCE/CREATE: the object to write */
+	int64_t free_at_ms;	  /* written_at + ttl + grace of the object concerned; 0 */
+};
+
+/* The peer's decision on one fresh versioned GET of nodes/<st->node>
+ * (§2), decided on that read alone:
+ *   outcome/obj/decode_err: the GET's reply (obj NULL unless OK and decoded);
+ *   self_valid: this node's lease is valid now;
+ *   self: this node's id (the fence's fenced_by).
+ * FENCE when the object is format 3, live, names st's instance and
+ * written_at, and written_at + ttl + grace <= now_wall_ms; the object to
+ * write keeps the instance, written_at and heartbeat fields, state
+ * fenced, seq + 1, fenced_by self, fenced_at now_wall_ms. */
+void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
+			    const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
+			    const struct keep_timing *t, const char *self,
+			    struct keep_fence_decision *d);
+
+/* After a fence write that did not land for sure (a conflict, or an
+ * ambiguous reply), the one re-read: `sent` is the fence we wrote.
+ * FENCED when the read shows our own fence (same fenced_by and
+ * fenced_at_ms, same instance and written_at: an ambiguous write that
+ * landed); ALREADY for any other fence; ALIVE for a live object; REWATCH
+ * for released or absent; BAD_OBJECT / FAILED as the read says. */
+void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
+			    const struct keep_node_obj *obj, int decode_err,
+			    const struct keep_timing *t, struct keep_fence_decision *d);
+
+/* ---- operator fence (lease-fence NODE) -------------------------------------- */
+
+/* The operator's decision on a versioned GET of nodes/<node>:
+ *   absent -> CREATE (state fenced, instance "-", written_at = now_wall_ms);
+ *   format 3 live -> FENCE (If-Match that read; instance and written_at kept);
+ *   fenced -> ALREADY; released or old format -> REFUSED;
+ *   unreadable -> BAD_OBJECT; a failed read -> FAILED.
+ * fenced_by is "operator". */
+void keep_fence_operator(const char *node, enum keep_outcome outcome,
+			 const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
+			 const struct keep_timing *t, struct keep_fence_decision *d);
+
+/* ---- the free rule (§2) ------------------------------------------------------ */
+
+enum keep_free {
+	KEEP_FREE_NO = 0, /* held: nothing proves the holder lapsed */
+	KEEP_FREE_YES,	  /* free now */
+	KEEP_FREE_LATER,  /* free at *free_at_ms on the reader's wall clock, not yet */
+};
+
+/* Is a record naming node `node` and instance `instance` free, on the
+ * evidence of a read of nodes/<node> issued AFTER the read of the record?
+ *   present: the read found an object (false: absent -> NO);
+ *   obj: the decoded object (NULL: unreadable -> NO).
+ * Free only on a format-3 object naming `node` in any state other than
+ * live naming `instance`: live naming another instance -> YES;
+ * fenced or released naming any instance -> YES once written_at + ttl +
+ * grace <= now_wall_ms, else LATER (with *free_at_ms). Absent objects and
+ * old formats (1, 2) free nothing. free_at_ms may be NULL. */
+enum keep_free keep_node_free(const char *node, const char *instance, bool present,
+			      const struct keep_node_obj *obj, int64_t now_wall_ms,
+			      const struct keep_timing *t, int64_t *free_at_ms);
+
+#endif
