@@ -173,7 +173,7 @@ need_faults() {
 			printf 'writer %d\n' "$i" |
 				keep-store -c "$KEEP_CONFIG" put race --if-match "$v" >"$d/out.$i" 2>"$d/err.$i" || rc=$?
 			echo "$rc" >"$d/rc.$i"
-		) &
+		) 3>&- &
 	done
 	wait
 	wins=0 winner= ambiguous=
