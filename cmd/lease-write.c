@@ -5,6 +5,8 @@
  * lease state file (state_dir/<id>/lease) that every other command of
  * the node reads. SIGTERM/SIGINT: the clean stop (released, §4). */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -310,6 +312,24 @@ int main(int argc, char **argv)
 	if (keep_mkdirs(d.node_dir) != 0)
 		keep_die(KEEP_EXIT_TEMP, d.prog, "unable to create state directory '%s': %s",
 			 d.node_dir, strerror(errno));
+	{
+		/* one lease-write per node per state directory: a twin on this
+		 * machine is refused before it can touch the shared state file */
+		char lock[KEEP_PATH_MAX + 100];
+		int fd;
+
+		snprintf(lock, sizeof(lock), "%s/lease.lock", d.node_dir);
+		fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			keep_die(KEEP_EXIT_TEMP, d.prog, "unable to open '%s': %s", lock,
+				 strerror(errno));
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+			keep_die(KEEP_EXIT_REPLACED, d.prog,
+				 "another lease-write for node '%s' is running with state "
+				 "directory '%s'",
+				 d.cfg.node_id, d.node_dir);
+		/* fd stays open (and locked) for the life of the process */
+	}
 	snprintf(d.key, sizeof(d.key), "nodes/%s", d.cfg.node_id);
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id);

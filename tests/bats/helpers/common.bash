@@ -69,3 +69,60 @@ refute_crash() {
 	[ "$status" -lt 90 ] || [ "$status" -eq 100 ] || [ "$status" -eq 111 ] || {
 		echo "crashed or sanitizer report: status $status" >&2; return 1; }
 }
+
+# start_bg NAME CMD... : run CMD in the background. Its stdout goes to
+# $BATS_TEST_TMPDIR/NAME.out, stderr to NAME.err, its pid to NAME.pid, and
+# its exit code to NAME.rc when it ends. keep_teardown kills what is left.
+start_bg() {
+	local n=$1; shift
+	local d=$BATS_TEST_TMPDIR
+	rm -f "$d/$n.rc" "$d/$n.pid"
+	(
+		"$@" >"$d/$n.out" 2>"$d/$n.err" &
+		echo $! >"$d/$n.pid"
+		rc=0
+		wait $! || rc=$?
+		echo $rc >"$d/$n.rc"
+	) 3>&- &
+	echo "$n" >>"$d/.bg"
+	wait_for 10 test -s "$d/$n.pid"
+}
+
+# bg_pid NAME ; bg_rc NAME (empty while running)
+bg_pid() { cat "$BATS_TEST_TMPDIR/$1.pid"; }
+bg_rc() { cat "$BATS_TEST_TMPDIR/$1.rc" 2>/dev/null; }
+bg_running() { [ ! -s "$BATS_TEST_TMPDIR/$1.rc" ]; }
+
+# wait_exit SECONDS NAME : wait until NAME ended; prints its exit code.
+wait_exit() {
+	wait_for "$1" test -s "$BATS_TEST_TMPDIR/$2.rc" || return 1
+	cat "$BATS_TEST_TMPDIR/$2.rc"
+}
+
+# wait_line SECONDS NAME REGEX : wait until NAME's stdout has a line matching REGEX.
+wait_line() {
+	wait_for "$1" grep -Eq -- "$3" "$BATS_TEST_TMPDIR/$2.out"
+}
+
+keep_teardown() {
+	local n p
+	[ -f "$BATS_TEST_TMPDIR/.bg" ] || return 0
+	while read -r n; do
+		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
+		kill -TERM "$p" 2>/dev/null || true
+	done <"$BATS_TEST_TMPDIR/.bg"
+	sleep 0.3
+	while read -r n; do
+		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
+		kill -KILL "$p" 2>/dev/null || true
+	done <"$BATS_TEST_TMPDIR/.bg"
+	rm -f "$BATS_TEST_TMPDIR/.bg"
+}
+
+# A sanitizer report in any stderr file of this test is a failure.
+refute_sanitizer_reports() {
+	! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$BATS_TEST_TMPDIR"/*.err 2>/dev/null
+}
+
+# now_ms : wall clock in ms
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# lease-write end to end (ADR 0020 §1, §4, §5; the renewal-retry report).
+# Runs on the fs store and on a real S3 server (KEEP_TEST_STORE).
+# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000:
+# writes every 1000, attempts bounded by 800, valid 2400 after a send,
+# the start check waits 4500.
+
+load helpers/common
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+# node_obj NODE : the object's body
+node_obj() { keep-store get "nodes/$1"; }
+node_version() { keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
+
+@test "lease-write: on an empty bucket it goes live only after ttl + grace, in format 3" {
+	t0=$(now_ms)
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	t1=$(now_ms)
+	[ $((t1 - t0)) -ge 4500 ]
+	run -0 node_obj n1
+	[ "${lines[0]}" = "wasmkeep-node 3" ]
+	inst=$(sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/n1.out")
+	[ "${lines[1]}" = "live $inst" ]
+	[[ "${lines[2]}" =~ ^written_at_ms\ [0-9]+$ ]]
+	[ "${lines[3]}" = "node n1" ]
+	run -0 lease-status --node-id n1
+	assert_output --partial "phase=live"
+	refute_sanitizer_reports
+}
+
+@test "lease-write: a second process with the same node id exits with the another-instance code" {
+	start_bg a lease-write --node-id n1 --state-dir "$STATE_DIR/a"
+	start_bg b lease-write --node-id n1 --state-dir "$STATE_DIR/b"
+	# both start at once: one wins the first write, the other sees it live and changing
+	wait_for 30 sh -c "test -s '$BATS_TEST_TMPDIR/a.rc' || test -s '$BATS_TEST_TMPDIR/b.rc'"
+	if [ -s "$BATS_TEST_TMPDIR/a.rc" ]; then loser=a winner=b; else loser=b winner=a; fi
+	[ "$(bg_rc $loser)" = 11 ]
+	grep -q '^lost .*reason=replaced' "$BATS_TEST_TMPDIR/$loser.out"
+	wait_line 10 $winner '^live '
+	run -0 lease-status --node-id n1 --state-dir "$STATE_DIR/$winner"
+	bg_running $winner
+	# a third, started later, is refused during its start check
+	start_bg c lease-write --node-id n1 --state-dir "$STATE_DIR/c"
+	run wait_exit 20 c
+	[ "$output" = 11 ]
+	bg_running $winner
+	refute_sanitizer_reports
+}
+
+@test "lease-write: a second lease-write on the same state directory is refused at once" {
+	start_bg a lease-write --node-id n1
+	wait_for 10 test -e "$STATE_DIR/n1/lease.lock"
+	sleep 0.5
+	run -11 --separate-stderr lease-write --node-id n1
+	[[ "$stderr" == *"another lease-write for node 'n1' is running"* ]]
+	bg_running a
+}
+
+@test "lease-write: a renewal whose reply is lost after it landed is adopted, not taken for a fence" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	echo "put nodes/n1 lose count=1" >"$FAULT_FILE"
+	wait_line 10 n1 '^adopted '
+	run -0 lease-status --node-id n1
+	bg_running n1
+	! grep -q '^lost ' "$BATS_TEST_TMPDIR/n1.out"
+	! grep -q '^ran-out ' "$BATS_TEST_TMPDIR/n1.out"
+	refute_sanitizer_reports
+}
+
+@test "lease-write: the object overwritten with fenced makes it exit with the fenced code" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	v=$(node_version n1)
+	node_obj n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
+	run wait_exit 10 n1
+	[ "$output" = 10 ]
+	grep -q '^lost .*reason=fenced' "$BATS_TEST_TMPDIR/n1.out"
+	grep -q 'node lease lost: fenced' "$BATS_TEST_TMPDIR/n1.err"
+	run -10 lease-status --node-id n1
+}
+
+@test "lease-write: the object deleted makes it exit with the removed code" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	keep-store del nodes/n1
+	run wait_exit 10 n1
+	[ "$output" = 13 ]
+	grep -q '^lost .*reason=removed.*state=absent' "$BATS_TEST_TMPDIR/n1.out"
+}
+
+@test "lease-write: a store outage shorter than ttl - safety keeps the lease valid" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	echo "* * fail" >"$FAULT_FILE"
+	end=$(( $(now_ms) + 1200 ))
+	while [ "$(now_ms)" -lt "$end" ]; do
+		run -0 lease-status --node-id n1
+		sleep 0.1
+	done
+	: >"$FAULT_FILE"
+	sleep 1.5
+	run -0 lease-status --node-id n1
+	! grep -q '^ran-out ' "$BATS_TEST_TMPDIR/n1.out"
+	grep -q '^write-failed ' "$BATS_TEST_TMPDIR/n1.out"
+}
+
+@test "lease-write: a longer outage runs the lease out, not lost; back, it is valid again with the same instance" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	inst=$(sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/n1.out")
+	echo "* * fail" >"$FAULT_FILE"
+	wait_line 10 n1 '^ran-out '
+	run -14 lease-status --node-id n1
+	sleep 1
+	bg_running n1
+	: >"$FAULT_FILE"
+	wait_line 10 n1 '^recovered '
+	run -0 lease-status --node-id n1
+	assert_output --partial "instance=$inst"
+	run -0 node_obj n1
+	[ "${lines[1]}" = "live $inst" ]
+	! grep -q '^lost ' "$BATS_TEST_TMPDIR/n1.out"
+	refute_sanitizer_reports
+}
+
+@test "lease-write: renewal-retry report: PUTs failing 5xx lifted a quarter-ttl before expiry, the node renews in time" {
+	start_bg n1 lease-write --node-id n1 -v
+	wait_line 20 n1 '^live '
+	wait_line 10 n1 '^renewed '
+	echo "put nodes/ error 500" >"$FAULT_FILE"
+	# wait until only a quarter of the ttl (750 ms) of validity is left
+	get_left() { lease-status --node-id n1 | sed -n 's/.*valid_ms=\([0-9]*\).*/\1/p'; }
+	for _ in $(seq 1 100); do
+		left=$(get_left)
+		[ -n "$left" ] && [ "$left" -le 750 ] && break
+		sleep 0.02
+	done
+	[ -n "$left" ] && [ "$left" -gt 0 ] && [ "$left" -le 750 ]
+	: >"$FAULT_FILE"
+	n=$(grep -c '^renewed ' "$BATS_TEST_TMPDIR/n1.out")
+	wait_for 5 sh -c "[ \$(grep -c '^renewed ' '$BATS_TEST_TMPDIR/n1.out') -gt $n ]"
+	sleep 1
+	! grep -q '^ran-out ' "$BATS_TEST_TMPDIR/n1.out"
+	grep -q '^write-failed .*outcome=ambiguous' "$BATS_TEST_TMPDIR/n1.out"
+	run -0 lease-status --node-id n1
+}
+
+@test "lease-write: the clean stop writes released keeping written_at, and exits 0" {
+	start_bg n1 lease-write --node-id n1 -v
+	wait_line 20 n1 '^live '
+	wait_line 10 n1 '^renewed '
+	kill -TERM "$(bg_pid n1)"
+	run wait_exit 10 n1
+	[ "$output" = 0 ]
+	last=$(grep -E '^(live|renewed|adopted|recovered) ' "$BATS_TEST_TMPDIR/n1.out" | tail -n 1 |
+		sed -n 's/.*written_at_ms=\([0-9]*\).*/\1/p')
+	inst=$(sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/n1.out")
+	run -0 node_obj n1
+	[ "${lines[1]}" = "released $inst" ]
+	[ "${lines[2]}" = "written_at_ms $last" ]
+	grep -q "^released .*written_at_ms=$last" "$BATS_TEST_TMPDIR/n1.out"
+	run -15 lease-status --node-id n1
+	assert_output --partial "phase=stopped"
+	refute_sanitizer_reports
+}
+
+@test "lease-write: a restart after a clean stop takes the lease back with a new instance" {
+	start_bg a lease-write --node-id n1
+	wait_line 20 a '^live '
+	kill -TERM "$(bg_pid a)"
+	run wait_exit 10 a
+	[ "$output" = 0 ]
+	start_bg b lease-write --node-id n1
+	wait_line 20 b '^live '
+	i1=$(sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/a.out")
+	i2=$(sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMPDIR/b.out")
+	[ "$i1" != "$i2" ]
+	run -0 node_obj n1
+	[ "${lines[1]}" = "live $i2" ]
+}
+
+@test "lease-write: an object that is not a keep node lease is never overwritten" {
+	printf 'hello\n' | keep-store put nodes/n1
+	start_bg n1 lease-write --node-id n1
+	run wait_exit 10 n1
+	[ "$output" = 17 ]
+	run -0 node_obj n1
+	[ "$output" = "hello" ]
+}
+
+@test "lease-write: bad flags and configuration are refused with exit 100 and change nothing" {
+	run -100 --separate-stderr lease-write --node-id 'bad/id'
+	[ "${#stderr_lines[@]}" -ge 1 ]
+	run -100 --separate-stderr lease-write --bogus
+	run -100 --separate-stderr lease-write
+	[[ "$stderr" == *"no node id"* ]]
+	printf 'lease:\n  ttl_ms: 3000\n  heartbeat_period_ms: 2000\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+	run -100 --separate-stderr lease-write -c "$BATS_TEST_TMPDIR/bad.yaml" --node-id n1 --store "$STORE_URL"
+	[[ "$stderr" == *"heartbeat_period_ms"* ]]
+	run -0 lease-write --node-id n1 --check
+	[ "$output" = "configuration OK" ]
+	run -0 keep-store list nodes/
+	[ -z "$output" ]
+}
