@@ -1,0 +1,638 @@
+/* lease-fence — fence a node (ADR 0020 §2).
+ *
+ * Operator mode, `lease-fence NODE`: fence nodes/NODE over its current
+ * object (If-Match the version read), or create the fence (If-None-Match:
+ * *) when it is absent; refuse over a fence, a released object or an old
+ * format.
+ *
+ * Peer mode, `lease-fence --stdin`: read node-watch's lines, and for each
+ * `stale` candidate decide on one fresh versioned GET (lib/core/fence.c),
+ * only while this node's own lease is valid. Fences run on a pool of
+ * KEEP_FENCE_CONCURRENCY threads, each with its own store handle and each
+ * request bounded by (ttl - safety) / 3, so a hung fence never holds up
+ * the others (and node-watch is another process). See docs/fencing.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/fence.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/line.h"
+#include "../lib/metrics.h"
+#include "../lib/statedir.h"
+
+static const char usage[] =
+    "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] NODE\n"
+    "       lease-fence [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] --stdin\n"
+    "\n"
+    "NODE     operator fence of nodes/NODE: over its live object (instance and\n"
+    "         written_at kept), or created with instance `-` when absent. Prints\n"
+    "         `fenced node=.. instance=.. written_at_ms=.. free_at_ms=..`: records\n"
+    "         naming the node are free at free_at_ms. Refuses a fenced, released\n"
+    "         or old-format object. No node id or lease needed.\n"
+    "--stdin  peer fencing, fed by `node-watch --follow`: acts on `stale` lines\n"
+    "         (other node-watch lines are ignored; a malformed line is reported\n"
+    "         and skipped), only while this node's lease is valid; at most 8\n"
+    "         fences at once. One line per stale line:\n"
+    "         fenced|rewatch|not-yet|alive|already-fenced|skipped|failed|bad-object\n"
+    "         node=.. instance=.. written_at_ms=.. [free_at_ms=..] [reason=..]\n"
+    "  --check  validate the configuration, print `configuration OK`, exit\n"
+    "\n"
+    "exit (NODE): 0 fenced; 1 refused (already fenced, released, old format);\n"
+    "17 nodes/NODE is not a keep node object; 100 usage or configuration;\n"
+    "111 store unreachable or the outcome unknown (run it again).\n"
+    "exit (--stdin): 0 at end of input or on SIGTERM; 100 usage; 111 store unusable.\n"
+    "See docs/fencing.md.\n";
+
+enum { OPT_STDIN = 0x2000 };
+
+static const char *prog = "lease-fence";
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+struct ctx {
+	struct keep_config cfg;
+	char node_dir[KEEP_PATH_MAX + 80];
+	char boot_id[64];
+	struct keep_metrics metrics;
+	pthread_mutex_t lock; /* metrics, stdout, the queue */
+	pthread_cond_t more;
+};
+
+static struct ctx C;
+
+static void metric_inc(const char *name)
+{
+	pthread_mutex_lock(&C.lock);
+	keep_metrics_inc(&C.metrics, name, 1);
+	keep_metrics_flush(&C.metrics);
+	pthread_mutex_unlock(&C.lock);
+}
+
+static void metric_store(const char *op, enum keep_outcome o)
+{
+	pthread_mutex_lock(&C.lock);
+	keep_metrics_store(&C.metrics, op, o);
+	pthread_mutex_unlock(&C.lock);
+}
+
+static void emit_locked(struct keep_buf *b)
+{
+	pthread_mutex_lock(&C.lock);
+	keep_line_emit(b);
+	pthread_mutex_unlock(&C.lock);
+}
+
+/* Versioned GET of nodes/<node>, decoded. *derr: 0 or the decode error. */
+static void read_node(struct keep_store *s, const char *node, struct keep_reply *r,
+		      struct keep_node_obj *obj, int *derr)
+{
+	char key[KEEP_NODE_ID_MAX + 8], err[160];
+	struct keep_buf body;
+	int rc;
+
+	snprintf(key, sizeof(key), "nodes/%s", node);
+	keep_buf_init(&body, KEEP_BODY_MAX);
+	memset(r, 0, sizeof(*r));
+	*derr = 0;
+	keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
+	rc = keep_store_get(s, key, &body, r);
+	if (rc)
+		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	metric_store("get", r->outcome);
+	if (r->outcome == KEEP_STORE_OK) {
+		*derr = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
+					     sizeof(err));
+		if (*derr)
+			keep_warn(prog, "nodes/%s is not a valid node object: %s", node, err);
+	} else if (r->outcome != KEEP_STORE_NOT_FOUND) {
+		keep_warn(prog, "unable to read nodes/%s: %s: %s", node,
+			  keep_outcome_name(r->outcome), r->detail);
+	}
+	keep_buf_release(&body);
+}
+
+/* Conditional PUT of o to nodes/<o->node>. */
+static void write_node(struct keep_store *s, const struct keep_node_obj *o, enum keep_cond cond,
+		       const char *if_match, struct keep_reply *r)
+{
+	char key[KEEP_NODE_ID_MAX + 8], version[KEEP_VERSION_MAX];
+	struct keep_buf body;
+	int rc;
+
+	/* if_match may point into *r (the read's reply): copy it first */
+	snprintf(version, sizeof(version), "%s", if_match ? if_match : "");
+	snprintf(key, sizeof(key), "nodes/%s", o->node);
+	keep_buf_init(&body, KEEP_NODEOBJ_MAX);
+	memset(r, 0, sizeof(*r));
+	rc = keep_node_obj_encode(o, &body);
+	if (rc) {
+		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "encode: %s", keep_strerror(rc));
+	} else {
+		keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
+		rc = keep_store_put(s, key, body.data, body.len, cond,
+				    cond == KEEP_COND_IF_MATCH ? version : NULL, r);
+		if (rc)
+			keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	}
+	metric_store("put", r->outcome);
+	if (r->outcome != KEEP_STORE_OK)
+		keep_warn(prog, "fence of nodes/%s: %s: %s", o->node, keep_outcome_name(r->outcome),
+			  r->detail[0] ? r->detail : "-");
+	keep_buf_release(&body);
+}
+
+/* ---- operator mode -------------------------------------------------------------- */
+
+static void print_result(const char *type, const char *node, const struct keep_node_obj *o,
+			 int64_t free_at, const char *reason)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, type);
+	keep_line_str(&b, "node", node);
+	keep_line_str(&b, "instance", o ? o->instance : NULL);
+	if (o && o->written_at_ms)
+		keep_line_int(&b, "written_at_ms", o->written_at_ms);
+	else
+		keep_line_str(&b, "written_at_ms", NULL);
+	if (free_at)
+		keep_line_int(&b, "free_at_ms", free_at);
+	if (o && o->format == 3 && o->state == KEEP_NODE_FENCED && o->fenced_by[0])
+		keep_line_str(&b, "fenced_by", o->fenced_by);
+	if (reason)
+		keep_line_str(&b, "reason", reason);
+	emit_locked(&b);
+	keep_buf_release(&b);
+}
+
+static int operator_fence(struct keep_store *s, const char *node)
+{
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		struct keep_reply r;
+		struct keep_node_obj obj;
+		struct keep_fence_decision d, d2;
+		int derr;
+
+		read_node(s, node, &r, &obj, &derr);
+		keep_fence_operator(node, r.outcome,
+				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
+				    keep_wall_ms(), &C.cfg.timing, &d);
+		switch (d.verdict) {
+		case KEEP_FV_FENCE:
+		case KEEP_FV_CREATE:
+			break;
+		case KEEP_FV_ALREADY:
+			print_result("already-fenced", node, &obj, d.free_at_ms, NULL);
+			fprintf(stderr, "%s: nodes/%s is already fenced (by %s)\n", prog, node,
+				obj.fenced_by[0] ? obj.fenced_by : "?");
+			return KEEP_EXIT_NO;
+		case KEEP_FV_REFUSED:
+			print_result("refused", node, &obj, 0, d.reason);
+			if (strcmp(d.reason, "released") == 0)
+				fprintf(
+				    stderr,
+				    "%s: nodes/%s is released (a clean stop): nothing to fence; "
+				    "its records are free at %lld\n",
+				    prog, node, (long long)d.free_at_ms);
+			else
+				fprintf(stderr,
+					"%s: nodes/%s is an old-format heartbeat: never fenced "
+					"(ADR 0020 section 6)\n",
+					prog, node);
+			return KEEP_EXIT_NO;
+		case KEEP_FV_BAD_OBJECT:
+			keep_die(KEEP_EXIT_BAD_OBJECT, prog,
+				 "nodes/%s is not a keep node object (%s): nothing written", node,
+				 d.reason ? d.reason : "unreadable");
+		default:
+			keep_die(KEEP_EXIT_TEMP, prog, "unable to read nodes/%s: %s: %s", node,
+				 keep_outcome_name(r.outcome), r.detail);
+		}
+		write_node(s, &d.obj,
+			   d.verdict == KEEP_FV_CREATE ? KEEP_COND_IF_NONE_MATCH
+						       : KEEP_COND_IF_MATCH,
+			   r.version, &r);
+		if (r.outcome == KEEP_STORE_OK) {
+			metric_inc("keep_fences_total");
+			print_result("fenced", node, &d.obj, d.free_at_ms, NULL);
+			keep_metrics_flush(&C.metrics);
+			return KEEP_EXIT_OK;
+		}
+		if (r.outcome == KEEP_STORE_REFUSED)
+			keep_die(KEEP_EXIT_TEMP, prog, "unable to fence nodes/%s: %s", node,
+				 r.detail);
+		if (r.outcome == KEEP_STORE_AMBIGUOUS) {
+			/* the fence may have landed: read it back once */
+			read_node(s, node, &r, &obj, &derr);
+			keep_fence_after_write(&d.obj, r.outcome,
+					       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+					       derr, &C.cfg.timing, &d2);
+			if (d2.verdict == KEEP_FV_FENCED) {
+				metric_inc("keep_fences_total");
+				print_result("fenced", node, &d.obj, d.free_at_ms, NULL);
+				return KEEP_EXIT_OK;
+			}
+			if (d2.verdict == KEEP_FV_FAILED)
+				keep_die(KEEP_EXIT_TEMP, prog,
+					 "fence of nodes/%s: outcome unknown, and the read-back "
+					 "failed: run it again",
+					 node);
+		}
+		/* a conflict: the object changed since our read; decide again */
+	}
+	keep_die(KEEP_EXIT_TEMP, prog, "nodes/%s kept changing under the fence: run it again",
+		 node);
+}
+
+/* ---- peer mode ------------------------------------------------------------------- */
+
+#define QUEUE_MAX 64
+
+struct queue {
+	struct keep_stale q[QUEUE_MAX];
+	size_t head, n;
+	char busy[QUEUE_MAX + KEEP_FENCE_CONCURRENCY]
+		 [KEEP_NODE_ID_MAX + 1]; /* queued or in flight */
+	bool eof;
+};
+
+static struct queue Q;
+
+struct worker {
+	pthread_t tid;
+	struct keep_store *store;
+};
+
+static bool own_valid(void)
+{
+	struct keep_lease_state st;
+
+	if (keep_lease_state_read(C.node_dir, &st) != 0)
+		return false;
+	return strcmp(st.node, C.cfg.node_id) == 0 &&
+	       keep_lease_state_valid(&st, keep_mono_ms(), C.boot_id);
+}
+
+static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
+		      const char *reason)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, type);
+	keep_line_str(&b, "node", st->node);
+	keep_line_str(&b, "instance", st->instance);
+	keep_line_int(&b, "written_at_ms", st->written_at_ms);
+	if (free_at)
+		keep_line_int(&b, "free_at_ms", free_at);
+	if (reason)
+		keep_line_str(&b, "reason", reason);
+	emit_locked(&b);
+	keep_buf_release(&b);
+}
+
+static void peer_fence(struct keep_store *s, const struct keep_stale *st)
+{
+	struct keep_reply r;
+	struct keep_node_obj obj;
+	struct keep_fence_decision d, d2;
+	const struct keep_fence_decision *res;
+	int derr;
+
+	if (!own_valid()) {
+		peer_line("skipped", st, 0, "own lease not valid");
+		return;
+	}
+	read_node(s, st->node, &r, &obj, &derr);
+	keep_fence_peer_decide(st, own_valid(), r.outcome,
+			       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
+			       keep_wall_ms(), &C.cfg.timing, C.cfg.node_id, &d);
+	if (d.verdict != KEEP_FV_FENCE) {
+		peer_line(d.verdict == KEEP_FV_NOT_VALID ? "skipped"
+							 : keep_fence_verdict_name(d.verdict),
+			  st, d.free_at_ms, d.reason);
+		return;
+	}
+	if (!own_valid()) { /* checked again right before the write */
+		peer_line("skipped", st, 0, "own lease not valid");
+		return;
+	}
+	write_node(s, &d.obj, KEEP_COND_IF_MATCH, r.version, &r);
+	if (r.outcome == KEEP_STORE_OK) {
+		metric_inc("keep_fences_total");
+		peer_line("fenced", st, d.free_at_ms, NULL);
+		return;
+	}
+	if (r.outcome != KEEP_STORE_CONFLICT && r.outcome != KEEP_STORE_AMBIGUOUS) {
+		peer_line("failed", st, 0, keep_outcome_name(r.outcome));
+		return;
+	}
+	/* the condition failed (or the reply was lost): read once more (§2) */
+	read_node(s, st->node, &r, &obj, &derr);
+	keep_fence_after_write(&d.obj, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+			       derr, &C.cfg.timing, &d2);
+	res = &d2;
+	if (d2.verdict == KEEP_FV_FENCED) {
+		metric_inc("keep_fences_total");
+		res = &d;
+	}
+	peer_line(keep_fence_verdict_name(res->verdict), st, res->free_at_ms, d2.reason);
+}
+
+static void busy_clear(const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(Q.busy) / sizeof(Q.busy[0]); i++)
+		if (strcmp(Q.busy[i], node) == 0) {
+			Q.busy[i][0] = '\0';
+			return;
+		}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	for (;;) {
+		struct keep_stale st;
+
+		pthread_mutex_lock(&C.lock);
+		while (!Q.n && !Q.eof)
+			pthread_cond_wait(&C.more, &C.lock);
+		if (!Q.n) {
+			pthread_mutex_unlock(&C.lock);
+			return NULL;
+		}
+		st = Q.q[Q.head];
+		Q.head = (Q.head + 1) % QUEUE_MAX;
+		Q.n--;
+		pthread_mutex_unlock(&C.lock);
+
+		peer_fence(w->store, &st);
+
+		pthread_mutex_lock(&C.lock);
+		busy_clear(st.node);
+		keep_metrics_flush(&C.metrics);
+		pthread_mutex_unlock(&C.lock);
+	}
+}
+
+/* Queue a stale candidate; false (with why) when it is not taken. */
+static bool enqueue(const struct keep_stale *st, const char **why)
+{
+	size_t i, slot = (size_t)-1;
+	bool ok = false;
+
+	pthread_mutex_lock(&C.lock);
+	for (i = 0; i < sizeof(Q.busy) / sizeof(Q.busy[0]); i++) {
+		if (strcmp(Q.busy[i], st->node) == 0) {
+			*why = "a fence of this node is in flight";
+			goto out;
+		}
+		if (!Q.busy[i][0] && slot == (size_t)-1)
+			slot = i;
+	}
+	if (Q.n == QUEUE_MAX || slot == (size_t)-1) {
+		*why = "busy";
+		goto out;
+	}
+	snprintf(Q.busy[slot], sizeof(Q.busy[slot]), "%s", st->node);
+	Q.q[(Q.head + Q.n) % QUEUE_MAX] = *st;
+	Q.n++;
+	pthread_cond_signal(&C.more);
+	ok = true;
+out:
+	pthread_mutex_unlock(&C.lock);
+	return ok;
+}
+
+static bool parse_i64(const char *s, int64_t *out)
+{
+	int64_t v = 0;
+	size_t i;
+
+	if (!s || !*s || strlen(s) > 18 || (s[0] == '0' && s[1]))
+		return false;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+static bool hex32(const char *s)
+{
+	size_t i;
+
+	if (!s || strlen(s) != KEEP_INSTANCE_LEN)
+		return false;
+	for (i = 0; i < KEEP_INSTANCE_LEN; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* A line of node-watch's output: 1 a stale candidate in *st, 0 a line to
+ * ignore, -1 malformed (why in err). */
+static int parse_input(const char *s, size_t len, struct keep_stale *st, char *err, size_t errlen)
+{
+	static const char *other[] = {"join", "change", "leave", "node"};
+	struct keep_line l;
+	const char *v;
+	int64_t n;
+	size_t i;
+	int rc = -1;
+
+	if (keep_line_parse(s, len, &l, err, errlen) != 0)
+		return -1;
+	if (strcmp(l.type, "stale") != 0) {
+		for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+			if (strcmp(l.type, other[i]) == 0)
+				rc = 0;
+		if (rc)
+			snprintf(err, errlen, "unknown record type '%s'", l.type);
+		goto out;
+	}
+	for (i = 0; i < l.n; i++)
+		if (strcmp(l.f[i].key, "node") && strcmp(l.f[i].key, "instance") &&
+		    strcmp(l.f[i].key, "written_at_ms") && strcmp(l.f[i].key, "unchanged_ms")) {
+			snprintf(err, errlen, "unknown key '%s'", l.f[i].key);
+			goto out;
+		}
+	memset(st, 0, sizeof(*st));
+	v = keep_line_get(&l, "node");
+	if (!v || !keep_node_id_valid(v)) {
+		snprintf(err, errlen, "missing or bad node");
+		goto out;
+	}
+	snprintf(st->node, sizeof(st->node), "%s", v);
+	v = keep_line_get(&l, "instance");
+	if (!hex32(v)) {
+		snprintf(err, errlen, "missing or bad instance");
+		goto out;
+	}
+	snprintf(st->instance, sizeof(st->instance), "%s", v);
+	if (!parse_i64(keep_line_get(&l, "written_at_ms"), &st->written_at_ms) ||
+	    st->written_at_ms <= 0) {
+		snprintf(err, errlen, "missing or bad written_at_ms");
+		goto out;
+	}
+	v = keep_line_get(&l, "unchanged_ms");
+	if (v && !parse_i64(v, &n)) {
+		snprintf(err, errlen, "bad unchanged_ms");
+		goto out;
+	}
+	rc = 1;
+out:
+	keep_line_release(&l);
+	return rc;
+}
+
+static int peer_mode(struct keep_store **stores)
+{
+	struct worker w[KEEP_FENCE_CONCURRENCY];
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	ssize_t got;
+	int i;
+
+	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++) {
+		w[i].store = stores[i];
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
+			keep_die(KEEP_EXIT_TEMP, prog, "unable to start a fence thread");
+	}
+	while (!stop_flag && (got = getline(&line, &cap, stdin)) >= 0) {
+		struct keep_stale st;
+		char err[256];
+		const char *why;
+		size_t len = (size_t)got;
+		int rc;
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		if (len > KEEP_LINE_MAX) {
+			snprintf(err, sizeof(err), "line longer than %d bytes", KEEP_LINE_MAX);
+			rc = -1;
+		} else {
+			rc = parse_input(line, len, &st, err, sizeof(err));
+		}
+		if (rc < 0) {
+			keep_warn(prog, "input line %zu: %s: skipped", lineno, err);
+			metric_inc("keep_fence_bad_lines_total");
+			continue;
+		}
+		if (rc == 0)
+			continue;
+		metric_inc("keep_fence_candidates_total");
+		if (!enqueue(&st, &why))
+			peer_line("skipped", &st, 0, why);
+	}
+	free(line);
+	pthread_mutex_lock(&C.lock);
+	Q.eof = true;
+	pthread_cond_broadcast(&C.more);
+	pthread_mutex_unlock(&C.lock);
+	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++)
+		pthread_join(w[i].tid, NULL);
+	return KEEP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     {"stdin", no_argument, NULL, OPT_STDIN},
+					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
+					     {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct keep_store_opts so;
+	struct keep_store *stores[KEEP_FENCE_CONCURRENCY];
+	struct sigaction sa;
+	const char *target = NULL;
+	char err[512];
+	bool from_stdin = false, check_only = false;
+	int c, rc, i, nstores;
+
+	memset(&C, 0, sizeof(C));
+	pthread_mutex_init(&C.lock, NULL);
+	pthread_cond_init(&C.more, NULL);
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (keep_cli_common_opt(&cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_STDIN:
+			from_stdin = true;
+			break;
+		case KEEP_OPT_CHECK:
+			check_only = true;
+			break;
+		default:
+			keep_cli_usage_error(&cli, "unknown option");
+		}
+	}
+	if (optind < argc)
+		target = argv[optind++];
+	if (optind != argc)
+		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	if (!check_only && !!target == from_stdin)
+		keep_cli_usage_error(&cli, "give either NODE or --stdin");
+	if (target && !keep_node_id_valid(target))
+		keep_cli_usage_error(&cli, "invalid node id '%s'", target);
+	keep_cli_load_config(&cli, &C.cfg);
+	if (!C.cfg.store[0])
+		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	if (from_stdin && !C.cfg.node_id[0])
+		keep_cli_usage_error(&cli, "--stdin needs a node id (--node-id or node_id:)");
+	if (check_only) {
+		printf("configuration OK\n");
+		return KEEP_EXIT_OK;
+	}
+	if (from_stdin && keep_config_node_dir(&C.cfg, C.node_dir, sizeof(C.node_dir)) != 0)
+		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
+	keep_boot_id(C.boot_id, sizeof(C.boot_id));
+	keep_metrics_init(&C.metrics, NULL, C.cfg.node_id[0] ? C.cfg.node_id : "operator");
+	keep_metrics_set_prog(&C.metrics, C.cfg.metrics_textfile, prog);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	keep_config_store_opts(&C.cfg, &so);
+	nstores = from_stdin ? KEEP_FENCE_CONCURRENCY : 1;
+	for (i = 0; i < nstores; i++) {
+		rc = keep_store_open(C.cfg.store, &so, &stores[i], err, sizeof(err));
+		if (rc)
+			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+									     : KEEP_EXIT_TEMP,
+				 prog, "unable to open store '%s': %s", C.cfg.store, err);
+	}
+	rc = from_stdin ? peer_mode(stores) : operator_fence(stores[0], target);
+	for (i = 0; i < nstores; i++)
+		keep_store_free(stores[i]);
+	keep_metrics_flush(&C.metrics);
+	keep_metrics_release(&C.metrics);
+	return rc;
+}
