@@ -171,7 +171,7 @@ static void print_result(const char *type, const char *node, const struct keep_n
 		keep_line_str(&b, "written_at_ms", NULL);
 	if (free_at)
 		keep_line_int(&b, "free_at_ms", free_at);
-	if (o && o->format == 3 && o->state == KEEP_NODE_FENCED && o->fenced_by[0])
+	if (strcmp(type, "already-fenced") == 0 && o && o->fenced_by[0])
 		keep_line_str(&b, "fenced_by", o->fenced_by);
 	if (reason)
 		keep_line_str(&b, "reason", reason);
