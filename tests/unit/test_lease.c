@@ -1,0 +1,605 @@
+/* Unit tests of the node lease machine (lib/core/lease.c), one per rule of
+ * ADR 0020 §1, §4, §5 and the renewal-retry report. Time and store
+ * replies are scripted: no clock, no store. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../lib/core/lease.h"
+#include "../../lib/err.h"
+#include "../../lib/exitcode.h"
+#include "unit.h"
+
+/* ttl 3000, grace 1500, safety 600, skew 300, period 1000:
+ * write every 1000, attempt 800, valid 2400, takeover 4500 */
+static struct keep_timing T = {3000, 1500, 600, 300, 1000};
+static const char *ME = "0123456789abcdef0123456789abcdef";
+static const char *OTHER = "fedcba9876543210fedcba9876543210";
+#define WALL0 1700000000000LL /* wall = WALL0 + mono in these tests */
+
+static struct keep_lease sm;
+static struct keep_lease_action act;
+static int64_t now;
+
+static void init(void)
+{
+	struct keep_node_obj tmpl;
+
+	memset(&tmpl, 0, sizeof(tmpl));
+	snprintf(tmpl.node, sizeof(tmpl.node), "n1");
+	snprintf(tmpl.instance, sizeof(tmpl.instance), "%s", ME);
+	now = 1000;
+	keep_lease_init(&sm, &T, &tmpl, now);
+}
+
+static void next(void)
+{
+	keep_lease_next(&sm, now, WALL0 + now, &act);
+}
+
+/* Advance time to the machine's next wake-up, until it asks for I/O. */
+static void run_until_io(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		next();
+		if (act.kind != KEEP_LACT_WAIT)
+			return;
+		now = act.until_mono_ms;
+	}
+}
+
+static struct keep_node_obj obj(enum keep_node_state st, const char *inst, int64_t written_at)
+{
+	struct keep_node_obj o;
+
+	memset(&o, 0, sizeof(o));
+	o.format = 3;
+	o.state = st;
+	snprintf(o.instance, sizeof(o.instance), "%s", inst);
+	o.written_at_ms = written_at;
+	snprintf(o.node, sizeof(o.node), "n1");
+	o.seq = 1;
+	return o;
+}
+
+static void read_absent(void)
+{
+	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_NOT_FOUND, "", NULL, 0);
+}
+
+static void read_obj(const char *version, struct keep_node_obj o)
+{
+	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_OK, version, &o, 0);
+}
+
+/* Start on an empty bucket and go live; returns with the lease valid. */
+static void go_live(void)
+{
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind == KEEP_LACT_READ) {
+			read_absent();
+			continue;
+		}
+		break;
+	}
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+}
+
+static bool saw_event(enum keep_lease_event_kind k, struct keep_lease_event *out)
+{
+	struct keep_lease_event e;
+	bool found = false;
+
+	while (keep_lease_poll_event(&sm, &e))
+		if (e.kind == k && !found) {
+			found = true;
+			if (out)
+				*out = e;
+		}
+	return found;
+}
+
+TEST(start_check_waits_ttl_plus_grace_on_an_empty_bucket)
+{
+	init();
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	read_absent();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(now >= 1000 + 4500);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_NONE_MATCH);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_LIVE);
+	CHECK_EQ_STR(act.obj.instance, ME);
+	CHECK_EQ_INT(act.obj.written_at_ms, WALL0 + now);
+	CHECK(!keep_lease_valid(&sm, now));
+}
+
+TEST(start_check_over_a_stale_object_writes_if_match_on_the_last_read)
+{
+	struct keep_node_obj old = obj(KEEP_NODE_LIVE, OTHER, WALL0 - 60000);
+
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_obj("vold", old);
+	}
+	CHECK(now >= 1000 + 4500);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_MATCH);
+	CHECK_EQ_STR(act.if_match, "vold");
+}
+
+TEST(start_check_exits_replaced_when_a_live_object_changes)
+{
+	init();
+	run_until_io();
+	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 + 900));
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	read_obj("vb", obj(KEEP_NODE_LIVE, OTHER, WALL0 + 1900));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_LOST);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+}
+
+TEST(start_check_object_created_during_the_wait_is_a_twin)
+{
+	init();
+	run_until_io();
+	read_absent();
+	run_until_io();
+	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 + 1900));
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+}
+
+TEST(start_check_shortcut_on_a_fence_of_the_first_read_instance)
+{
+	init();
+	run_until_io();
+	/* first read: live, last written long ago */
+	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 - 10000));
+	run_until_io();
+	/* then a peer fenced it, keeping written_at: + ttl + grace has passed */
+	read_obj("vf", obj(KEEP_NODE_FENCED, OTHER, WALL0 - 10000));
+	CHECK(saw_event(KEEP_LEV_CHECK_SHORTCUT, NULL));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(now < 1000 + 4500);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_MATCH);
+	CHECK_EQ_STR(act.if_match, "vf");
+}
+
+TEST(start_check_no_shortcut_before_written_at_plus_ttl_plus_grace)
+{
+	init();
+	run_until_io();
+	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 + 900));
+	run_until_io();
+	read_obj("vf", obj(KEEP_NODE_FENCED, OTHER, WALL0 + 900));
+	CHECK(!saw_event(KEEP_LEV_CHECK_SHORTCUT, NULL));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT);
+}
+
+TEST(start_check_no_shortcut_for_a_fence_of_another_instance)
+{
+	init();
+	run_until_io();
+	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 - 10000));
+	run_until_io();
+	read_obj("vf", obj(KEEP_NODE_FENCED, "00000000000000000000000000000001", WALL0 - 10000));
+	CHECK(!saw_event(KEEP_LEV_CHECK_SHORTCUT, NULL));
+}
+
+TEST(start_check_old_format_heartbeat_rewritten_means_old_node_running)
+{
+	struct keep_node_obj o = obj(KEEP_NODE_LIVE, "-", WALL0 + 900);
+
+	o.format = 2;
+	init();
+	run_until_io();
+	read_obj("va", o);
+	run_until_io();
+	o.written_at_ms += 1000;
+	read_obj("vb", o);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OLD_RUNNING);
+}
+
+TEST(start_check_refuses_an_object_that_is_not_ours)
+{
+	init();
+	run_until_io();
+	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_OK, "v", NULL, KEEP_ERR_NOTOURS);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_BAD_OBJECT);
+}
+
+TEST(first_write_failing_goes_back_to_the_check_keeping_the_instance)
+{
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ); /* the re-read */
+	read_obj("vx", obj(KEEP_NODE_LIVE, OTHER, WALL0 + now));
+	CHECK(saw_event(KEEP_LEV_BACK_TO_CHECK, NULL));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_CHECK);
+	CHECK_EQ_STR(sm.tmpl.instance, ME);
+}
+
+TEST(first_write_with_a_lost_reply_is_adopted_when_it_landed)
+{
+	int64_t sent, wa;
+
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	sent = now;
+	wa = act.obj.written_at_ms;
+	keep_lease_on_write(&sm, now + 800, KEEP_STORE_AMBIGUOUS, "");
+	now += 800;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	read_obj("vr", obj(KEEP_NODE_LIVE, ME, wa));
+	CHECK(saw_event(KEEP_LEV_ADOPTED, NULL));
+	CHECK(keep_lease_valid(&sm, now));
+	CHECK_EQ_STR(sm.version, "vr");
+	CHECK_EQ_INT(sm.valid_until_mono_ms, sent + 2400);
+}
+
+TEST(renewals_come_every_min_period_ttl3_from_the_previous_send_if_match_last_version)
+{
+	int64_t sent;
+
+	go_live();
+	sent = sm.last_send_mono_ms;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(now, sent + 1000);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_MATCH);
+	CHECK_EQ_STR(act.if_match, "v1");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	now += 5;
+	run_until_io();
+	CHECK_EQ_STR(act.if_match, "v2");
+}
+
+TEST(validity_counts_from_the_send_not_the_reply)
+{
+	int64_t sent;
+
+	go_live();
+	run_until_io();
+	sent = now;
+	/* the reply arrives 700 ms later */
+	keep_lease_on_write(&sm, now + 700, KEEP_STORE_OK, "v2");
+	CHECK_EQ_INT(sm.valid_until_mono_ms, sent + 2400);
+	CHECK(keep_lease_valid(&sm, sent + 2399));
+	CHECK(!keep_lease_valid(&sm, sent + 2400));
+}
+
+TEST(conflict_rereads_and_adopts_our_own_landed_write)
+{
+	int64_t wa, sent;
+
+	go_live();
+	run_until_io();
+	wa = act.obj.written_at_ms;
+	sent = now;
+	/* reply lost: the write landed; the retry fails its condition */
+	keep_lease_on_write(&sm, now + 800, KEEP_STORE_AMBIGUOUS, "");
+	now += 800;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "v1");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_CONFLICT, "");
+	now += 5;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	read_obj("v2read", obj(KEEP_NODE_LIVE, ME, wa));
+	CHECK(saw_event(KEEP_LEV_ADOPTED, NULL));
+	CHECK_EQ_STR(sm.version, "v2read"); /* the read's token, not the write's */
+	CHECK_EQ_INT(sm.written_at_ms, wa);
+	CHECK_EQ_INT(sm.valid_until_mono_ms, sent + 2400);
+	CHECK(keep_lease_valid(&sm, now));
+}
+
+static void conflict_then_read(struct keep_node_obj *o, enum keep_outcome outcome, int derr)
+{
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	keep_lease_on_read(&sm, now, WALL0 + now, outcome, "vz", o, derr);
+	next();
+}
+
+TEST(conflict_showing_fenced_is_lost_fenced)
+{
+	struct keep_node_obj o = obj(KEEP_NODE_FENCED, ME, WALL0);
+	conflict_then_read(&o, KEEP_STORE_OK, 0);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
+	CHECK(!keep_lease_valid(&sm, now));
+}
+
+TEST(conflict_showing_another_instance_is_lost_replaced)
+{
+	struct keep_node_obj o = obj(KEEP_NODE_LIVE, OTHER, WALL0 + 5000);
+	conflict_then_read(&o, KEEP_STORE_OK, 0);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+}
+
+TEST(conflict_showing_released_is_lost_released)
+{
+	struct keep_node_obj o = obj(KEEP_NODE_RELEASED, ME, WALL0);
+	conflict_then_read(&o, KEEP_STORE_OK, 0);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_RELEASED);
+}
+
+TEST(conflict_showing_absent_is_lost_removed)
+{
+	conflict_then_read(NULL, KEEP_STORE_NOT_FOUND, 0);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REMOVED);
+}
+
+TEST(conflict_showing_garbage_is_lost_bad_object)
+{
+	conflict_then_read(NULL, KEEP_STORE_OK, KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_BAD_OBJECT);
+}
+
+TEST(a_failed_reread_is_retried_not_taken_for_a_loss)
+{
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_AMBIGUOUS, "", NULL, 0);
+	CHECK(sm.phase == KEEP_LEASE_LIVE);
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+}
+
+/* The renewal-retry report: after an ambiguous failure the retry is
+ * scheduled against the validity left, so a store that recovers a quarter
+ * ttl before expiry is renewed in time. */
+TEST(retries_are_scheduled_against_the_validity_left)
+{
+	int64_t valid_until, last_try = 0;
+	int tries = 0;
+
+	go_live();
+	valid_until = sm.valid_until_mono_ms;
+	for (;;) {
+		run_until_io();
+		if (now >= valid_until)
+			break;
+		CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+		CHECK_EQ_STR(act.if_match, "v1");
+		tries++;
+		last_try = now;
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+	/* tries kept coming until the end: the last within one retry floor of it */
+	CHECK(tries >= 4);
+	CHECK(valid_until - last_try <= 60);
+	/* in particular one was sent in the last quarter ttl, after a whole attempt no longer fit */
+}
+
+TEST(a_store_back_a_quarter_ttl_before_expiry_renews_in_time)
+{
+	int64_t valid_until;
+	bool renewed = false;
+
+	go_live();
+	valid_until = sm.valid_until_mono_ms;
+	for (int i = 0; i < 200 && !renewed; i++) {
+		run_until_io();
+		CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+		if (now >= valid_until - 750) {
+			keep_lease_on_write(&sm, now + 20, KEEP_STORE_OK, "v2");
+			renewed = true;
+		} else {
+			keep_lease_on_write(&sm, now + 20, KEEP_STORE_AMBIGUOUS, "");
+		}
+		now += 20;
+	}
+	CHECK(renewed);
+	CHECK(now < valid_until);
+	CHECK(keep_lease_valid(&sm, now));
+	CHECK(!saw_event(KEEP_LEV_RAN_OUT, NULL));
+}
+
+TEST(ran_out_is_not_lost_and_a_later_success_makes_it_valid_again)
+{
+	int64_t lapses;
+
+	go_live();
+	lapses = sm.lapses;
+	for (int i = 0; i < 200 && sm.phase != KEEP_LEASE_RAN_OUT; i++) {
+		run_until_io();
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_RAN_OUT);
+	CHECK(saw_event(KEEP_LEV_RAN_OUT, NULL));
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(!keep_lease_valid(&sm, now));
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "v1"); /* still If-Match the last acknowledged version */
+	CHECK_EQ_STR(act.obj.instance, ME);
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	CHECK(saw_event(KEEP_LEV_RECOVERED, NULL));
+	CHECK(keep_lease_valid(&sm, now + 5));
+	CHECK_EQ_INT(sm.live_since_mono_ms, now + 5);
+}
+
+TEST(a_write_acknowledged_after_its_validity_passed_does_not_make_it_valid)
+{
+	go_live();
+	for (int i = 0; i < 200 && sm.phase != KEEP_LEASE_RAN_OUT; i++) {
+		run_until_io();
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+	run_until_io();
+	/* its reply comes 2500 ms after the send: past send + ttl - safety */
+	keep_lease_on_write(&sm, now + 2500, KEEP_STORE_OK, "v2");
+	CHECK(!keep_lease_valid(&sm, now + 2500));
+}
+
+TEST(clean_stop_is_invalid_at_once_and_writes_released_keeping_written_at)
+{
+	int64_t wa;
+
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now, KEEP_STORE_OK, "v2");
+	wa = sm.written_at_ms;
+	now += 100;
+	CHECK(keep_lease_valid(&sm, now));
+	keep_lease_stop(&sm, now);
+	CHECK(!keep_lease_valid(&sm, now));
+	CHECK(saw_event(KEEP_LEV_STOPPING, NULL));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+	CHECK_EQ_INT(act.obj.written_at_ms, wa);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_MATCH);
+	CHECK_EQ_STR(act.if_match, "v2");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+}
+
+TEST(clean_stop_with_a_lost_reply_confirms_by_reading_our_release)
+{
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE); /* retried */
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	read_obj("vr", obj(KEEP_NODE_RELEASED, ME, sm.written_at_ms));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+}
+
+TEST(clean_stop_that_finds_a_fence_reports_the_fence)
+{
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	read_obj("vf", obj(KEEP_NODE_FENCED, ME, sm.written_at_ms));
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
+}
+
+TEST(clean_stop_is_bounded)
+{
+	go_live();
+	keep_lease_stop(&sm, now);
+	for (int i = 0; i < 1000; i++) {
+		run_until_io();
+		if (act.kind == KEEP_LACT_DONE)
+			break;
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
+}
+
+TEST(stop_during_the_start_check_writes_nothing)
+{
+	init();
+	run_until_io();
+	read_absent();
+	keep_lease_stop(&sm, now);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+}
+
+TEST(never_adopts_a_live_object_of_another_instance_with_our_written_at)
+{
+	int64_t wa;
+
+	go_live();
+	run_until_io();
+	wa = act.obj.written_at_ms;
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	read_obj("vz", obj(KEEP_NODE_LIVE, OTHER, wa));
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+}
+
+TEST(every_write_body_differs_seq_grows)
+{
+	int64_t s1;
+
+	go_live();
+	run_until_io();
+	s1 = act.obj.seq;
+	keep_lease_on_write(&sm, now, KEEP_STORE_OK, "v2");
+	run_until_io();
+	CHECK(act.obj.seq > s1);
+}
+
+int main(void)
+{
+	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
+	RUN(start_check_over_a_stale_object_writes_if_match_on_the_last_read);
+	RUN(start_check_exits_replaced_when_a_live_object_changes);
+	RUN(start_check_object_created_during_the_wait_is_a_twin);
+	RUN(start_check_shortcut_on_a_fence_of_the_first_read_instance);
+	RUN(start_check_no_shortcut_before_written_at_plus_ttl_plus_grace);
+	RUN(start_check_no_shortcut_for_a_fence_of_another_instance);
+	RUN(start_check_old_format_heartbeat_rewritten_means_old_node_running);
+	RUN(start_check_refuses_an_object_that_is_not_ours);
+	RUN(first_write_failing_goes_back_to_the_check_keeping_the_instance);
+	RUN(first_write_with_a_lost_reply_is_adopted_when_it_landed);
+	RUN(renewals_come_every_min_period_ttl3_from_the_previous_send_if_match_last_version);
+	RUN(validity_counts_from_the_send_not_the_reply);
+	RUN(conflict_rereads_and_adopts_our_own_landed_write);
+	RUN(conflict_showing_fenced_is_lost_fenced);
+	RUN(conflict_showing_another_instance_is_lost_replaced);
+	RUN(conflict_showing_released_is_lost_released);
+	RUN(conflict_showing_absent_is_lost_removed);
+	RUN(conflict_showing_garbage_is_lost_bad_object);
+	RUN(a_failed_reread_is_retried_not_taken_for_a_loss);
+	RUN(retries_are_scheduled_against_the_validity_left);
+	RUN(a_store_back_a_quarter_ttl_before_expiry_renews_in_time);
+	RUN(ran_out_is_not_lost_and_a_later_success_makes_it_valid_again);
+	RUN(a_write_acknowledged_after_its_validity_passed_does_not_make_it_valid);
+	RUN(clean_stop_is_invalid_at_once_and_writes_released_keeping_written_at);
+	RUN(clean_stop_with_a_lost_reply_confirms_by_reading_our_release);
+	RUN(clean_stop_that_finds_a_fence_reports_the_fence);
+	RUN(clean_stop_is_bounded);
+	RUN(stop_during_the_start_check_writes_nothing);
+	RUN(never_adopts_a_live_object_of_another_instance_with_our_written_at);
+	RUN(every_write_body_differs_seq_grows);
+	return unit_done();
+}
