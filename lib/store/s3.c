@@ -619,6 +619,7 @@ struct s3 {
 	struct keep_buf resp; /* reply body of the last request */
 	size_t resp_max;      /* bound for the current request */
 	bool resp_toobig;     /* the reply body went over resp_max */
+	bool had_conn;	      /* the last request left a kept-alive connection */
 };
 
 static struct s3 *S3(struct keep_store *s)
@@ -655,7 +656,8 @@ struct s3_res {
 	long status;
 	char code[S3_CODE_MAX]; /* S3 error Code, or "" */
 	char etag[KEEP_VERSION_MAX];
-	int etag_err; /* keep_s3_version_from_etag's result; KEEP_ERR_PARSE if absent */
+	int etag_err;	  /* keep_s3_version_from_etag's result; KEEP_ERR_PARSE if absent */
+	bool reconnected; /* a kept-alive connection existed, yet a new one was made */
 };
 
 static void sha256_hex(const void *p, size_t n, char out[65])
@@ -778,6 +780,21 @@ static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms,
 
 	res->cc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->status);
+	/* libcurl silently re-sends a request on a fresh connection when a
+	 * reused one gave back nothing (Curl_retry_request); it may also just
+	 * have found the old one dead before sending. We cannot tell which, so
+	 * remember that it happened: a conflict then may answer our own first
+	 * copy of the request (s3_request makes it ambiguous). */
+	{
+		long nconn = 0;
+		curl_socket_t sock = CURL_SOCKET_BAD;
+
+		curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &nconn);
+		res->reconnected = s->had_conn && nconn > 0;
+		if (curl_easy_getinfo(c, CURLINFO_ACTIVESOCKET, &sock) != CURLE_OK)
+			sock = CURL_SOCKET_BAD;
+		s->had_conn = sock != CURL_SOCKET_BAD;
+	}
 	if (res->status >= 200 && res->status < 300 &&
 	    curl_easy_header(c, "ETag", 0, CURLH_HEADER, -1, &h) == CURLHE_OK && h->value)
 		res->etag_err = keep_s3_version_from_etag(h->value, strlen(h->value), res->etag,
@@ -843,6 +860,14 @@ static int s3_request(struct keep_store *st, const struct s3_req *rq, struct s3_
 		return 0;
 	}
 	o = keep_s3_classify(rq->op, rq->cond, res->status, res->code);
+	if (o == KEEP_STORE_CONFLICT && res->reconnected) {
+		/* maybe libcurl's own re-send failing on our first copy: the
+		 * store layer never reports a conflict after a retry */
+		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, (int)res->status,
+			       "%ld %s after a reconnect (the request may have been sent twice)",
+			       res->status, res->code[0] ? res->code : "conflict");
+		return 0;
+	}
 	if (o == KEEP_STORE_OK) {
 		keep_reply_set(reply, o, (int)res->status, NULL);
 		return 0;

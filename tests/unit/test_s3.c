@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../lib/err.h"
@@ -489,6 +490,99 @@ TEST(silent_server_times_out_ambiguous)
 	unsetenv("AWS_SECRET_ACCESS_KEY");
 }
 
+/* Read one HTTP request (headers, then Content-Length bytes) from fd.
+ * Returns false on EOF or error. */
+static bool read_request(int fd)
+{
+	char buf[8192];
+	size_t len = 0, need = 0;
+	char *end = NULL;
+
+	while (!end || len < need) {
+		ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			return false;
+		len += (size_t)n;
+		buf[len] = '\0';
+		if (!end && (end = strstr(buf, "\r\n\r\n")) != NULL) {
+			const char *cl = strstr(buf, "Content-Length: ");
+			need = (size_t)(end + 4 - buf);
+			if (cl && cl < end)
+				need += strtoul(cl + 16, NULL, 10);
+		}
+	}
+	return true;
+}
+
+static void say(int fd, const char *s)
+{
+	if (write(fd, s, strlen(s)) < 0)
+		_exit(3);
+}
+
+/* A server that takes a second request on a kept-alive connection, closes
+ * without answering, then answers libcurl's silent re-send with 412: the
+ * conflict may be about our own first copy, so it must not be reported as
+ * a conflict. */
+TEST(conflict_after_silent_resend_is_ambiguous)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t alen = sizeof(a);
+	struct keep_store_opts o = {0};
+	struct keep_store *s = NULL;
+	struct keep_reply r;
+	char err[256], endpoint[64];
+	int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+	pid_t pid;
+
+	CHECK(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ_INT(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	CHECK_EQ_INT(listen(fd, 8), 0);
+	CHECK_EQ_INT(getsockname(fd, (struct sockaddr *)&a, &alen), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		int c1 = accept(fd, NULL, NULL), c2;
+		if (c1 < 0 || !read_request(c1))
+			_exit(1);
+		say(c1, "HTTP/1.1 200 OK\r\nETag: \"e1\"\r\nContent-Length: 0\r\n\r\n");
+		if (!read_request(c1))
+			_exit(2);
+		close(c1); /* the request was taken, and no answer */
+		c2 = accept(fd, NULL, NULL);
+		if (c2 < 0 || !read_request(c2))
+			_exit(4);
+		say(c2, "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n");
+		close(c2);
+		_exit(0);
+	}
+	CHECK(pid > 0);
+	snprintf(endpoint, sizeof(endpoint), "http://127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	o.endpoint = endpoint;
+	setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE", 1);
+	setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", 1);
+	CHECK_EQ_INT(keep_store_s3_open("keep-test", &o, &s, err, sizeof(err)), 0);
+	if (s && pid > 0) {
+		s->timeout_ms = 5000;
+		CHECK_EQ_INT(s->ops->put(s, "k", "x", 1, KEEP_COND_IF_NONE_MATCH, NULL, &r), 0);
+		CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+		CHECK_EQ_STR(r.version, "e1");
+		CHECK_EQ_INT(s->ops->put(s, "k", "y", 1, KEEP_COND_IF_MATCH, "e1", &r), 0);
+		CHECK_EQ_INT(r.outcome, KEEP_STORE_AMBIGUOUS);
+		CHECK(strstr(r.detail, "reconnect") != NULL);
+		printf("# detail: %s\n", r.detail);
+	}
+	keep_store_free(s);
+	close(fd);
+	if (pid > 0) {
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	unsetenv("AWS_ACCESS_KEY_ID");
+	unsetenv("AWS_SECRET_ACCESS_KEY");
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -518,6 +612,7 @@ int main(void)
 	RUN(open_checks_url_and_options);
 	RUN(unreachable_endpoint_is_ambiguous);
 	RUN(silent_server_times_out_ambiguous);
+	RUN(conflict_after_silent_resend_is_ambiguous);
 	{
 		char cmd[300];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
