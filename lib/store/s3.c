@@ -14,7 +14,10 @@
  *
  * Classification (keep_s3_classify) is the heart: the protocol relies on
  * it. Nothing here ever retries a PUT or DELETE; GET, HEAD and LIST retry
- * once when a kept-alive connection turned out to be reset.
+ * once when a kept-alive connection turned out to be reset. libcurl itself
+ * may re-send any request whose reused connection gave back nothing; a
+ * conflict answered after such a reconnect is reported ambiguous, since it
+ * may be about our own first copy (s3_perform, s3_request).
  *
  * RGW 16.2 quirks handled (docs/s3.md): If-Match on PUT is sent unquoted
  * (a quoted one never matches), and version tokens are ETags with their
