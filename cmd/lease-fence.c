@@ -324,9 +324,11 @@ static void peer_fence(struct keep_store *s, const struct keep_stale *st)
 			       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
 			       keep_wall_ms(), &C.cfg.timing, C.cfg.node_id, &d);
 	if (d.verdict != KEEP_FV_FENCE) {
-		peer_line(d.verdict == KEEP_FV_NOT_VALID ? "skipped"
-							 : keep_fence_verdict_name(d.verdict),
-			  st, d.free_at_ms, d.reason);
+		peer_line(
+		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
+		    st,
+		    d.verdict == KEEP_FV_NOT_YET || d.verdict == KEEP_FV_ALREADY ? d.free_at_ms : 0,
+		    d.reason);
 		return;
 	}
 	if (!own_valid()) { /* checked again right before the write */
@@ -352,7 +354,10 @@ static void peer_fence(struct keep_store *s, const struct keep_stale *st)
 		metric_inc("keep_fences_total");
 		res = &d;
 	}
-	peer_line(keep_fence_verdict_name(res->verdict), st, res->free_at_ms, d2.reason);
+	peer_line(
+	    keep_fence_verdict_name(res->verdict), st,
+	    res->verdict == KEEP_FV_FENCED || res->verdict == KEEP_FV_ALREADY ? res->free_at_ms : 0,
+	    d2.reason);
 }
 
 static void busy_clear(const char *node)
