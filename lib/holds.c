@@ -1,0 +1,511 @@
+/* keep — holds, pending releases and unresolved acquires in the state
+ * directory (holds.h; docs/ownership.md "State directory"). */
+#include "holds.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "statedir.h"
+
+#define FILE_MAX 4096 /* bytes: largest hold or pending file */
+#define LIST_MAX 1000000 /* entries: most holds or pending entries listed */
+
+/* ---- paths ------------------------------------------------------------------ */
+
+void keep_holds_key_hash(const char *key, char out[65])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	if (!EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
+		/* cannot happen with a working libcrypto; fail closed on one name */
+		memset(out, '0', 64);
+		out[64] = '\0';
+		return;
+	}
+	for (i = 0; i < 32; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+static int path_of(char *out, size_t n, const char *node_dir, const char *sub, const char *key,
+		   const char *suffix)
+{
+	char h[65];
+	int r;
+
+	keep_holds_key_hash(key, h);
+	r = snprintf(out, n, "%s/%s/%s%s", node_dir, sub, h, suffix ? suffix : "");
+	return (r < 0 || (size_t)r >= n) ? KEEP_ERR_TOOBIG : 0;
+}
+
+static int pending_path(char *out, size_t n, const char *node_dir, const struct keep_pending *p)
+{
+	char suffix[128];
+
+	snprintf(suffix, sizeof(suffix), ".%lld.%s.%s", (long long)p->generation, p->instance,
+		 p->kind == KEEP_PENDING_RELEASE ? "release" : "acquire");
+	return path_of(out, n, node_dir, "pending", p->key, suffix);
+}
+
+int keep_holds_init(const char *node_dir)
+{
+	static const char *subs[] = {"holds", "pending", "locks"};
+	char p[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		int r = snprintf(p, sizeof(p), "%s/%s", node_dir, subs[i]);
+
+		if (r < 0 || (size_t)r >= sizeof(p))
+			return KEEP_ERR_TOOBIG;
+		if (keep_mkdirs(p) != 0)
+			return KEEP_ERR_IO;
+	}
+	return 0;
+}
+
+/* ---- locks -------------------------------------------------------------------- */
+
+int keep_holds_lock(const char *node_dir, const char *key, int *fd)
+{
+	char p[PATH_MAX];
+	int f;
+
+	*fd = -1;
+	if (path_of(p, sizeof(p), node_dir, "locks", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	f = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (f < 0)
+		return KEEP_ERR_IO;
+	while (flock(f, LOCK_EX) != 0) {
+		if (errno == EINTR)
+			continue;
+		close(f);
+		return KEEP_ERR_IO;
+	}
+	*fd = f;
+	return 0;
+}
+
+void keep_holds_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* closing drops the flock */
+}
+
+/* ---- codecs -------------------------------------------------------------------- */
+
+/* A strict decimal int64 >= 0 (no sign, no leading zero). */
+static int parse_nonneg(const char *v, int64_t *out)
+{
+	int64_t x = 0;
+	size_t i, n = strlen(v);
+
+	if (n < 1 || n > 18 || (v[0] == '0' && n > 1))
+		return KEEP_ERR_PARSE;
+	for (i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return KEEP_ERR_PARSE;
+		x = x * 10 + (v[i] - '0');
+	}
+	*out = x;
+	return 0;
+}
+
+static int copy_field(char *dst, size_t n, const char *v)
+{
+	size_t l = strlen(v);
+
+	if (l == 0 || l >= n)
+		return KEEP_ERR_PARSE;
+	memcpy(dst, v, l + 1);
+	return 0;
+}
+
+/* Split buf into exactly nkeys "key value" lines after header hdr; vals[i]
+ * points into line storage lines (NUL-terminated). */
+static int split_lines(const char *buf, size_t len, const char *hdr, const char *const *keys,
+		       size_t nkeys, char *store, size_t storelen, const char **vals)
+{
+	size_t hl = strlen(hdr), pos, k, used = 0;
+
+	if (len < hl + 1 || memcmp(buf, hdr, hl) != 0 || buf[hl] != '\n')
+		return KEEP_ERR_NOTOURS;
+	if (memchr(buf, '\0', len))
+		return KEEP_ERR_PARSE;
+	pos = hl + 1;
+	for (k = 0; k < nkeys; k++) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t ll, kl = strlen(keys[k]);
+
+		if (!nl)
+			return KEEP_ERR_PARSE;
+		ll = (size_t)(nl - (buf + pos));
+		if (ll <= kl + 1 || memcmp(buf + pos, keys[k], kl) != 0 || buf[pos + kl] != ' ')
+			return KEEP_ERR_PARSE;
+		if (used + ll - kl > storelen)
+			return KEEP_ERR_PARSE;
+		memcpy(store + used, buf + pos + kl + 1, ll - kl - 1);
+		store[used + ll - kl - 1] = '\0';
+		vals[k] = store + used;
+		used += ll - kl;
+		pos += ll + 1;
+	}
+	return pos == len ? 0 : KEEP_ERR_PARSE;
+}
+
+static bool instance_ok(const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != KEEP_INSTANCE_LEN)
+		return false;
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static bool version_ok(const char *v)
+{
+	size_t n = strlen(v), i;
+
+	if (n < 1 || n >= KEEP_VERSION_MAX)
+		return false;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+			return false;
+	return true;
+}
+
+static const char *const hold_keys[] = {"key",	   "instance", "generation",
+					"version", "epoch",    "acquired_at_ms"};
+
+int keep_hold_encode(const struct keep_hold *h, struct keep_buf *out)
+{
+	if (!keep_owner_key_valid(h->key) || !instance_ok(h->instance) || h->generation < 1 ||
+	    !version_ok(h->version) || h->epoch < 0)
+		return KEEP_ERR_INVAL;
+	return keep_buf_addf(out,
+			     "keep-hold 1\nkey %s\ninstance %s\ngeneration %lld\nversion %s\n"
+			     "epoch %lld\nacquired_at_ms %lld\n",
+			     h->key, h->instance, (long long)h->generation, h->version,
+			     (long long)h->epoch, (long long)h->acquired_at_ms);
+}
+
+int keep_hold_decode(const char *buf, size_t len, struct keep_hold *h)
+{
+	char store[FILE_MAX];
+	const char *v[6];
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	rc = split_lines(buf, len, "keep-hold 1", hold_keys, 6, store, sizeof(store), v);
+	if (rc)
+		return rc;
+	if (copy_field(h->key, sizeof(h->key), v[0]) || !keep_owner_key_valid(h->key) ||
+	    copy_field(h->instance, sizeof(h->instance), v[1]) || !instance_ok(h->instance) ||
+	    parse_nonneg(v[2], &h->generation) || h->generation < 1 ||
+	    copy_field(h->version, sizeof(h->version), v[3]) || !version_ok(h->version) ||
+	    parse_nonneg(v[4], &h->epoch) || parse_nonneg(v[5], &h->acquired_at_ms))
+		return KEEP_ERR_PARSE;
+	return 0;
+}
+
+static const char *const pend_keys[] = {"kind",	      "key",	 "instance",
+					"generation", "version", "at_ms"};
+
+int keep_pending_encode(const struct keep_pending *p, struct keep_buf *out)
+{
+	if (!keep_owner_key_valid(p->key) || !instance_ok(p->instance) || p->generation < 1 ||
+	    !version_ok(p->version) || p->at_ms < 0)
+		return KEEP_ERR_INVAL;
+	return keep_buf_addf(out,
+			     "keep-pending 1\nkind %s\nkey %s\ninstance %s\ngeneration %lld\n"
+			     "version %s\nat_ms %lld\n",
+			     p->kind == KEEP_PENDING_RELEASE ? "release" : "acquire", p->key,
+			     p->instance, (long long)p->generation, p->version,
+			     (long long)p->at_ms);
+}
+
+int keep_pending_decode(const char *buf, size_t len, struct keep_pending *p)
+{
+	char store[FILE_MAX];
+	const char *v[6];
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	rc = split_lines(buf, len, "keep-pending 1", pend_keys, 6, store, sizeof(store), v);
+	if (rc)
+		return rc;
+	if (strcmp(v[0], "release") == 0)
+		p->kind = KEEP_PENDING_RELEASE;
+	else if (strcmp(v[0], "acquire") == 0)
+		p->kind = KEEP_PENDING_ACQUIRE;
+	else
+		return KEEP_ERR_PARSE;
+	if (copy_field(p->key, sizeof(p->key), v[1]) || !keep_owner_key_valid(p->key) ||
+	    copy_field(p->instance, sizeof(p->instance), v[2]) || !instance_ok(p->instance) ||
+	    parse_nonneg(v[3], &p->generation) || p->generation < 1 ||
+	    copy_field(p->version, sizeof(p->version), v[4]) || !version_ok(p->version) ||
+	    parse_nonneg(v[5], &p->at_ms))
+		return KEEP_ERR_PARSE;
+	return 0;
+}
+
+/* ---- files --------------------------------------------------------------------- */
+
+static int write_buf(const char *path, struct keep_buf *b)
+{
+	int rc = keep_write_atomic(path, b->data ? b->data : "", b->len);
+
+	keep_buf_release(b);
+	return rc;
+}
+
+static int remove_path(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return KEEP_ERR_IO;
+	return 0;
+}
+
+int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+	int rc;
+
+	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	keep_buf_init(&b, FILE_MAX);
+	rc = keep_read_file(p, &b, FILE_MAX);
+	if (rc == KEEP_ERR_IO && errno == ENOENT) {
+		keep_buf_release(&b);
+		return 1;
+	}
+	if (!rc)
+		rc = keep_hold_decode(b.data ? b.data : "", b.len, h);
+	if (!rc && strcmp(h->key, key) != 0)
+		rc = KEEP_ERR_PARSE;
+	keep_buf_release(&b);
+	return rc;
+}
+
+int keep_hold_write(const char *node_dir, const struct keep_hold *h)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+	int rc;
+
+	if (path_of(p, sizeof(p), node_dir, "holds", h->key, NULL))
+		return KEEP_ERR_TOOBIG;
+	keep_buf_init(&b, FILE_MAX);
+	rc = keep_hold_encode(h, &b);
+	if (rc) {
+		keep_buf_release(&b);
+		return rc;
+	}
+	return write_buf(p, &b);
+}
+
+int keep_hold_remove(const char *node_dir, const char *key)
+{
+	char p[PATH_MAX];
+
+	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	return remove_path(p);
+}
+
+int keep_pending_write(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+	int rc;
+
+	if (pending_path(p, sizeof(p), node_dir, pe))
+		return KEEP_ERR_TOOBIG;
+	keep_buf_init(&b, FILE_MAX);
+	rc = keep_pending_encode(pe, &b);
+	if (rc) {
+		keep_buf_release(&b);
+		return rc;
+	}
+	return write_buf(p, &b);
+}
+
+int keep_pending_remove(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+
+	if (pending_path(p, sizeof(p), node_dir, pe))
+		return KEEP_ERR_TOOBIG;
+	return remove_path(p);
+}
+
+/* Read every regular file of node_dir/sub (skipping temp files) into an
+ * array of elem-sized records decoded by dec. */
+typedef int (*decode_fn)(const char *buf, size_t len, void *out);
+
+static int dec_hold(const char *buf, size_t len, void *out)
+{
+	return keep_hold_decode(buf, len, out);
+}
+
+static int dec_pending(const char *buf, size_t len, void *out)
+{
+	return keep_pending_decode(buf, len, out);
+}
+
+static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_fn dec,
+		    void **out, size_t *n, size_t *bad)
+{
+	char dir[PATH_MAX], p[PATH_MAX];
+	DIR *d;
+	struct dirent *e;
+	char *arr = NULL;
+	size_t cnt = 0, alloc = 0;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (bad)
+		*bad = 0;
+	r = snprintf(dir, sizeof(dir), "%s/%s", node_dir, sub);
+	if (r < 0 || (size_t)r >= sizeof(dir))
+		return KEEP_ERR_TOOBIG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : KEEP_ERR_IO;
+	while ((e = readdir(d)) != NULL) {
+		struct keep_buf b;
+		int rc;
+
+		if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp."))
+			continue;
+		r = snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (r < 0 || (size_t)r >= sizeof(p))
+			continue;
+		if (cnt == alloc) {
+			size_t na = alloc ? alloc * 2 : 16;
+			char *nv;
+
+			if (na > LIST_MAX) {
+				free(arr);
+				closedir(d);
+				return KEEP_ERR_TOOBIG;
+			}
+			nv = realloc(arr, na * elem);
+			if (!nv) {
+				free(arr);
+				closedir(d);
+				return KEEP_ERR_NOMEM;
+			}
+			arr = nv;
+			alloc = na;
+		}
+		keep_buf_init(&b, FILE_MAX);
+		rc = keep_read_file(p, &b, FILE_MAX);
+		if (rc == KEEP_ERR_IO && errno == ENOENT) {
+			keep_buf_release(&b); /* removed meanwhile */
+			continue;
+		}
+		if (!rc)
+			rc = dec(b.data ? b.data : "", b.len, arr + cnt * elem);
+		keep_buf_release(&b);
+		if (rc) {
+			if (bad)
+				(*bad)++;
+			continue;
+		}
+		cnt++;
+	}
+	closedir(d);
+	*out = arr;
+	*n = cnt;
+	return 0;
+}
+
+static int cmp_hold(const void *a, const void *b)
+{
+	return strcmp(((const struct keep_hold *)a)->key, ((const struct keep_hold *)b)->key);
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const struct keep_pending *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->generation < y->generation ? -1 : x->generation > y->generation ? 1 : 0;
+}
+
+int keep_holds_list(const char *node_dir, struct keep_hold **out, size_t *n, size_t *bad)
+{
+	void *arr;
+	int rc = list_dir(node_dir, "holds", sizeof(struct keep_hold), dec_hold, &arr, n, bad);
+
+	*out = arr;
+	if (!rc && *n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_hold);
+	return rc;
+}
+
+int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad)
+{
+	void *arr;
+	int rc = list_dir(node_dir, "pending", sizeof(struct keep_pending), dec_pending, &arr,
+			  n, bad);
+
+	*out = arr;
+	if (!rc && *n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_pending);
+	return rc;
+}
+
+int keep_drain_mark(const char *node_dir, const char *instance)
+{
+	char p[PATH_MAX];
+	char body[KEEP_INSTANCE_LEN + 2];
+	int r = snprintf(p, sizeof(p), "%s/draining", node_dir);
+
+	if (r < 0 || (size_t)r >= sizeof(p))
+		return KEEP_ERR_TOOBIG;
+	r = snprintf(body, sizeof(body), "%s\n", instance);
+	if (r < 0 || (size_t)r >= (int)sizeof(body))
+		return KEEP_ERR_INVAL;
+	return keep_write_atomic(p, body, (size_t)r);
+}
+
+bool keep_draining(const char *node_dir, const char *instance)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+	bool yes = false;
+	int r = snprintf(p, sizeof(p), "%s/draining", node_dir);
+
+	if (r < 0 || (size_t)r >= sizeof(p))
+		return false;
+	keep_buf_init(&b, 256);
+	if (keep_read_file(p, &b, 256) == 0 && b.len == strlen(instance) + 1 &&
+	    memcmp(b.data, instance, b.len - 1) == 0 && b.data[b.len - 1] == '\n')
+		yes = true;
+	keep_buf_release(&b);
+	return yes;
+}

@@ -1,0 +1,97 @@
+/* keep — holds, pending releases and unresolved acquires in the node's
+ * state directory (ADR 0020 §3; docs/ownership.md "State directory").
+ *
+ * node_dir (state_dir/<node-id>) gains:
+ *   holds/<H>                       one hold of key K ("keep-hold 1")
+ *   pending/<H>.<gen>.<inst>.release  a pending release   ("keep-pending 1")
+ *   pending/<H>.<gen>.<inst>.acquire  an unresolved acquire ("keep-pending 1")
+ *   locks/<H>                       the per-actor lock (flock LOCK_EX)
+ *   draining                        the instance being drained (owner-release --all)
+ * where H is the lowercase hex SHA-256 of K (a key may be 386 bytes, more
+ * than a file name allows; the files carry K itself). Every write is atomic
+ * (keep_write_atomic); files are strict "key value" lines.
+ *
+ * Return values: 0 or a negative keep_err; KEEP_ERR_IO keeps errno. */
+#ifndef KEEP_HOLDS_H
+#define KEEP_HOLDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nodeobj.h"
+#include "ownerrec.h"
+#include "store/store.h"
+
+/* A hold: this node acts as owner of key at generation while it exists,
+ * its instance is the lease's, epoch equals the lease's lapses, and the
+ * lease is valid (keep_owner_check). */
+struct keep_hold {
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	char instance[KEEP_INSTANCE_LEN + 1]; /* the lease-write instance that acquired it */
+	int64_t generation;                   /* >= 1 */
+	char version[KEEP_VERSION_MAX];       /* the acquire's version (the record's while held) */
+	int64_t epoch;                        /* the lease's lapses at acquisition (>= 0) */
+	int64_t acquired_at_ms;               /* wall ms, informational */
+};
+
+enum keep_pending_kind {
+	KEEP_PENDING_RELEASE = 0, /* write nobody If-Match version */
+	KEEP_PENDING_ACQUIRE,     /* an unresolved acquire: read, then decide */
+};
+
+struct keep_pending {
+	enum keep_pending_kind kind;
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	char instance[KEEP_INSTANCE_LEN + 1];
+	int64_t generation;             /* release: the hold's; acquire: the generation tried */
+	char version[KEEP_VERSION_MAX]; /* release: If-Match; acquire: the write's condition
+					   ("-" for If-None-Match) */
+	int64_t at_ms;                  /* wall ms when parked / tried */
+};
+
+/* Create holds/, pending/ and locks/ under node_dir (mode 0700). */
+int keep_holds_init(const char *node_dir);
+
+/* The file-name hash of key: 64 lowercase hex + NUL into out (>= 65 bytes). */
+void keep_holds_key_hash(const char *key, char out[65]);
+
+/* Take the per-actor lock of key: blocks until it is ours. *fd gets the
+ * open descriptor (owned by the caller; release with keep_holds_unlock).
+ * KEEP_ERR_IO on failure. */
+int keep_holds_lock(const char *node_dir, const char *key, int *fd);
+/* Release a lock taken by keep_holds_lock (fd closed; -1 is a no-op). */
+void keep_holds_unlock(int fd);
+
+/* Read the hold of key into *h: 0 found; 1 none; KEEP_ERR_PARSE/IO. */
+int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h);
+/* Register (replace) the hold h->key. */
+int keep_hold_write(const char *node_dir, const struct keep_hold *h);
+/* Remove the hold of key (absent is fine). */
+int keep_hold_remove(const char *node_dir, const char *key);
+/* Every hold: *out (owned by the caller, free()) gets *n entries, sorted by
+ * key. Unreadable files are skipped with a count in *bad (may be NULL). */
+int keep_holds_list(const char *node_dir, struct keep_hold **out, size_t *n, size_t *bad);
+
+/* Write (replace) the pending entry p. */
+int keep_pending_write(const char *node_dir, const struct keep_pending *p);
+/* Remove the pending entry p (absent is fine). */
+int keep_pending_remove(const char *node_dir, const struct keep_pending *p);
+/* Every pending entry, as keep_holds_list (sorted by key, generation). */
+int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad);
+
+/* The drain mark: while node_dir/draining names instance, owner-acquire
+ * refuses new acquisitions for that instance (§4: the stop releases every
+ * hold; nothing new may start). set: 0 or KEEP_ERR_IO. draining: true when
+ * the mark names instance. */
+int keep_drain_mark(const char *node_dir, const char *instance);
+bool keep_draining(const char *node_dir, const char *instance);
+
+/* Codecs of the two files (exposed for the unit tests). decode: 0,
+ * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */
+int keep_hold_encode(const struct keep_hold *h, struct keep_buf *out);
+int keep_hold_decode(const char *buf, size_t len, struct keep_hold *h);
+int keep_pending_encode(const struct keep_pending *p, struct keep_buf *out);
+int keep_pending_decode(const char *buf, size_t len, struct keep_pending *p);
+
+#endif
