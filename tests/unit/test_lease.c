@@ -405,7 +405,7 @@ TEST(retries_are_scheduled_against_the_validity_left)
 	/* in particular one was sent in the last quarter ttl, after a whole attempt no longer fit */
 }
 
-TEST(a_store_back_a_quarter_ttl_before_expiry_renews_in_time)
+static void store_back_before_expiry(int64_t margin_ms)
 {
 	int64_t valid_until;
 	bool renewed = false;
@@ -415,7 +415,7 @@ TEST(a_store_back_a_quarter_ttl_before_expiry_renews_in_time)
 	for (int i = 0; i < 200 && !renewed; i++) {
 		run_until_io();
 		CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
-		if (now >= valid_until - 750) {
+		if (now >= valid_until - margin_ms) {
 			keep_lease_on_write(&sm, now + 20, KEEP_STORE_OK, "v2");
 			renewed = true;
 		} else {
@@ -427,6 +427,20 @@ TEST(a_store_back_a_quarter_ttl_before_expiry_renews_in_time)
 	CHECK(now < valid_until);
 	CHECK(keep_lease_valid(&sm, now));
 	CHECK(!saw_event(KEEP_LEV_RAN_OUT, NULL));
+}
+
+TEST(a_store_back_a_quarter_ttl_before_expiry_renews_in_time)
+{
+	store_back_before_expiry(750);
+}
+
+/* With writes every ttl/3 and validity ttl - safety, a retry a whole period
+ * after a failure still fits when the store is back a quarter ttl before
+ * expiry; only a retry scheduled against the validity left renews when it
+ * is back a tenth of the ttl before expiry. */
+TEST(a_store_back_a_tenth_ttl_before_expiry_renews_in_time)
+{
+	store_back_before_expiry(300);
 }
 
 TEST(ran_out_is_not_lost_and_a_later_success_makes_it_valid_again)
@@ -592,6 +606,7 @@ int main(void)
 	RUN(a_failed_reread_is_retried_not_taken_for_a_loss);
 	RUN(retries_are_scheduled_against_the_validity_left);
 	RUN(a_store_back_a_quarter_ttl_before_expiry_renews_in_time);
+	RUN(a_store_back_a_tenth_ttl_before_expiry_renews_in_time);
 	RUN(ran_out_is_not_lost_and_a_later_success_makes_it_valid_again);
 	RUN(a_write_acknowledged_after_its_validity_passed_does_not_make_it_valid);
 	RUN(clean_stop_is_invalid_at_once_and_writes_released_keeping_written_at);

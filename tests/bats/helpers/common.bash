@@ -120,8 +120,12 @@ keep_teardown() {
 }
 
 # A sanitizer report in any stderr file of this test is a failure.
+# (NB: in bats a bare `! cmd` never fails a test; write `run ! cmd`.)
 refute_sanitizer_reports() {
-	! grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$BATS_TEST_TMPDIR"/*.err 2>/dev/null
+	if grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$BATS_TEST_TMPDIR"/*.err 2>/dev/null; then
+		echo "sanitizer report found (files above)" >&2
+		return 1
+	fi
 }
 
 # now_ms : wall clock in ms
