@@ -13,6 +13,8 @@ teardown() { keep_teardown; }
 	wait_line 20 agent '^live '
 	run -0 keep-agent status --node-id n1
 	assert_output --partial "phase=live"
+	kids=$(descendants "$(bg_pid agent)")
+	[ -n "$kids" ]
 	kill -TERM "$(bg_pid agent)"
 	run wait_exit 15 agent
 	[ "$output" = 0 ]
@@ -20,20 +22,21 @@ teardown() { keep_teardown; }
 	[[ "${lines[1]}" == "released "* ]]
 	run -15 keep-agent status --node-id n1
 	# nothing of the agent's is left running
-	run ! pgrep -f "lease-write --node-id n1"
+	wait_for 5 refute_alive $kids
 	refute_sanitizer_reports
 }
 
 @test "keep-agent: a fence makes it exit at once with the fenced code, children gone" {
 	start_bg agent keep-agent --node-id n1
 	wait_line 20 agent '^live '
+	kids=$(descendants "$(bg_pid agent)")
 	v=$(keep-store stat nodes/n1 | sed -n 's/.*version=\([^ ]*\).*/\1/p')
 	keep-store get nodes/n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
 	run wait_exit 10 agent
 	[ "$output" = 10 ]
 	grep -q 'node lease ended (exit 10' "$BATS_TEST_TMPDIR/agent.err"
 	run -10 keep-agent status --node-id n1
-	run ! pgrep -f "lease-write --node-id n1"
+	wait_for 5 refute_alive $kids
 }
 
 @test "keep-agent: refuses a store that fails store-probe, and bad flags" {

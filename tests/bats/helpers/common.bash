@@ -130,3 +130,24 @@ refute_sanitizer_reports() {
 
 # now_ms : wall clock in ms
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# descendants PID : every descendant process id of PID, one a line.
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# refute_alive PID... : none of these processes is still running (zombies excepted).
+refute_alive() {
+	local p st
+	for p in "$@"; do
+		st=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1) || continue
+		if [ -n "$st" ] && [ "$st" != Z ]; then
+			echo "process $p is still running: $(tr '\0' ' ' <"/proc/$p/cmdline")" >&2
+			return 1
+		fi
+	done
+}
