@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "err.h"
+#include "exitcode.h"
 #include "statedir.h"
 
-#define FILE_MAX 4096 /* bytes: largest hold or pending file */
+#define FILE_MAX 4096	 /* bytes: largest hold or pending file */
 #define LIST_MAX 1000000 /* entries: most holds or pending entries listed */
 
 /* ---- paths ------------------------------------------------------------------ */
@@ -372,8 +374,8 @@ static int dec_pending(const char *buf, size_t len, void *out)
 	return keep_pending_decode(buf, len, out);
 }
 
-static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_fn dec,
-		    void **out, size_t *n, size_t *bad)
+static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_fn dec, void **out,
+		    size_t *n, size_t *bad)
 {
 	char dir[PATH_MAX], p[PATH_MAX];
 	DIR *d;
@@ -470,8 +472,8 @@ int keep_holds_list(const char *node_dir, struct keep_hold **out, size_t *n, siz
 int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad)
 {
 	void *arr;
-	int rc = list_dir(node_dir, "pending", sizeof(struct keep_pending), dec_pending, &arr,
-			  n, bad);
+	int rc =
+	    list_dir(node_dir, "pending", sizeof(struct keep_pending), dec_pending, &arr, n, bad);
 
 	*out = arr;
 	if (!rc && *n > 1)
@@ -508,4 +510,111 @@ bool keep_draining(const char *node_dir, const char *instance)
 		yes = true;
 	keep_buf_release(&b);
 	return yes;
+}
+
+/* ---- helpers shared by the ownership commands ------------------------------------ */
+
+int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st)
+{
+	char boot[64];
+
+	if (keep_lease_state_read(node_dir, st) != 0) {
+		memset(st, 0, sizeof(*st));
+		return KEEP_EXIT_NOT_LIVE;
+	}
+	keep_boot_id(boot, sizeof(boot));
+	if (keep_lease_state_valid(st, now_mono_ms, boot))
+		return KEEP_EXIT_OK;
+	if (strcmp(st->phase, "ran-out") == 0 || strcmp(st->phase, "live") == 0)
+		return KEEP_EXIT_RAN_OUT;
+	if (strcmp(st->phase, "lost") == 0) {
+		if (strcmp(st->reason, "fenced") == 0)
+			return KEEP_EXIT_FENCED;
+		if (strcmp(st->reason, "replaced") == 0)
+			return KEEP_EXIT_REPLACED;
+		if (strcmp(st->reason, "released") == 0)
+			return KEEP_EXIT_RELEASED;
+		if (strcmp(st->reason, "removed") == 0)
+			return KEEP_EXIT_REMOVED;
+		if (strcmp(st->reason, "old-version-running") == 0)
+			return KEEP_EXIT_OLD_RUNNING;
+		if (strcmp(st->reason, "bad-object") == 0)
+			return KEEP_EXIT_BAD_OBJECT;
+	}
+	return KEEP_EXIT_NOT_LIVE;
+}
+
+int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
+		   int *decode_err, struct keep_reply *reply)
+{
+	char rk[KEEP_KEY_MAX + 1];
+	struct keep_buf body;
+	int rc;
+
+	memset(reply, 0, sizeof(*reply));
+	*decode_err = 0;
+	rc = keep_owner_record_key(key, rk, sizeof(rk));
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
+		return 0;
+	}
+	keep_buf_init(&body, KEEP_BODY_MAX);
+	rc = keep_store_get(s, rk, &body, reply);
+	if (rc)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	else if (reply->outcome == KEEP_STORE_OK)
+		*decode_err =
+		    keep_owner_rec_decode(body.data ? body.data : "", body.len, rec, NULL, 0);
+	keep_buf_release(&body);
+	return 0;
+}
+
+int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
+			int *decode_err, struct keep_reply *reply)
+{
+	char k[KEEP_NODE_ID_MAX + 8];
+	char err[256];
+	struct keep_buf body;
+	int rc;
+
+	memset(reply, 0, sizeof(*reply));
+	*decode_err = 0;
+	snprintf(k, sizeof(k), "nodes/%s", node);
+	keep_buf_init(&body, KEEP_BODY_MAX);
+	rc = keep_store_get(s, k, &body, reply);
+	if (rc)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	else if (reply->outcome == KEEP_STORE_OK) {
+		*decode_err = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
+						   sizeof(err));
+		if (!*decode_err && strcmp(obj->node, node) != 0)
+			*decode_err = KEEP_ERR_PARSE;
+	}
+	keep_buf_release(&body);
+	return 0;
+}
+
+int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
+		   enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	char rk[KEEP_KEY_MAX + 1];
+	struct keep_buf body;
+	int rc;
+
+	memset(reply, 0, sizeof(*reply));
+	if (keep_owner_record_key(key, rk, sizeof(rk)) != 0) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
+		return 0;
+	}
+	keep_buf_init(&body, KEEP_OWNERREC_MAX);
+	rc = keep_owner_rec_encode(rec, &body);
+	if (!rc)
+		rc = keep_store_put(s, rk, body.data, body.len, cond,
+				    cond == KEEP_COND_IF_MATCH ? if_match : NULL, reply);
+	if (rc)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	else if (cond == KEEP_COND_IF_MATCH && reply->outcome == KEEP_STORE_NOT_FOUND)
+		reply->outcome = KEEP_STORE_CONFLICT;
+	keep_buf_release(&body);
+	return 0;
 }

@@ -29,25 +29,25 @@
 struct keep_hold {
 	char key[KEEP_OWNER_KEY_MAX + 1];
 	char instance[KEEP_INSTANCE_LEN + 1]; /* the lease-write instance that acquired it */
-	int64_t generation;                   /* >= 1 */
-	char version[KEEP_VERSION_MAX];       /* the acquire's version (the record's while held) */
-	int64_t epoch;                        /* the lease's lapses at acquisition (>= 0) */
-	int64_t acquired_at_ms;               /* wall ms, informational */
+	int64_t generation;		      /* >= 1 */
+	char version[KEEP_VERSION_MAX];	      /* the acquire's version (the record's while held) */
+	int64_t epoch;			      /* the lease's lapses at acquisition (>= 0) */
+	int64_t acquired_at_ms;		      /* wall ms, informational */
 };
 
 enum keep_pending_kind {
 	KEEP_PENDING_RELEASE = 0, /* write nobody If-Match version */
-	KEEP_PENDING_ACQUIRE,     /* an unresolved acquire: read, then decide */
+	KEEP_PENDING_ACQUIRE,	  /* an unresolved acquire: read, then decide */
 };
 
 struct keep_pending {
 	enum keep_pending_kind kind;
 	char key[KEEP_OWNER_KEY_MAX + 1];
 	char instance[KEEP_INSTANCE_LEN + 1];
-	int64_t generation;             /* release: the hold's; acquire: the generation tried */
+	int64_t generation;		/* release: the hold's; acquire: the generation tried */
 	char version[KEEP_VERSION_MAX]; /* release: If-Match; acquire: the write's condition
 					   ("-" for If-None-Match) */
-	int64_t at_ms;                  /* wall ms when parked / tried */
+	int64_t at_ms;			/* wall ms when parked / tried */
 };
 
 /* Create holds/, pending/ and locks/ under node_dir (mode 0700). */
@@ -86,6 +86,35 @@ int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n
  * the mark names instance. */
 int keep_drain_mark(const char *node_dir, const char *instance);
 bool keep_draining(const char *node_dir, const char *instance);
+
+/* ---- helpers shared by the ownership commands (I/O; never in core) ---- */
+
+struct keep_lease_state;
+
+/* Read node_dir/lease into *st and judge it at now_mono_ms on this boot.
+ * Returns the exit code a command should use when the lease is not valid
+ * (exitcode.h: 0 valid; 14 ran out, including live past its validity;
+ * 10..13, 16, 17 lost by reason; 15 starting, stopping, stopped, or no
+ * lease state). *st is zeroed when there is no readable state. */
+int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st);
+
+/* GET owners/<key> and decode: *reply gets the outcome (local errors are
+ * REFUSED with a detail); when OK, *rec the record and *decode_err 0, or
+ * the decode error. Always 0. All pointers borrowed. */
+int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
+		   int *decode_err, struct keep_reply *reply);
+
+/* GET nodes/<node> and decode as keep_owner_get; an object naming another
+ * node than its key is a decode error (KEEP_ERR_PARSE). Always 0. */
+int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
+			int *decode_err, struct keep_reply *reply);
+
+/* PUT owners/<key> = encode(rec) with cond (If-Match if_match). Never a
+ * DELETE (RGW ignores If-Match on DELETE). Outcome in *reply (a NOT_FOUND
+ * reply to an If-Match write is reported as CONFLICT: the condition
+ * failed). Always 0. */
+int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
+		   enum keep_cond cond, const char *if_match, struct keep_reply *reply);
 
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */

@@ -29,17 +29,17 @@
 #include "buf.h"
 #include "nodeobj.h"
 
-#define KEEP_OWNER_SEGMENT_MAX 128                             /* bytes per key segment */
-#define KEEP_OWNER_KEY_MAX (3 * KEEP_OWNER_SEGMENT_MAX + 2)    /* bytes, NUL excluded */
-#define KEEP_OWNER_PREFIX "owners/"                            /* the records' prefix */
-#define KEEP_OWNERREC_MAX 1024                                 /* bytes: largest record */
-#define KEEP_OWNER_GEN_MAX 9007199254740991LL                  /* 2^53 - 1: largest generation */
+#define KEEP_OWNER_SEGMENT_MAX 128			    /* bytes per key segment */
+#define KEEP_OWNER_KEY_MAX (3 * KEEP_OWNER_SEGMENT_MAX + 2) /* bytes, NUL excluded */
+#define KEEP_OWNER_PREFIX "owners/"			    /* the records' prefix */
+#define KEEP_OWNERREC_MAX 1024				    /* bytes: largest record */
+#define KEEP_OWNER_GEN_MAX 9007199254740991LL		    /* 2^53 - 1: largest generation */
 
 struct keep_owner_rec {
-	bool held;                           /* false: "nobody" */
-	char node[KEEP_NODE_ID_MAX + 1];     /* "" when nobody */
+	bool held;			      /* false: "nobody" */
+	char node[KEEP_NODE_ID_MAX + 1];      /* "" when nobody */
 	char instance[KEEP_INSTANCE_LEN + 1]; /* "" when nobody */
-	int64_t generation;                  /* >= 1 */
+	int64_t generation;		      /* >= 1 */
 };
 
 /* True when key is a valid actor key (file comment). NULL is invalid. */

@@ -87,9 +87,8 @@ static void set_write(const struct keep_owner_self *self, int64_t gen, struct ke
 
 void keep_owner_acq_on_record(const struct keep_owner_self *self,
 			      const struct keep_owner_hold_view *hold, enum keep_outcome outcome,
-			      const char *version, const struct keep_owner_rec *rec,
-			      int decode_err, int64_t first_generation,
-			      struct keep_acq_decision *d)
+			      const char *version, const struct keep_owner_rec *rec, int decode_err,
+			      int64_t first_generation, struct keep_acq_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	if (outcome == KEEP_STORE_NOT_FOUND) {
@@ -152,8 +151,8 @@ void keep_owner_acq_on_node(const struct keep_owner_self *self, enum keep_outcom
 		d->reason = keep_outcome_name(outcome);
 		return;
 	}
-	f = keep_node_free(d->rec.node, d->rec.instance, outcome == KEEP_STORE_OK, obj,
-			   now_wall_ms, t, &at);
+	f = keep_node_free(d->rec.node, d->rec.instance, outcome == KEEP_STORE_OK, obj, now_wall_ms,
+			   t, &at);
 	if (f == KEEP_FREE_YES) {
 		set_write(self, d->rec.generation + 1, d);
 		d->reason = "free";
@@ -197,8 +196,8 @@ void keep_owner_readback_on_node(const struct keep_owner_self *self, enum keep_o
 		d->verdict = KEEP_RB_UNRESOLVED;
 		return;
 	}
-	f = keep_node_free(d->rec.node, d->rec.instance, outcome == KEEP_STORE_OK, obj,
-			   now_wall_ms, t, &at);
+	f = keep_node_free(d->rec.node, d->rec.instance, outcome == KEEP_STORE_OK, obj, now_wall_ms,
+			   t, &at);
 	if (f == KEEP_FREE_YES) {
 		d->verdict = KEEP_RB_UNRESOLVED;
 		return;
@@ -207,9 +206,9 @@ void keep_owner_readback_on_node(const struct keep_owner_self *self, enum keep_o
 	d->free_at_ms = f == KEEP_FREE_LATER ? at : 0;
 }
 
-void keep_owner_pending_on_read(const char *instance, int64_t generation,
-				enum keep_outcome outcome, const struct keep_owner_rec *rec,
-				int decode_err, struct keep_pend_decision *d)
+void keep_owner_pending_on_read(const char *instance, int64_t generation, enum keep_outcome outcome,
+				const struct keep_owner_rec *rec, int decode_err,
+				struct keep_pend_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	if (outcome == KEEP_STORE_NOT_FOUND) {

@@ -34,7 +34,7 @@
 #define KEEP_PENDING_CONCURRENCY 32 /* pending entries at once (ADR §5 bounds) */
 #define KEEP_PENDING_REFUSALS 32    /* refusals in a row before a pass stops (§5) */
 #define KEEP_RELEASE_TRIES_MS 1000  /* a foreground release waits this long, then parks (§5) */
-#define KEEP_BACKOFF_MIN_MS 200     /* first retry of a pending entry */
+#define KEEP_BACKOFF_MIN_MS 200	    /* first retry of a pending entry */
 #define KEEP_BACKOFF_MAX_MS 5000    /* retries of a pending entry back off up to this */
 
 /* Who we are: this node's id and its lease-write process instance (both
@@ -49,8 +49,8 @@ struct keep_owner_self {
 enum keep_acq_verdict {
 	KEEP_ACQ_WRITE = 0,  /* write d->next with d->cond (If-Match d->if_match) */
 	KEEP_ACQ_READ_NODE,  /* read nodes/<d->rec.node> now, then keep_owner_acq_on_node */
-	KEEP_ACQ_SAME,       /* our live hold at the record's generation: return it unchanged */
-	KEEP_ACQ_HELD,       /* held by d->rec's holder, not free: the routing answer */
+	KEEP_ACQ_SAME,	     /* our live hold at the record's generation: return it unchanged */
+	KEEP_ACQ_HELD,	     /* held by d->rec's holder, not free: the routing answer */
 	KEEP_ACQ_BAD_RECORD, /* the record is not ours or malformed: nothing written */
 	KEEP_ACQ_FAILED,     /* a read failed: nothing written (retry later) */
 };
@@ -60,13 +60,13 @@ const char *keep_acq_verdict_name(enum keep_acq_verdict v);
 
 struct keep_acq_decision {
 	enum keep_acq_verdict verdict;
-	struct keep_owner_rec rec;       /* the record read (valid unless absent/failed) */
-	bool absent;                     /* the record did not exist */
-	enum keep_cond cond;             /* WRITE: KEEP_COND_IF_MATCH or KEEP_COND_IF_NONE_MATCH */
+	struct keep_owner_rec rec;	 /* the record read (valid unless absent/failed) */
+	bool absent;			 /* the record did not exist */
+	enum keep_cond cond;		 /* WRITE: KEEP_COND_IF_MATCH or KEEP_COND_IF_NONE_MATCH */
 	char if_match[KEEP_VERSION_MAX]; /* WRITE with IF_MATCH: the record read's version */
-	struct keep_owner_rec next;      /* WRITE: held by self at the new generation */
-	int64_t free_at_ms;              /* HELD: when a fence/release frees it (wall ms); 0 */
-	const char *reason;              /* static: why (for lines and logs), or NULL */
+	struct keep_owner_rec next;	 /* WRITE: held by self at the new generation */
+	int64_t free_at_ms;		 /* HELD: when a fence/release frees it (wall ms); 0 */
+	const char *reason;		 /* static: why (for lines and logs), or NULL */
 };
 
 /* Our hold of the key as registered in the state directory, as far as the
@@ -93,9 +93,8 @@ struct keep_owner_hold_view {
  * read of nodes/<node> issued after this one). */
 void keep_owner_acq_on_record(const struct keep_owner_self *self,
 			      const struct keep_owner_hold_view *hold, enum keep_outcome outcome,
-			      const char *version, const struct keep_owner_rec *rec,
-			      int decode_err, int64_t first_generation,
-			      struct keep_acq_decision *d);
+			      const char *version, const struct keep_owner_rec *rec, int decode_err,
+			      int64_t first_generation, struct keep_acq_decision *d);
 
 /* After READ_NODE: the read of nodes/<d->rec.node> (issued after the record
  * read). outcome NOT_FOUND: absent; obj: the decoded object (NULL when
@@ -111,7 +110,7 @@ void keep_owner_acq_on_node(const struct keep_owner_self *self, enum keep_outcom
 enum keep_rb_verdict {
 	KEEP_RB_OURS = 0,   /* names self at the generation tried: hold it at the read's version */
 	KEEP_RB_READ_NODE,  /* another holder: read nodes/<r->rec.node>, then _on_node */
-	KEEP_RB_LOST,       /* replaced by a holder that is not free: the race is lost */
+	KEEP_RB_LOST,	    /* replaced by a holder that is not free: the race is lost */
 	KEEP_RB_UNRESOLVED, /* anything else: keep an unresolved acquire, exit "unknown" */
 };
 
@@ -120,9 +119,9 @@ const char *keep_rb_verdict_name(enum keep_rb_verdict v);
 
 struct keep_rb_decision {
 	enum keep_rb_verdict verdict;
-	struct keep_owner_rec rec;  /* the record read back (when it decoded) */
+	struct keep_owner_rec rec;	/* the record read back (when it decoded) */
 	char version[KEEP_VERSION_MAX]; /* OURS: the read's version (the hold's) */
-	int64_t free_at_ms;         /* LOST by a fence/release not yet old enough; 0 */
+	int64_t free_at_ms;		/* LOST by a fence/release not yet old enough; 0 */
 };
 
 /* The read-back after a write of a record naming self at gen_tried that
@@ -144,7 +143,7 @@ void keep_owner_readback_on_node(const struct keep_owner_self *self, enum keep_o
 
 enum keep_pend_verdict {
 	KEEP_PEND_KEEP = 0, /* keep the entry; retry later (backoff) */
-	KEEP_PEND_END,      /* the entry ends: nothing to do */
+	KEEP_PEND_END,	    /* the entry ends: nothing to do */
 	KEEP_PEND_RELEASE,  /* resolver: release If-Match the read's version (d->version) */
 };
 
@@ -154,7 +153,7 @@ const char *keep_pend_verdict_name(enum keep_pend_verdict v);
 struct keep_pend_decision {
 	enum keep_pend_verdict verdict;
 	char version[KEEP_VERSION_MAX]; /* RELEASE: the version to condition on */
-	const char *reason;             /* static: why, or NULL */
+	const char *reason;		/* static: why, or NULL */
 };
 
 /* A pending release (instance, generation g, acquire version v) whose write
@@ -163,9 +162,9 @@ struct keep_pend_decision {
  * g (absent, nobody, another holder, another generation); it is kept when
  * it still does (whatever its version: a retry never adopts a later
  * version) or when the read failed or did not decode. */
-void keep_owner_pending_on_read(const char *instance, int64_t generation,
-				enum keep_outcome outcome, const struct keep_owner_rec *rec,
-				int decode_err, struct keep_pend_decision *d);
+void keep_owner_pending_on_read(const char *instance, int64_t generation, enum keep_outcome outcome,
+				const struct keep_owner_rec *rec, int decode_err,
+				struct keep_pend_decision *d);
 
 /* An unresolved acquire (instance, generation tried; cond_version: the
  * version the write was conditioned on, "" for If-None-Match; tried_at:
@@ -191,12 +190,12 @@ int64_t keep_owner_backoff_ms(int attempts);
 /* ---- the grant check (§3 "Own") ------------------------------------------------ */
 
 enum keep_grant {
-	KEEP_GRANT_OK = 0,     /* this hold may act now */
-	KEEP_GRANT_NO_HOLD,    /* no hold of the key here */
-	KEEP_GRANT_OTHER_GEN,  /* a hold at another generation: a stale grant */
+	KEEP_GRANT_OK = 0,	 /* this hold may act now */
+	KEEP_GRANT_NO_HOLD,	 /* no hold of the key here */
+	KEEP_GRANT_OTHER_GEN,	 /* a hold at another generation: a stale grant */
 	KEEP_GRANT_OLD_INSTANCE, /* the hold belongs to an earlier process instance */
-	KEEP_GRANT_LAPSED,     /* the lease lapsed since the hold was acquired */
-	KEEP_GRANT_NOT_VALID,  /* the node lease is not valid now */
+	KEEP_GRANT_LAPSED,	 /* the lease lapsed since the hold was acquired */
+	KEEP_GRANT_NOT_VALID,	 /* the node lease is not valid now */
 };
 
 /* "ok", "no-hold", "other-generation", "old-instance", "lapsed", "not-valid". */
@@ -207,10 +206,10 @@ struct keep_grant_input {
 	bool have_hold;
 	const char *hold_instance; /* borrowed */
 	int64_t hold_generation;
-	int64_t hold_epoch;        /* the lease's lapses when the hold was acquired */
+	int64_t hold_epoch;	    /* the lease's lapses when the hold was acquired */
 	const char *lease_instance; /* borrowed; "" when there is no lease state */
-	bool lease_valid;          /* the lease state says valid now */
-	int64_t lease_lapses;      /* the lease's current epoch */
+	bool lease_valid;	    /* the lease state says valid now */
+	int64_t lease_lapses;	    /* the lease's current epoch */
 };
 
 /* May the hold of a key at generation act now? OK only when a hold exists

@@ -1,0 +1,381 @@
+/* owner-acquire — acquire ownership records (ADR 0020 §2, §3; docs/ownership.md).
+ *
+ * A driver of lib/core/owner.c: under the per-actor lock, only while the
+ * node lease is valid (checked again right before the write), it reads
+ * owners/KEY, then nodes/<holder> when the free rule needs it, writes the
+ * record at generation + 1, reads back an unknown outcome once, and
+ * registers the hold in the state directory. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/owner.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/holds.h"
+#include "../lib/line.h"
+#include "../lib/statedir.h"
+
+static const char usage[] =
+    "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [KEY...]\n"
+    "\n"
+    "Acquire the ownership record owners/KEY for this node (KEY is\n"
+    "tenant/class/name; with no KEY, keys are read from stdin, one a line).\n"
+    "One answer line per key:\n"
+    "  acquired key=K generation=G version=V new=yes|no\n"
+    "  held key=K node=N instance=I generation=G [free_at_ms=T]\n"
+    "  unknown key=K generation=G        outcome unknown, kept for the resolver\n"
+    "  refused key=K reason=..           nothing written (lease not valid, draining)\n"
+    "  error key=K reason=..             nothing written (store, bad record, bad key)\n"
+    "\n"
+    "exit (the first that applies over all keys): 100 bad key or usage;\n"
+    "17 a record is not ours; 10..16 the node lease is not valid (as\n"
+    "lease-status); 111 store failure; 20 unknown outcome (kept pending);\n"
+    "1 held elsewhere; 0 every key acquired. See docs/exit-codes.md.\n";
+
+static const char *prog = "owner-acquire";
+
+struct ctx {
+	struct keep_config cfg;
+	char node_dir[KEEP_PATH_MAX + 80];
+	struct keep_store *store;
+};
+
+/* Rank of an exit code for a batch: the highest rank wins. */
+static int rank(int code)
+{
+	switch (code) {
+	case KEEP_EXIT_OK:
+		return 0;
+	case KEEP_EXIT_NO:
+		return 1;
+	case KEEP_EXIT_UNKNOWN:
+		return 2;
+	case KEEP_EXIT_TEMP:
+		return 3;
+	case KEEP_EXIT_BAD_OBJECT:
+		return 5;
+	case KEEP_EXIT_USAGE:
+		return 6;
+	default:
+		return 4; /* the lease's codes */
+	}
+}
+
+static void line_simple(const char *type, const char *key, const char *reason)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, type);
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "reason", reason);
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+}
+
+static void line_acquired(const char *key, int64_t gen, const char *version, bool fresh)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "acquired");
+	keep_line_str(&b, "key", key);
+	keep_line_int(&b, "generation", gen);
+	keep_line_str(&b, "version", version);
+	keep_line_str(&b, "new", fresh ? "yes" : "no");
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+}
+
+static void line_held(const char *key, const struct keep_owner_rec *r, int64_t free_at_ms)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "held");
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "node", r->node);
+	keep_line_str(&b, "instance", r->instance);
+	keep_line_int(&b, "generation", r->generation);
+	if (free_at_ms)
+		keep_line_int(&b, "free_at_ms", free_at_ms);
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+}
+
+/* Register the hold; on failure we hold a record we cannot remember:
+ * park it as a pending release so the resolver frees it. */
+static int register_hold(struct ctx *x, const char *key, const char *instance, int64_t gen,
+			 const char *version, int64_t epoch, bool fresh)
+{
+	struct keep_hold h;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.key, sizeof(h.key), "%s", key);
+	snprintf(h.instance, sizeof(h.instance), "%s", instance);
+	h.generation = gen;
+	snprintf(h.version, sizeof(h.version), "%s", version);
+	h.epoch = epoch;
+	h.acquired_at_ms = keep_wall_ms();
+	if (keep_hold_write(x->node_dir, &h) != 0) {
+		struct keep_pending p;
+
+		keep_warn(prog, "unable to register the hold of '%s': %s; releasing it", key,
+			  strerror(errno));
+		memset(&p, 0, sizeof(p));
+		p.kind = KEEP_PENDING_RELEASE;
+		snprintf(p.key, sizeof(p.key), "%s", key);
+		snprintf(p.instance, sizeof(p.instance), "%s", instance);
+		p.generation = gen;
+		snprintf(p.version, sizeof(p.version), "%s", version);
+		p.at_ms = keep_wall_ms();
+		(void)keep_pending_write(x->node_dir, &p);
+		line_simple("error", key, "state-dir");
+		return KEEP_EXIT_TEMP;
+	}
+	line_acquired(key, gen, version, fresh);
+	return KEEP_EXIT_OK;
+}
+
+/* Under the lock: the whole acquisition of one key. */
+static int acquire_locked(struct ctx *x, const char *key)
+{
+	struct keep_lease_state st, st2;
+	struct keep_owner_self self;
+	struct keep_owner_hold_view hv = {false, 0};
+	struct keep_hold h;
+	struct keep_acq_decision d;
+	struct keep_rb_decision rb;
+	struct keep_owner_rec rec;
+	struct keep_node_obj obj;
+	struct keep_reply r;
+	int derr, rc, have_hold;
+	int64_t epoch;
+
+	rc = keep_holds_lease(x->node_dir, keep_mono_ms(), &st);
+	if (rc != KEEP_EXIT_OK) {
+		line_simple("refused", key, "lease-not-valid");
+		return rc;
+	}
+	if (keep_draining(x->node_dir, st.instance)) {
+		line_simple("refused", key, "draining");
+		return KEEP_EXIT_NOT_LIVE;
+	}
+	epoch = st.lapses;
+	self.node = x->cfg.node_id;
+	self.instance = st.instance;
+
+	have_hold = keep_hold_read(x->node_dir, key, &h);
+	if (have_hold < 0) {
+		keep_warn(prog, "unreadable hold of '%s' dropped", key);
+		(void)keep_hold_remove(x->node_dir, key);
+		have_hold = 1;
+	}
+	if (have_hold == 0) {
+		if (strcmp(h.instance, st.instance) != 0) {
+			/* an earlier process's hold: that process is gone, and our
+			 * instance frees its records (§2) */
+			(void)keep_hold_remove(x->node_dir, key);
+		} else if (keep_owner_hold_stale(h.instance, h.epoch, st.instance, st.lapses)) {
+			/* a lapse since: the hold is over; release it in the background */
+			struct keep_pending p;
+
+			memset(&p, 0, sizeof(p));
+			p.kind = KEEP_PENDING_RELEASE;
+			snprintf(p.key, sizeof(p.key), "%s", key);
+			snprintf(p.instance, sizeof(p.instance), "%s", h.instance);
+			p.generation = h.generation;
+			snprintf(p.version, sizeof(p.version), "%s", h.version);
+			p.at_ms = keep_wall_ms();
+			if (keep_pending_write(x->node_dir, &p) == 0)
+				(void)keep_hold_remove(x->node_dir, key);
+		} else {
+			hv.live = true;
+			hv.generation = h.generation;
+		}
+	}
+
+	keep_owner_get(x->store, key, &rec, &derr, &r);
+	keep_owner_acq_on_record(
+	    &self, &hv, r.outcome, r.version, r.outcome == KEEP_STORE_OK && !derr ? &rec : NULL,
+	    derr, 1 /* issue 5: the first generation seeded from leases/ (§6) */, &d);
+	if (d.verdict == KEEP_ACQ_READ_NODE) {
+		/* the free rule: a read of nodes/<holder> issued after the record read */
+		keep_owner_get_node(x->store, d.rec.node, &obj, &derr, &r);
+		keep_owner_acq_on_node(&self, r.outcome,
+				       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+				       keep_wall_ms(), &x->cfg.timing, &d);
+	}
+	if (hv.live && d.verdict != KEEP_ACQ_SAME) {
+		/* our hold no longer matches the record: stop acting on it */
+		(void)keep_hold_remove(x->node_dir, key);
+	}
+	switch (d.verdict) {
+	case KEEP_ACQ_SAME:
+		line_acquired(key, h.generation, h.version, false);
+		return KEEP_EXIT_OK;
+	case KEEP_ACQ_HELD:
+		line_held(key, &d.rec, d.free_at_ms);
+		return KEEP_EXIT_NO;
+	case KEEP_ACQ_BAD_RECORD:
+		keep_warn(prog, "owners/%s is not a keep ownership record (%s): nothing written",
+			  key, d.reason);
+		line_simple("error", key, "bad-record");
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_ACQ_FAILED:
+		keep_warn(prog, "unable to read owners/%s or its holder: %s: %s", key, d.reason,
+			  r.detail[0] ? r.detail : "-");
+		line_simple("error", key, "store");
+		return KEEP_EXIT_TEMP;
+	case KEEP_ACQ_READ_NODE:
+	case KEEP_ACQ_WRITE:
+		break;
+	}
+
+	/* right before the write: the lease must still be valid, same
+	 * instance, same epoch (no lapse since we began) */
+	rc = keep_holds_lease(x->node_dir, keep_mono_ms(), &st2);
+	if (rc != KEEP_EXIT_OK || strcmp(st2.instance, st.instance) != 0 || st2.lapses != epoch) {
+		line_simple("refused", key, "lease-not-valid");
+		return rc != KEEP_EXIT_OK ? rc : KEEP_EXIT_RAN_OUT;
+	}
+	keep_owner_put(x->store, key, &d.next, d.cond, d.if_match, &r);
+	if (r.outcome == KEEP_STORE_OK)
+		return register_hold(x, key, st.instance, d.next.generation, r.version, epoch,
+				     true);
+	if (r.outcome == KEEP_STORE_REFUSED) {
+		keep_warn(prog, "write of owners/%s refused: %s", key, r.detail);
+		line_simple("error", key, "store");
+		return KEEP_EXIT_TEMP;
+	}
+
+	/* unknown outcome (ambiguous, or a conflict that may hide our own
+	 * landed write): read back once, still under the lock */
+	keep_owner_get(x->store, key, &rec, &derr, &r);
+	keep_owner_readback(&self, d.next.generation, r.outcome, r.version,
+			    r.outcome == KEEP_STORE_OK && !derr ? &rec : NULL, derr, &rb);
+	if (rb.verdict == KEEP_RB_READ_NODE) {
+		keep_owner_get_node(x->store, rb.rec.node, &obj, &derr, &r);
+		keep_owner_readback_on_node(&self, r.outcome,
+					    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+					    keep_wall_ms(), &x->cfg.timing, &rb);
+	}
+	switch (rb.verdict) {
+	case KEEP_RB_OURS:
+		return register_hold(x, key, st.instance, d.next.generation, rb.version, epoch,
+				     true);
+	case KEEP_RB_LOST:
+		line_held(key, &rb.rec, rb.free_at_ms);
+		return KEEP_EXIT_NO;
+	default: {
+		struct keep_pending p;
+		struct keep_buf b;
+
+		memset(&p, 0, sizeof(p));
+		p.kind = KEEP_PENDING_ACQUIRE;
+		snprintf(p.key, sizeof(p.key), "%s", key);
+		snprintf(p.instance, sizeof(p.instance), "%s", st.instance);
+		p.generation = d.next.generation;
+		snprintf(p.version, sizeof(p.version), "%s",
+			 d.cond == KEEP_COND_IF_MATCH ? d.if_match : "-");
+		p.at_ms = keep_wall_ms();
+		if (keep_pending_write(x->node_dir, &p) != 0)
+			keep_warn(prog, "unable to record the unresolved acquire of '%s': %s", key,
+				  strerror(errno));
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		keep_line_start(&b, "unknown");
+		keep_line_str(&b, "key", key);
+		keep_line_int(&b, "generation", p.generation);
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return KEEP_EXIT_UNKNOWN;
+	}
+	}
+}
+
+static int acquire_one(struct ctx *x, const char *key)
+{
+	int fd, rc;
+
+	if (!keep_owner_key_valid(key)) {
+		keep_warn(prog,
+			  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, "
+			  "not starting with '.')",
+			  key);
+		line_simple("error", key, "invalid-key");
+		return KEEP_EXIT_USAGE;
+	}
+	if (keep_holds_lock(x->node_dir, key, &fd) != 0) {
+		keep_warn(prog, "unable to lock '%s': %s", key, strerror(errno));
+		line_simple("error", key, "state-dir");
+		return KEEP_EXIT_TEMP;
+	}
+	rc = acquire_locked(x, key);
+	keep_holds_unlock(fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct ctx x;
+	struct keep_store_opts so;
+	char err[512];
+	int c, rc, worst = KEEP_EXIT_OK;
+
+	memset(&x, 0, sizeof(x));
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
+		if (!keep_cli_common_opt(&cli, c, optarg))
+			keep_cli_usage_error(&cli, "unknown option");
+	keep_cli_load_config(&cli, &x.cfg);
+	if (!x.cfg.node_id[0])
+		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
+	if (!x.cfg.store[0])
+		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	if (keep_config_node_dir(&x.cfg, x.node_dir, sizeof(x.node_dir)) != 0)
+		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
+	if (keep_holds_init(x.node_dir) != 0)
+		keep_die(KEEP_EXIT_TEMP, prog, "unable to create the state directory '%s': %s",
+			 x.node_dir, strerror(errno));
+	keep_config_store_opts(&x.cfg, &so);
+	rc = keep_store_open(x.cfg.store, &so, &x.store, err, sizeof(err));
+	if (rc)
+		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+								     : KEEP_EXIT_TEMP,
+			 prog, "unable to open store '%s': %s", x.cfg.store, err);
+
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++) {
+			rc = acquire_one(&x, argv[i]);
+			if (rank(rc) > rank(worst))
+				worst = rc;
+		}
+	} else {
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+
+		while ((n = getline(&line, &cap, stdin)) > 0) {
+			if (line[n - 1] == '\n')
+				line[--n] = '\0';
+			if (n == 0)
+				continue;
+			if ((size_t)n > KEEP_LINE_MAX)
+				rc = KEEP_EXIT_USAGE, keep_warn(prog, "input line too long");
+			else
+				rc = acquire_one(&x, line);
+			if (rank(rc) > rank(worst))
+				worst = rc;
+		}
+		free(line);
+	}
+	keep_store_free(x.store);
+	return worst;
+}

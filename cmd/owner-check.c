@@ -1,0 +1,100 @@
+/* owner-check — the grant check before a commit (ADR 0020 §3 "Own"; R2: a
+ * stale grant never commits; docs/ownership.md).
+ *
+ * No store I/O: the hold in the state directory and the lease state file. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/owner.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/holds.h"
+#include "../lib/line.h"
+#include "../lib/statedir.h"
+
+static const char usage[] =
+    "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] KEY GENERATION\n"
+    "\n"
+    "Exit 0 only if this node holds KEY at exactly GENERATION, acquired by\n"
+    "the current lease-write instance with no lapse of the node lease since,\n"
+    "and the lease is valid now. Prints\n"
+    "  check key=K generation=G ok=yes|no reason=ok|no-hold|other-generation|\n"
+    "        old-instance|lapsed|not-valid\n"
+    "No store I/O.\n"
+    "\n"
+    "exit: 0 the grant may act; 1 no such hold (none, another generation, an\n"
+    "earlier instance, a lapse since); 14 the lease ran out; 10..13, 15 the\n"
+    "lease is not valid (as lease-status); 100 usage.\n";
+
+static const char *prog = "owner-check";
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct keep_config cfg;
+	struct keep_lease_state st;
+	struct keep_grant_input in;
+	struct keep_hold h;
+	struct keep_buf b;
+	char dir[KEEP_PATH_MAX + 80], *end;
+	const char *key;
+	long long gen;
+	int c, lc, hr, code;
+	enum keep_grant g;
+
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
+		if (!keep_cli_common_opt(&cli, c, optarg))
+			keep_cli_usage_error(&cli, "unknown option");
+	if (argc - optind != 2)
+		keep_cli_usage_error(&cli, "KEY and GENERATION expected");
+	key = argv[optind];
+	if (!keep_owner_key_valid(key))
+		keep_cli_usage_error(&cli, "invalid key '%s'", key);
+	errno = 0;
+	gen = strtoll(argv[optind + 1], &end, 10);
+	if (errno || end == argv[optind + 1] || *end || gen < 1 || gen > KEEP_OWNER_GEN_MAX)
+		keep_cli_usage_error(&cli, "invalid generation '%s'", argv[optind + 1]);
+	keep_cli_load_config(&cli, &cfg);
+	if (!cfg.node_id[0])
+		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
+	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
+		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
+
+	lc = keep_holds_lease(dir, keep_mono_ms(), &st);
+	memset(&h, 0, sizeof(h));
+	hr = keep_hold_read(dir, key, &h);
+	memset(&in, 0, sizeof(in));
+	in.have_hold = hr == 0;
+	in.hold_instance = h.instance;
+	in.hold_generation = h.generation;
+	in.hold_epoch = h.epoch;
+	in.lease_instance = st.instance;
+	in.lease_valid = lc == KEEP_EXIT_OK;
+	in.lease_lapses = st.lapses;
+	if (hr != 0)
+		memset(&h, 0, sizeof(h));
+	g = keep_owner_check(&in, gen);
+	/* while the lease is not valid, say why with the lease's own code */
+	if (g == KEEP_GRANT_OK)
+		code = KEEP_EXIT_OK;
+	else if (lc != KEEP_EXIT_OK && (g == KEEP_GRANT_LAPSED || g == KEEP_GRANT_NOT_VALID))
+		code = lc;
+	else
+		code = KEEP_EXIT_NO;
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "check");
+	keep_line_str(&b, "key", key);
+	keep_line_int(&b, "generation", gen);
+	keep_line_str(&b, "ok", g == KEEP_GRANT_OK ? "yes" : "no");
+	keep_line_str(&b, "reason", keep_grant_name(g));
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+	return code;
+}

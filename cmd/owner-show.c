@@ -1,0 +1,125 @@
+/* owner-show — who owns an actor (ADR 0020 §3 "Who is the owner"; docs/ownership.md).
+ *
+ * One read of owners/KEY, then, when it names a holder, one read of
+ * nodes/<holder> (issued after the record read, so free=yes is the §2 free
+ * rule's answer at that moment). Writes nothing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/fence.h"
+#include "../lib/core/owner.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/holds.h"
+#include "../lib/line.h"
+
+static const char usage[] =
+    "usage: owner-show [-c FILE] [--store URL] KEY\n"
+    "\n"
+    "Print who owns KEY (tenant/class/name):\n"
+    "  owner key=K state=held|nobody|absent node=N instance=I generation=G\n"
+    "        holder=live|fenced|released|absent|old-format|unreadable|- free=yes|no\n"
+    "free=yes: an acquisition may take it now (nobody, absent, or the §2 free\n"
+    "rule holds on the read of nodes/N made after the record read).\n"
+    "\n"
+    "exit: 0 shown; 17 the record is not ours; 100 usage; 111 a read failed.\n";
+
+static const char *prog = "owner-show";
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct keep_config cfg;
+	struct keep_store_opts so;
+	struct keep_store *store;
+	struct keep_owner_rec rec;
+	struct keep_node_obj obj;
+	struct keep_reply r;
+	struct keep_buf b;
+	char err[512];
+	const char *key, *state, *holder = "-", *free_s = "yes";
+	int c, rc, derr;
+
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
+		if (!keep_cli_common_opt(&cli, c, optarg))
+			keep_cli_usage_error(&cli, "unknown option");
+	if (argc - optind != 1)
+		keep_cli_usage_error(&cli, "exactly one KEY");
+	key = argv[optind];
+	if (!keep_owner_key_valid(key))
+		keep_cli_usage_error(&cli, "invalid key '%s'", key);
+	keep_cli_load_config(&cli, &cfg);
+	if (!cfg.store[0])
+		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	keep_config_store_opts(&cfg, &so);
+	rc = keep_store_open(cfg.store, &so, &store, err, sizeof(err));
+	if (rc)
+		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+								     : KEEP_EXIT_TEMP,
+			 prog, "unable to open store '%s': %s", cfg.store, err);
+
+	keep_owner_get(store, key, &rec, &derr, &r);
+	if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
+		keep_store_free(store);
+		keep_die(KEEP_EXIT_TEMP, prog, "unable to read owners/%s: %s: %s", key,
+			 keep_outcome_name(r.outcome), r.detail);
+	}
+	if (r.outcome == KEEP_STORE_OK && derr) {
+		keep_store_free(store);
+		keep_die(KEEP_EXIT_BAD_OBJECT, prog, "owners/%s is not a keep ownership record",
+			 key);
+	}
+	if (r.outcome == KEEP_STORE_NOT_FOUND) {
+		state = "absent";
+		memset(&rec, 0, sizeof(rec));
+	} else if (!rec.held) {
+		state = "nobody";
+	} else {
+		enum keep_free f;
+
+		state = "held";
+		keep_owner_get_node(store, rec.node, &obj, &derr, &r);
+		if (r.outcome == KEEP_STORE_NOT_FOUND)
+			holder = "absent";
+		else if (r.outcome != KEEP_STORE_OK || derr)
+			holder = "unreadable";
+		else if (obj.format != 3)
+			holder = "old-format";
+		else
+			holder = keep_node_state_name(obj.state);
+		if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
+			keep_store_free(store);
+			keep_die(KEEP_EXIT_TEMP, prog, "unable to read nodes/%s: %s: %s", rec.node,
+				 keep_outcome_name(r.outcome), r.detail);
+		}
+		f = keep_node_free(rec.node, rec.instance, r.outcome == KEEP_STORE_OK,
+				   r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+				   keep_wall_ms(), &cfg.timing, NULL);
+		free_s = f == KEEP_FREE_YES ? "yes" : "no";
+		/* live naming the record's instance shows as live; live naming
+		 * another instance is a newer process of that node */
+		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
+			holder = "live-other-instance";
+	}
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "owner");
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "state", state);
+	keep_line_str(&b, "node", rec.held ? rec.node : NULL);
+	keep_line_str(&b, "instance", rec.held ? rec.instance : NULL);
+	if (rec.generation > 0)
+		keep_line_int(&b, "generation", rec.generation);
+	else
+		keep_line_str(&b, "generation", NULL);
+	keep_line_str(&b, "holder", holder);
+	keep_line_str(&b, "free", free_s);
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+	keep_store_free(store);
+	return KEEP_EXIT_OK;
+}
