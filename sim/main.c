@@ -1,0 +1,187 @@
+/* keep-sim — run the node lease simulator (docs/testing.md "Simulator"). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/exitcode.h"
+#include "sim.h"
+
+static const char USAGE[] =
+    "usage: keep-sim [--seeds N] [--seed S] [--broken NAME] [--verbose] [--check]\n"
+    "\n"
+    "  --seeds N      run seeds 0..N-1 (default 200, or $KEEP_SIM_SEEDS)\n"
+    "  --seed S       run seed S only\n"
+    "  --broken NAME  run a deliberately broken model: unconditional-fence,\n"
+    "                 reuse-generation, adopt-any-instance, validity-from-reply,\n"
+    "                 no-actor-lock, trust-pre-lapse-write, no-start-wait\n"
+    "  --verbose      trace every step to stdout (with --seed)\n"
+    "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
+    "                 every broken model is caught within 200 seeds\n"
+    "\n"
+    "exit: 0 no violation (--check: every test ok); 1 a violation (--check: a\n"
+    "      test not ok); 100 usage\n";
+
+#define DEFAULT_SEEDS 200
+
+static int usage_error(const char *why)
+{
+	fprintf(stderr, "keep-sim: %s\n%s", why, USAGE);
+	return KEEP_EXIT_USAGE;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void print_replay(uint64_t seed, enum sim_broken b)
+{
+	if (b == SIM_REAL)
+		printf("replay: keep-sim --seed %" PRIu64 " --verbose\n", seed);
+	else
+		printf("replay: keep-sim --seed %" PRIu64 " --broken %s --verbose\n", seed,
+		       sim_broken_name(b));
+}
+
+static void print_failure(uint64_t seed, enum sim_broken b, const struct sim_result *r)
+{
+	printf("seed %" PRIu64 ": model=%s violation at t=%" PRId64 "ms: %s\n", seed,
+	       sim_broken_name(b), r->at_ms, r->why);
+	print_replay(seed, b);
+}
+
+/* Run seeds [first, first + n); totals in *sum, violations counted. */
+static uint64_t run_seeds(uint64_t first, uint64_t n, enum sim_broken b, struct sim_result *sum)
+{
+	struct sim_result r;
+	uint64_t seed, bad = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	for (seed = first; seed < first + n; seed++) {
+		sim_run(seed, b, NULL, &r);
+		sum->acquisitions += r.acquisitions;
+		sum->fences += r.fences;
+		sum->lost += r.lost;
+		sum->events += r.events;
+		if (r.violated) {
+			bad++;
+			print_failure(seed, b, &r);
+		}
+	}
+	return bad;
+}
+
+static int check_mode(uint64_t real_seeds)
+{
+	struct sim_result sum, r;
+	uint64_t bad, seed;
+	int test = 0, failed = 0, b;
+
+	bad = run_seeds(0, real_seeds, SIM_REAL, &sum);
+	test++;
+	if (bad) {
+		printf("not ok %d - real model: %" PRIu64 " of %" PRIu64 " seeds violated\n", test,
+		       bad, real_seeds);
+		failed++;
+	} else {
+		printf("ok %d - real model: %" PRIu64 " seeds, no violation\n", test, real_seeds);
+	}
+	printf("# acquisitions=%" PRIu64 " fences=%" PRIu64 " lost=%" PRIu64 " steps=%" PRIu64 "\n",
+	       sum.acquisitions, sum.fences, sum.lost, sum.events);
+	fflush(stdout);
+	for (b = 1; b < SIM_B_COUNT; b++) {
+		test++;
+		for (seed = 0; seed < DEFAULT_SEEDS; seed++) {
+			sim_run(seed, (enum sim_broken)b, NULL, &r);
+			if (r.violated)
+				break;
+		}
+		if (seed < DEFAULT_SEEDS) {
+			printf("ok %d - broken %s caught at seed %" PRIu64 "\n", test,
+			       sim_broken_name((enum sim_broken)b), seed);
+			printf("# %s\n", r.why);
+		} else {
+			printf("not ok %d - broken %s not caught in %d seeds\n", test,
+			       sim_broken_name((enum sim_broken)b), DEFAULT_SEEDS);
+			failed++;
+		}
+		fflush(stdout);
+	}
+	printf("1..%d\n", test);
+	return failed ? KEEP_EXIT_NO : KEEP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t nseeds = DEFAULT_SEEDS, seed = 0;
+	bool have_seed = false, have_seeds = false, verbose = false, check = false;
+	enum sim_broken b = SIM_REAL;
+	const char *env = getenv("KEEP_SIM_SEEDS");
+	struct sim_result r;
+	int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			fputs(USAGE, stdout);
+			return KEEP_EXIT_OK;
+		} else if (strcmp(a, "--seeds") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &nseeds) || nseeds == 0)
+				return usage_error("--seeds needs a positive number");
+			have_seeds = true;
+		} else if (strcmp(a, "--seed") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &seed))
+				return usage_error("--seed needs a number");
+			have_seed = true;
+		} else if (strcmp(a, "--broken") == 0) {
+			if (i + 1 >= argc || sim_broken_parse(argv[++i], &b))
+				return usage_error("--broken needs a known model name");
+		} else if (strcmp(a, "--verbose") == 0) {
+			verbose = true;
+		} else if (strcmp(a, "--check") == 0) {
+			check = true;
+		} else {
+			return usage_error("unknown argument");
+		}
+	}
+	if (!have_seeds && env && *env && (parse_u64(env, &nseeds) || nseeds == 0))
+		return usage_error("KEEP_SIM_SEEDS must be a positive number");
+	if (check) {
+		if (have_seed || b != SIM_REAL || verbose)
+			return usage_error("--check takes no --seed, --broken or --verbose");
+		return check_mode(nseeds);
+	}
+	if (have_seed) {
+		sim_run(seed, b, verbose ? stdout : NULL, &r);
+		printf("sim model=%s seed=%" PRIu64 " acquisitions=%" PRIu64 " fences=%" PRIu64
+		       " lost=%" PRIu64 " violations=%d\n",
+		       sim_broken_name(b), seed, r.acquisitions, r.fences, r.lost,
+		       r.violated ? 1 : 0);
+		if (r.violated)
+			print_failure(seed, b, &r);
+		return r.violated ? KEEP_EXIT_NO : KEEP_EXIT_OK;
+	}
+	if (verbose)
+		return usage_error("--verbose needs --seed");
+	{
+		struct sim_result sum;
+		uint64_t bad = run_seeds(0, nseeds, b, &sum);
+		printf("sim model=%s seeds=%" PRIu64 " acquisitions=%" PRIu64 " fences=%" PRIu64
+		       " lost=%" PRIu64 " violations=%" PRIu64 "\n",
+		       sim_broken_name(b), nseeds, sum.acquisitions, sum.fences, sum.lost, bad);
+		return bad ? KEEP_EXIT_NO : KEEP_EXIT_OK;
+	}
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# keep-sim: the node lease simulator (docs/testing.md "Simulator").
+# No store and no config: the simulator brings its own bucket and clocks.
+
+load helpers/common
+
+@test "keep-sim --check: the real model passes, every broken model is caught" {
+	run -0 --separate-stderr keep-sim --check
+	assert_line --regexp '^ok 1 - real model: [0-9]+ seeds, no violation$'
+	assert_line --regexp '^ok [0-9]+ - broken unconditional-fence caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken reuse-generation caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken adopt-any-instance caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken validity-from-reply caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken no-actor-lock caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken trust-pre-lapse-write caught at seed [0-9]+$'
+	assert_line --regexp '^ok [0-9]+ - broken no-start-wait caught at seed [0-9]+$'
+	refute_line --regexp '^not ok'
+	assert_line --regexp '^1\.\.[0-9]+$'
+}
+
+@test "keep-sim: a seed replays bit for bit" {
+	run -0 --separate-stderr keep-sim --seed 17 --verbose
+	first=$output
+	[ "${#first}" -gt 1000 ]
+	run -0 --separate-stderr keep-sim --seed 17 --verbose
+	[ "$output" = "$first" ]
+	assert_line --regexp '^sim model=real seed=17 acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ violations=0$'
+}
+
+@test "keep-sim: a caught seed prints itself and its replay command" {
+	run -1 --separate-stderr keep-sim --seeds 3 --broken reuse-generation
+	assert_line --regexp '^seed 0: model=reuse-generation violation at t=[0-9]+ms: generation [0-9]+ of a[0-9]+ held twice'
+	assert_line 'replay: keep-sim --seed 0 --broken reuse-generation --verbose'
+	assert_line --regexp '^sim model=reuse-generation seeds=3 acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ violations=[1-3]$'
+	run -1 --separate-stderr keep-sim --seed 0 --broken reuse-generation --verbose
+	assert_line --regexp '^t=[0-9]+ VIOLATION generation'
+}
+
+@test "keep-sim: the summary line of the real model" {
+	run -0 --separate-stderr keep-sim --seeds 5
+	assert_output --regexp '^sim model=real seeds=5 acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ violations=0$'
+}
+
+@test "keep-sim: usage errors exit 100" {
+	run -100 --separate-stderr keep-sim --broken no-such-model
+	run -100 --separate-stderr keep-sim --seeds x
+	run -100 --separate-stderr keep-sim --check --seed 3
+	run -0 --separate-stderr keep-sim -h
+	assert_line --partial 'usage: keep-sim'
+}
