@@ -86,7 +86,7 @@ sim-deep: san
 	KEEP_SIM_SEEDS=20000 sh tests/run-all.sh build/san sim
 
 run: rel
-	@mkdir -p run
+	@mkdir -p run/bucket run/state
 	KEEP_BINDIR=$(CURDIR)/build/rel/bin build/rel/bin/keep-agent \
 		--store file://$(CURDIR)/run/bucket --node-id n1 --state-dir $(CURDIR)/run/state
 
