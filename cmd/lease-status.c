@@ -15,16 +15,16 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-	"usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR]\n"
-	"\n"
-	"Print this node's lease state as one line and exit 0 only while the\n"
-	"lease is valid (readiness). No store I/O.\n"
-	"  lease node=ID phase=starting|live|ran-out|stopping|stopped|lost reason=..\n"
-	"        instance=.. valid_ms=.. written_at_ms=.. lapses=..\n"
-	"\n"
-	"exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
-	"13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
-	"state); 100 usage. See docs/exit-codes.md.\n";
+    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR]\n"
+    "\n"
+    "Print this node's lease state as one line and exit 0 only while the\n"
+    "lease is valid (readiness). No store I/O.\n"
+    "  lease node=ID phase=starting|live|ran-out|stopping|stopped|lost reason=..\n"
+    "        instance=.. valid_ms=.. written_at_ms=.. lapses=..\n"
+    "\n"
+    "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
+    "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
+    "state); 100 usage. See docs/exit-codes.md.\n";
 
 static int code_for(const struct keep_lease_state *s)
 {

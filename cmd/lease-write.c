@@ -6,12 +6,12 @@
  * the node reads. SIGTERM/SIGINT: the clean stop (released, §4). */
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "../lib/cli.h"
@@ -24,22 +24,22 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-	"usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-	"                   [-v] [--check]\n"
-	"\n"
-	"Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
-	"`released` (clean stop). Prints one event a line on stdout:\n"
-	"  check-start check-read check-shortcut live adopted write-failed read-failed\n"
-	"  ran-out recovered back-to-check stopping released stopped lost\n"
-	"  (and `renewed` with -v). State for other commands: STATE_DIR/ID/lease.\n"
-	"\n"
-	"  -v, --verbose   also print every renewal\n"
-	"  --check         validate the configuration, print `configuration OK`, exit\n"
-	"\n"
-	"exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
-	"another; 13 object removed; 16 an old-format node runs under this id;\n"
-	"17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
-	"release unconfirmed. See docs/exit-codes.md.\n";
+    "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
+    "                   [-v] [--check]\n"
+    "\n"
+    "Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
+    "`released` (clean stop). Prints one event a line on stdout:\n"
+    "  check-start check-read check-shortcut live adopted write-failed read-failed\n"
+    "  ran-out recovered back-to-check stopping released stopped lost\n"
+    "  (and `renewed` with -v). State for other commands: STATE_DIR/ID/lease.\n"
+    "\n"
+    "  -v, --verbose   also print every renewal\n"
+    "  --check         validate the configuration, print `configuration OK`, exit\n"
+    "\n"
+    "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
+    "another; 13 object removed; 16 an old-format node runs under this id;\n"
+    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
+    "release unconfirmed. See docs/exit-codes.md.\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -117,8 +117,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	case KEEP_LEV_CHECK_READ:
 		keep_line_str(&b, "outcome", keep_outcome_name(e->outcome));
 		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
-		keep_line_str(&b, "seen_instance",
-			      e->other_instance[0] ? e->other_instance : NULL);
+		keep_line_str(&b, "seen_instance", e->other_instance[0] ? e->other_instance : NULL);
 		if (e->written_at_ms)
 			keep_line_int(&b, "written_at_ms", e->written_at_ms);
 		break;
@@ -128,9 +127,9 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	case KEEP_LEV_RECOVERED:
 		keep_line_str(&b, "version", e->version);
 		keep_line_int(&b, "written_at_ms", e->written_at_ms);
-		keep_line_int(&b, "valid_ms", e->valid_until_mono_ms > now_mono
-						      ? e->valid_until_mono_ms - now_mono
-						      : 0);
+		keep_line_int(&b, "valid_ms",
+			      e->valid_until_mono_ms > now_mono ? e->valid_until_mono_ms - now_mono
+								: 0);
 		break;
 	case KEEP_LEV_WRITE_FAILED:
 	case KEEP_LEV_READ_FAILED:
@@ -147,8 +146,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	case KEEP_LEV_LOST:
 		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
 		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
-		keep_line_str(&b, "seen_instance",
-			      e->other_instance[0] ? e->other_instance : NULL);
+		keep_line_str(&b, "seen_instance", e->other_instance[0] ? e->other_instance : NULL);
 		break;
 	default:
 		break;
@@ -183,7 +181,8 @@ static void drain_events(struct driver *d)
 			break;
 		case KEEP_LEV_LOST:
 			if (e.reason != KEEP_REASON_UNCONFIRMED)
-				fprintf(stderr, "%s: fatal: node lease lost: %s (nodes/%s shows %s)\n",
+				fprintf(stderr,
+					"%s: fatal: node lease lost: %s (nodes/%s shows %s)\n",
 					d->prog, keep_lease_reason_name(e.reason), d->cfg.node_id,
 					e.state[0] ? e.state : "?");
 			else
@@ -226,8 +225,8 @@ static void do_read(struct driver *d, const struct keep_lease_action *act)
 			snprintf(err, sizeof(err), "object names node '%s'", obj.node);
 		}
 		if (derr)
-			keep_warn(d->prog, "nodes/%s is not a valid node lease: %s",
-				  d->cfg.node_id, err);
+			keep_warn(d->prog, "nodes/%s is not a valid node lease: %s", d->cfg.node_id,
+				  err);
 	} else if (r.outcome != KEEP_STORE_NOT_FOUND) {
 		keep_warn(d->prog, "unable to read nodes/%s: %s: %s", d->cfg.node_id,
 			  keep_outcome_name(r.outcome), r.detail);
@@ -339,7 +338,7 @@ int main(int argc, char **argv)
 	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));
 	if (rc)
 		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								      : KEEP_EXIT_TEMP,
+								     : KEEP_EXIT_TEMP,
 			 d.prog, "unable to open store '%s': %s", d.cfg.store, err);
 
 	memset(&tmpl, 0, sizeof(tmpl));

@@ -26,8 +26,7 @@ int keep_buf_add(struct keep_buf *b, const void *p, size_t n);
 /* Append a NUL-terminated string. Errors as keep_buf_add. */
 int keep_buf_adds(struct keep_buf *b, const char *s);
 /* Append printf-formatted text. Errors as keep_buf_add. */
-int keep_buf_addf(struct keep_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int keep_buf_addf(struct keep_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The contents as a string ("" when empty); borrowed until the next change. */
 const char *keep_buf_str(const struct keep_buf *b);
 

@@ -21,17 +21,19 @@ enum {
 	KEEP_OPT_CHECK,
 };
 
-#define KEEP_CLI_LONGOPTS                                                                         \
-	{"help", no_argument, NULL, 'h'}, {"config", required_argument, NULL, 'c'},               \
-		{"store", required_argument, NULL, KEEP_OPT_STORE},                               \
-		{"node-id", required_argument, NULL, KEEP_OPT_NODE_ID},                           \
-		{"state-dir", required_argument, NULL, KEEP_OPT_STATE_DIR}
+#define KEEP_CLI_LONGOPTS                                                                          \
+	{"help", no_argument, NULL, 'h'}, {"config", required_argument, NULL, 'c'},                \
+	    {"store", required_argument, NULL, KEEP_OPT_STORE},                                    \
+	    {"node-id", required_argument, NULL, KEEP_OPT_NODE_ID},                                \
+	{                                                                                          \
+		"state-dir", required_argument, NULL, KEEP_OPT_STATE_DIR                           \
+	}
 
 struct keep_cli {
-	const char *prog;       /* program name for diagnostics (borrowed) */
-	const char *usage;      /* full usage text (borrowed) */
+	const char *prog;	 /* program name for diagnostics (borrowed) */
+	const char *usage;	 /* full usage text (borrowed) */
 	const char *config_path; /* -c value or NULL (borrowed from argv) */
-	const char *store;      /* flag values or NULL (borrowed from argv) */
+	const char *store;	 /* flag values or NULL (borrowed from argv) */
 	const char *node_id;
 	const char *state_dir;
 };
@@ -45,7 +47,7 @@ bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg);
 
 /* Misuse: "prog: why" plus the usage to stderr, exit KEEP_EXIT_USAGE. */
 void keep_cli_usage_error(const struct keep_cli *cli, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), noreturn));
+    __attribute__((format(printf, 2, 3), noreturn));
 
 /* Load defaults, the config file, then the flags into c; validate.
  * On any error prints "prog: fatal: ..." and exits KEEP_EXIT_USAGE. */
@@ -53,7 +55,7 @@ void keep_cli_load_config(const struct keep_cli *cli, struct keep_config *c);
 
 /* "prog: fatal: <msg>" to stderr and exit(code). */
 void keep_die(int code, const char *prog, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4), noreturn));
+    __attribute__((format(printf, 3, 4), noreturn));
 /* "prog: warning: <msg>" to stderr. */
 void keep_warn(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "prog: <msg>" to stderr (informational). */

@@ -4,8 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,7 @@ struct loader {
 };
 
 static int fail(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* "FILE:LINE: reason" into ld->err; KEEP_ERR_CONFIG. */
 static int fail(struct loader *ld, const yaml_node_t *n, const char *fmt, ...)
@@ -163,15 +163,15 @@ enum kind { K_STR, K_MS, K_BOOL, K_MAP };
 struct field {
 	const char *key;
 	enum kind kind;
-	size_t off;              /* offset in struct keep_config (K_STR: array; K_MS: int64_t) */
-	size_t size;             /* K_STR: buffer size */
+	size_t off;		 /* offset in struct keep_config (K_STR: array; K_MS: int64_t) */
+	size_t size;		 /* K_STR: buffer size */
 	const struct field *sub; /* K_MAP: its fields, NULL-key terminated */
 };
 
 #define STR(k, m)                                                                                  \
 	{                                                                                          \
 		k, K_STR, offsetof(struct keep_config, m), sizeof(((struct keep_config *)0)->m),   \
-			NULL                                                                       \
+		    NULL                                                                           \
 	}
 #define MS(k, m)                                                                                   \
 	{                                                                                          \
@@ -179,34 +179,34 @@ struct field {
 	}
 
 static const struct field lease_fields[] = {
-	MS("ttl_ms", timing.ttl_ms),
-	MS("grace_ms", timing.grace_ms),
-	MS("safety_ms", timing.safety_ms),
-	MS("max_skew_ms", timing.max_skew_ms),
-	MS("heartbeat_period_ms", timing.period_ms),
-	{NULL, K_STR, 0, 0, NULL},
+    MS("ttl_ms", timing.ttl_ms),
+    MS("grace_ms", timing.grace_ms),
+    MS("safety_ms", timing.safety_ms),
+    MS("max_skew_ms", timing.max_skew_ms),
+    MS("heartbeat_period_ms", timing.period_ms),
+    {NULL, K_STR, 0, 0, NULL},
 };
 
 static const struct field s3_fields[] = {
-	STR("region", s3_region),
-	STR("endpoint", s3_endpoint),
-	STR("addressing", s3_addressing),
-	STR("credentials_file", s3_credentials_file),
-	{"tls_insecure", K_BOOL, offsetof(struct keep_config, s3_tls_insecure), 0, NULL},
-	MS("timeout_ms", s3_timeout_ms),
-	{NULL, K_STR, 0, 0, NULL},
+    STR("region", s3_region),
+    STR("endpoint", s3_endpoint),
+    STR("addressing", s3_addressing),
+    STR("credentials_file", s3_credentials_file),
+    {"tls_insecure", K_BOOL, offsetof(struct keep_config, s3_tls_insecure), 0, NULL},
+    MS("timeout_ms", s3_timeout_ms),
+    {NULL, K_STR, 0, 0, NULL},
 };
 
 static const struct field metrics_fields[] = {
-	STR("textfile", metrics_textfile),
-	{NULL, K_STR, 0, 0, NULL},
+    STR("textfile", metrics_textfile),
+    {NULL, K_STR, 0, 0, NULL},
 };
 
 static const struct field top_fields[] = {
-	STR("node_id", node_id),        STR("store", store),
-	STR("state_dir", state_dir),    {"lease", K_MAP, 0, 0, lease_fields},
-	{"s3", K_MAP, 0, 0, s3_fields}, {"metrics", K_MAP, 0, 0, metrics_fields},
-	{NULL, K_STR, 0, 0, NULL},
+    STR("node_id", node_id),	    STR("store", store),
+    STR("state_dir", state_dir),    {"lease", K_MAP, 0, 0, lease_fields},
+    {"s3", K_MAP, 0, 0, s3_fields}, {"metrics", K_MAP, 0, 0, metrics_fields},
+    {NULL, K_STR, 0, 0, NULL},
 };
 
 /* Per-key checks that can name the line (the rest is keep_config_check). */

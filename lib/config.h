@@ -37,9 +37,9 @@
 #define KEEP_PATH_MAX 1024 /* bytes, NUL excluded: longest path or URL accepted */
 
 struct keep_config {
-	char path[KEEP_PATH_MAX + 1];      /* the file loaded, "" if none */
+	char path[KEEP_PATH_MAX + 1]; /* the file loaded, "" if none */
 	char node_id[KEEP_NODE_ID_MAX + 1];
-	char store[KEEP_PATH_MAX + 1];     /* store URL */
+	char store[KEEP_PATH_MAX + 1];	   /* store URL */
 	char state_dir[KEEP_PATH_MAX + 1]; /* base dir; node's dir is state_dir/node_id */
 	struct keep_timing timing;
 	char s3_region[128];

@@ -15,8 +15,8 @@
 
 #include "buf.h"
 
-#define KEEP_LINE_MAX 4096   /* bytes: longest line accepted on stdin */
-#define KEEP_LINE_FIELDS 32  /* most key=value fields in one line */
+#define KEEP_LINE_MAX 4096  /* bytes: longest line accepted on stdin */
+#define KEEP_LINE_FIELDS 32 /* most key=value fields in one line */
 
 struct keep_line {
 	char type[64];

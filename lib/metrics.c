@@ -30,8 +30,8 @@ void keep_metrics_set_prog(struct keep_metrics *m, const char *textfile, const c
 	if (!dot || (slash && dot < slash))
 		n = snprintf(m->path, sizeof(m->path), "%s.%s", textfile, prog);
 	else
-		n = snprintf(m->path, sizeof(m->path), "%.*s.%s%s", (int)(dot - textfile),
-			     textfile, prog, dot);
+		n = snprintf(m->path, sizeof(m->path), "%.*s.%s%s", (int)(dot - textfile), textfile,
+			     prog, dot);
 	if (n < 0 || (size_t)n >= sizeof(m->path))
 		m->path[0] = '\0';
 }

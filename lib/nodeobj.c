@@ -352,8 +352,8 @@ int keep_node_obj_encode(const struct keep_node_obj *o, struct keep_buf *out)
 		return KEEP_ERR_INVAL;
 
 	rc = keep_buf_addf(
-		out, HDR "3\n%s %s\nwritten_at_ms %" PRId64 "\nnode %s\nseq %" PRId64 "\n",
-		keep_node_state_name(o->state), o->instance, o->written_at_ms, o->node, o->seq);
+	    out, HDR "3\n%s %s\nwritten_at_ms %" PRId64 "\nnode %s\nseq %" PRId64 "\n",
+	    keep_node_state_name(o->state), o->instance, o->written_at_ms, o->node, o->seq);
 	if (!rc && hl)
 		rc = keep_buf_addf(out, "host %s\n", o->host);
 	if (!rc && o->pid > 0)

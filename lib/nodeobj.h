@@ -27,9 +27,9 @@
 
 #include "buf.h"
 
-#define KEEP_NODE_ID_MAX 64     /* bytes, NUL excluded: [A-Za-z0-9._-], not starting with '.' */
-#define KEEP_INSTANCE_LEN 32    /* hex chars of an instance token */
-#define KEEP_NODEOBJ_MAX 4096   /* bytes: largest node object accepted */
+#define KEEP_NODE_ID_MAX 64   /* bytes, NUL excluded: [A-Za-z0-9._-], not starting with '.' */
+#define KEEP_INSTANCE_LEN 32  /* hex chars of an instance token */
+#define KEEP_NODEOBJ_MAX 4096 /* bytes: largest node object accepted */
 
 enum keep_node_state {
 	KEEP_NODE_LIVE = 0,
@@ -38,17 +38,17 @@ enum keep_node_state {
 };
 
 struct keep_node_obj {
-	int format;                 /* 3; or 1, 2 for an old-format heartbeat */
-	enum keep_node_state state; /* format 3 only (old formats: LIVE) */
+	int format;			      /* 3; or 1, 2 for an old-format heartbeat */
+	enum keep_node_state state;	      /* format 3 only (old formats: LIVE) */
 	char instance[KEEP_INSTANCE_LEN + 1]; /* "-" when none */
-	int64_t written_at_ms;      /* ms since epoch, sender's clock */
+	int64_t written_at_ms;		      /* ms since epoch, sender's clock */
 	char node[KEEP_NODE_ID_MAX + 1];
-	int64_t seq;                /* format 3; -1 when absent (old formats) */
-	char host[256];             /* "" when absent */
-	int64_t pid;                /* 0 when absent */
-	char software[64];          /* "" when absent */
+	int64_t seq;			      /* format 3; -1 when absent (old formats) */
+	char host[256];			      /* "" when absent */
+	int64_t pid;			      /* 0 when absent */
+	char software[64];		      /* "" when absent */
 	char fenced_by[KEEP_NODE_ID_MAX + 1]; /* "" when absent */
-	int64_t fenced_at_ms;       /* 0 when absent */
+	int64_t fenced_at_ms;		      /* 0 when absent */
 };
 
 /* "live", "released", "fenced". Never NULL. */

@@ -133,17 +133,16 @@ int keep_read_file(const char *path, struct keep_buf *out, size_t max)
 
 int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *out)
 {
-	return keep_buf_addf(out,
-			     "keep-lease-state 1\nnode %s\ninstance %s\npid %" PRId64
-			     "\nboot_id %s\nphase %s\nreason %s\nversion %s\nwritten_at_ms %" PRId64
-			     "\nvalid_until_mono_ms %" PRId64 "\nvalid_until_wall_ms %" PRId64
-			     "\nlive_since_mono_ms %" PRId64 "\nlapses %" PRId64
-			     "\nupdated_wall_ms %" PRId64 "\n",
-			     s->node, s->instance[0] ? s->instance : "-", s->pid,
-			     s->boot_id[0] ? s->boot_id : "-", s->phase, s->reason[0] ? s->reason : "-",
-			     s->version[0] ? s->version : "-", s->written_at_ms,
-			     s->valid_until_mono_ms, s->valid_until_wall_ms, s->live_since_mono_ms,
-			     s->lapses, s->updated_wall_ms);
+	return keep_buf_addf(
+	    out,
+	    "keep-lease-state 1\nnode %s\ninstance %s\npid %" PRId64
+	    "\nboot_id %s\nphase %s\nreason %s\nversion %s\nwritten_at_ms %" PRId64
+	    "\nvalid_until_mono_ms %" PRId64 "\nvalid_until_wall_ms %" PRId64
+	    "\nlive_since_mono_ms %" PRId64 "\nlapses %" PRId64 "\nupdated_wall_ms %" PRId64 "\n",
+	    s->node, s->instance[0] ? s->instance : "-", s->pid, s->boot_id[0] ? s->boot_id : "-",
+	    s->phase, s->reason[0] ? s->reason : "-", s->version[0] ? s->version : "-",
+	    s->written_at_ms, s->valid_until_mono_ms, s->valid_until_wall_ms, s->live_since_mono_ms,
+	    s->lapses, s->updated_wall_ms);
 }
 
 static int parse_i64(const char *v, int64_t *out)
@@ -172,10 +171,18 @@ static int put_str(char *dst, size_t n, const char *v)
 
 int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state *s)
 {
-	static const char *keys[] = {"node",	      "instance",	     "pid",
-				     "boot_id",	      "phase",		     "reason",
-				     "version",	      "written_at_ms",	     "valid_until_mono_ms",
-				     "valid_until_wall_ms", "live_since_mono_ms", "lapses",
+	static const char *keys[] = {"node",
+				     "instance",
+				     "pid",
+				     "boot_id",
+				     "phase",
+				     "reason",
+				     "version",
+				     "written_at_ms",
+				     "valid_until_mono_ms",
+				     "valid_until_wall_ms",
+				     "live_since_mono_ms",
+				     "lapses",
 				     "updated_wall_ms"};
 	char line[512];
 	size_t pos = 0, k = 0;
@@ -202,19 +209,45 @@ int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state
 			return KEEP_ERR_PARSE;
 		v = line + kl + 1;
 		switch (k) {
-		case 0: rc = put_str(s->node, sizeof(s->node), v); break;
-		case 1: rc = put_str(s->instance, sizeof(s->instance), v); break;
-		case 2: rc = parse_i64(v, &s->pid); break;
-		case 3: rc = put_str(s->boot_id, sizeof(s->boot_id), v); break;
-		case 4: rc = put_str(s->phase, sizeof(s->phase), v); break;
-		case 5: rc = put_str(s->reason, sizeof(s->reason), v); break;
-		case 6: rc = put_str(s->version, sizeof(s->version), v); break;
-		case 7: rc = parse_i64(v, &s->written_at_ms); break;
-		case 8: rc = parse_i64(v, &s->valid_until_mono_ms); break;
-		case 9: rc = parse_i64(v, &s->valid_until_wall_ms); break;
-		case 10: rc = parse_i64(v, &s->live_since_mono_ms); break;
-		case 11: rc = parse_i64(v, &s->lapses); break;
-		case 12: rc = parse_i64(v, &s->updated_wall_ms); break;
+		case 0:
+			rc = put_str(s->node, sizeof(s->node), v);
+			break;
+		case 1:
+			rc = put_str(s->instance, sizeof(s->instance), v);
+			break;
+		case 2:
+			rc = parse_i64(v, &s->pid);
+			break;
+		case 3:
+			rc = put_str(s->boot_id, sizeof(s->boot_id), v);
+			break;
+		case 4:
+			rc = put_str(s->phase, sizeof(s->phase), v);
+			break;
+		case 5:
+			rc = put_str(s->reason, sizeof(s->reason), v);
+			break;
+		case 6:
+			rc = put_str(s->version, sizeof(s->version), v);
+			break;
+		case 7:
+			rc = parse_i64(v, &s->written_at_ms);
+			break;
+		case 8:
+			rc = parse_i64(v, &s->valid_until_mono_ms);
+			break;
+		case 9:
+			rc = parse_i64(v, &s->valid_until_wall_ms);
+			break;
+		case 10:
+			rc = parse_i64(v, &s->live_since_mono_ms);
+			break;
+		case 11:
+			rc = parse_i64(v, &s->lapses);
+			break;
+		case 12:
+			rc = parse_i64(v, &s->updated_wall_ms);
+			break;
 		}
 		if (rc)
 			return rc;

@@ -30,16 +30,16 @@ int keep_read_file(const char *path, struct keep_buf *out, size_t max);
 struct keep_lease_state {
 	char node[KEEP_NODE_ID_MAX + 1];
 	char instance[KEEP_INSTANCE_LEN + 1];
-	int64_t pid;                    /* lease-write's pid */
-	char boot_id[64];               /* monotonic times are valid on this boot only */
-	char phase[16];                 /* starting | live | ran-out | stopping | stopped | lost */
-	char reason[32];                /* "-" or the lost reason */
+	int64_t pid;			/* lease-write's pid */
+	char boot_id[64];		/* monotonic times are valid on this boot only */
+	char phase[16];			/* starting | live | ran-out | stopping | stopped | lost */
+	char reason[32];		/* "-" or the lost reason */
 	char version[KEEP_VERSION_MAX]; /* "-" when none */
-	int64_t written_at_ms;          /* wall ms of the held write; 0 when none */
-	int64_t valid_until_mono_ms;    /* 0 when not valid */
-	int64_t valid_until_wall_ms;    /* informational: the same on the wall clock */
-	int64_t live_since_mono_ms;     /* ack of the first write after the last lapse; 0 */
-	int64_t lapses;                 /* lease epoch: grows on every run-out or loss */
+	int64_t written_at_ms;		/* wall ms of the held write; 0 when none */
+	int64_t valid_until_mono_ms;	/* 0 when not valid */
+	int64_t valid_until_wall_ms;	/* informational: the same on the wall clock */
+	int64_t live_since_mono_ms;	/* ack of the first write after the last lapse; 0 */
+	int64_t lapses;			/* lease epoch: grows on every run-out or loss */
 	int64_t updated_wall_ms;
 };
 

@@ -218,7 +218,8 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
 		break;
 	case KEEP_LEASE_FIRST:
 		if (sm->readback || sm->inflight) {
-			sm->stop_requested = true; /* decided once the first write's fate is known */
+			sm->stop_requested =
+			    true; /* decided once the first write's fate is known */
 		} else {
 			sm->phase = KEEP_LEASE_STOPPED;
 			push(sm, KEEP_LEV_STOPPED);
@@ -326,8 +327,8 @@ static bool is_ours_live(const struct keep_lease *sm, const struct keep_node_obj
 }
 
 /* What a read shows as a lost reason (the object is not our live write). */
-static enum keep_lease_reason lost_reason(enum keep_outcome outcome,
-					  const struct keep_node_obj *o, int derr)
+static enum keep_lease_reason lost_reason(enum keep_outcome outcome, const struct keep_node_obj *o,
+					  int derr)
 {
 	if (outcome == KEEP_STORE_NOT_FOUND)
 		return KEEP_REASON_REMOVED;
@@ -443,9 +444,8 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	}
 }
 
-void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall,
-			enum keep_outcome outcome, const char *version,
-			const struct keep_node_obj *o, int derr)
+void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum keep_outcome outcome,
+			const char *version, const struct keep_node_obj *o, int derr)
 {
 	struct keep_lease_event *e;
 
@@ -641,21 +641,21 @@ const char *keep_lease_reason_name(enum keep_lease_reason r)
 const char *keep_lease_event_name(enum keep_lease_event_kind k)
 {
 	static const char *names[] = {
-		[KEEP_LEV_CHECK_START] = "check-start",
-		[KEEP_LEV_CHECK_READ] = "check-read",
-		[KEEP_LEV_CHECK_SHORTCUT] = "check-shortcut",
-		[KEEP_LEV_LIVE] = "live",
-		[KEEP_LEV_RENEWED] = "renewed",
-		[KEEP_LEV_ADOPTED] = "adopted",
-		[KEEP_LEV_WRITE_FAILED] = "write-failed",
-		[KEEP_LEV_READ_FAILED] = "read-failed",
-		[KEEP_LEV_RAN_OUT] = "ran-out",
-		[KEEP_LEV_RECOVERED] = "recovered",
-		[KEEP_LEV_BACK_TO_CHECK] = "back-to-check",
-		[KEEP_LEV_STOPPING] = "stopping",
-		[KEEP_LEV_RELEASED] = "released",
-		[KEEP_LEV_STOPPED] = "stopped",
-		[KEEP_LEV_LOST] = "lost",
+	    [KEEP_LEV_CHECK_START] = "check-start",
+	    [KEEP_LEV_CHECK_READ] = "check-read",
+	    [KEEP_LEV_CHECK_SHORTCUT] = "check-shortcut",
+	    [KEEP_LEV_LIVE] = "live",
+	    [KEEP_LEV_RENEWED] = "renewed",
+	    [KEEP_LEV_ADOPTED] = "adopted",
+	    [KEEP_LEV_WRITE_FAILED] = "write-failed",
+	    [KEEP_LEV_READ_FAILED] = "read-failed",
+	    [KEEP_LEV_RAN_OUT] = "ran-out",
+	    [KEEP_LEV_RECOVERED] = "recovered",
+	    [KEEP_LEV_BACK_TO_CHECK] = "back-to-check",
+	    [KEEP_LEV_STOPPING] = "stopping",
+	    [KEEP_LEV_RELEASED] = "released",
+	    [KEEP_LEV_STOPPED] = "stopped",
+	    [KEEP_LEV_LOST] = "lost",
 	};
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];

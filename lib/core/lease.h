@@ -44,11 +44,11 @@ enum keep_lease_phase {
 
 enum keep_lease_reason {
 	KEEP_REASON_NONE = 0,
-	KEEP_REASON_FENCED,      /* the object shows fenced */
-	KEEP_REASON_REPLACED,    /* another instance is live on it (twin) */
-	KEEP_REASON_RELEASED,    /* the object shows released, not by our stop */
-	KEEP_REASON_REMOVED,     /* the object is absent */
-	KEEP_REASON_BAD_OBJECT,  /* the object is not ours / malformed: never overwritten */
+	KEEP_REASON_FENCED,	 /* the object shows fenced */
+	KEEP_REASON_REPLACED,	 /* another instance is live on it (twin) */
+	KEEP_REASON_RELEASED,	 /* the object shows released, not by our stop */
+	KEEP_REASON_REMOVED,	 /* the object is absent */
+	KEEP_REASON_BAD_OBJECT,	 /* the object is not ours / malformed: never overwritten */
 	KEEP_REASON_OLD_RUNNING, /* an old-format heartbeat under our id keeps changing */
 	KEEP_REASON_UNCONFIRMED, /* clean stop: released not confirmed within its bound */
 };
@@ -62,41 +62,41 @@ enum keep_lease_act_kind {
 
 struct keep_lease_action {
 	enum keep_lease_act_kind kind;
-	int64_t until_mono_ms;          /* WAIT: call keep_lease_next again at/after this */
-	enum keep_cond cond;            /* WRITE: IF_NONE_MATCH or IF_MATCH */
+	int64_t until_mono_ms;		 /* WAIT: call keep_lease_next again at/after this */
+	enum keep_cond cond;		 /* WRITE: IF_NONE_MATCH or IF_MATCH */
 	char if_match[KEEP_VERSION_MAX]; /* WRITE with IF_MATCH: the version */
-	struct keep_node_obj obj;       /* WRITE: the object to encode and send */
-	int64_t timeout_ms;             /* READ/WRITE: bound of this attempt (ms) */
+	struct keep_node_obj obj;	 /* WRITE: the object to encode and send */
+	int64_t timeout_ms;		 /* READ/WRITE: bound of this attempt (ms) */
 };
 
 enum keep_lease_event_kind {
 	KEEP_LEV_CHECK_START = 0, /* start check began (wait_ms: the wait) */
-	KEEP_LEV_CHECK_READ,      /* a start-check read (state/written_at of what it saw) */
+	KEEP_LEV_CHECK_READ,	  /* a start-check read (state/written_at of what it saw) */
 	KEEP_LEV_CHECK_SHORTCUT,  /* a fence/release of the first-read instance ended the wait */
-	KEEP_LEV_LIVE,            /* first write acknowledged: valid */
-	KEEP_LEV_RENEWED,         /* a renewal acknowledged */
-	KEEP_LEV_ADOPTED,         /* a conflict/lost reply proved to be our own write: adopted */
-	KEEP_LEV_WRITE_FAILED,    /* an attempt failed (outcome); a retry is scheduled */
-	KEEP_LEV_READ_FAILED,     /* a re-read after a failed write failed; retried */
-	KEEP_LEV_RAN_OUT,         /* validity ran out: not lost, holds must be dropped */
-	KEEP_LEV_RECOVERED,       /* a write succeeded after running out: valid again */
-	KEEP_LEV_BACK_TO_CHECK,   /* the first write failed: back to the start check */
-	KEEP_LEV_STOPPING,        /* clean stop began: locally invalid from now */
-	KEEP_LEV_RELEASED,        /* released written: stopped */
-	KEEP_LEV_STOPPED,         /* stopped before the lease was ever live: nothing to release */
-	KEEP_LEV_LOST,            /* lost (reason) */
+	KEEP_LEV_LIVE,		  /* first write acknowledged: valid */
+	KEEP_LEV_RENEWED,	  /* a renewal acknowledged */
+	KEEP_LEV_ADOPTED,	  /* a conflict/lost reply proved to be our own write: adopted */
+	KEEP_LEV_WRITE_FAILED,	  /* an attempt failed (outcome); a retry is scheduled */
+	KEEP_LEV_READ_FAILED,	  /* a re-read after a failed write failed; retried */
+	KEEP_LEV_RAN_OUT,	  /* validity ran out: not lost, holds must be dropped */
+	KEEP_LEV_RECOVERED,	  /* a write succeeded after running out: valid again */
+	KEEP_LEV_BACK_TO_CHECK,	  /* the first write failed: back to the start check */
+	KEEP_LEV_STOPPING,	  /* clean stop began: locally invalid from now */
+	KEEP_LEV_RELEASED,	  /* released written: stopped */
+	KEEP_LEV_STOPPED,	  /* stopped before the lease was ever live: nothing to release */
+	KEEP_LEV_LOST,		  /* lost (reason) */
 };
 
 struct keep_lease_event {
 	enum keep_lease_event_kind kind;
-	enum keep_lease_reason reason;  /* LOST */
-	enum keep_outcome outcome;      /* WRITE_FAILED, CHECK_READ */
-	int64_t written_at_ms;          /* LIVE/RENEWED/ADOPTED/RECOVERED/RELEASED; CHECK_READ: seen */
-	int64_t valid_until_mono_ms;    /* LIVE/RENEWED/ADOPTED/RECOVERED */
-	int64_t wait_ms;                /* CHECK_START: the wait; WRITE_FAILED: until retry */
-	char state[16];                 /* CHECK_READ/LOST: what the object showed ("absent"...) */
+	enum keep_lease_reason reason; /* LOST */
+	enum keep_outcome outcome;     /* WRITE_FAILED, CHECK_READ */
+	int64_t written_at_ms;	     /* LIVE/RENEWED/ADOPTED/RECOVERED/RELEASED; CHECK_READ: seen */
+	int64_t valid_until_mono_ms; /* LIVE/RENEWED/ADOPTED/RECOVERED */
+	int64_t wait_ms;	     /* CHECK_START: the wait; WRITE_FAILED: until retry */
+	char state[16];		     /* CHECK_READ/LOST: what the object showed ("absent"...) */
 	char other_instance[KEEP_INSTANCE_LEN + 1]; /* LOST/CHECK_READ: instance seen */
-	char version[KEEP_VERSION_MAX]; /* the version now held ("" when none) */
+	char version[KEEP_VERSION_MAX];		    /* the version now held ("" when none) */
 };
 
 #define KEEP_LEASE_EVENTS 16 /* event queue depth; the oldest are dropped past it */
@@ -114,37 +114,37 @@ struct keep_lease {
 	int64_t check_start_mono_ms;
 	int64_t check_deadline_mono_ms; /* 0 until the first successful read */
 	int64_t next_read_mono_ms;
-	bool have_base;                 /* a first successful read exists */
+	bool have_base; /* a first successful read exists */
 	bool base_absent;
-	struct keep_node_obj base;      /* what that first read showed */
-	bool have_last;                 /* the last successful read */
+	struct keep_node_obj base; /* what that first read showed */
+	bool have_last;		   /* the last successful read */
 	bool last_absent;
 	char last_version[KEEP_VERSION_MAX];
-	bool check_done;                /* wait over (or shortcut): write next */
+	bool check_done; /* wait over (or shortcut): write next */
 
 	/* the held write */
 	char version[KEEP_VERSION_MAX]; /* version of the last acknowledged/adopted write */
-	int64_t written_at_ms;          /* its written_at (wall, ms) */
-	int64_t valid_until_mono_ms;    /* its send + ttl - safety (0: none) */
-	int64_t live_since_mono_ms;     /* ack of the first write after the last lapse */
-	int64_t lapses;                 /* lease epoch: +1 on every run-out */
-	int64_t seq;                    /* seq of the last write sent */
+	int64_t written_at_ms;		/* its written_at (wall, ms) */
+	int64_t valid_until_mono_ms;	/* its send + ttl - safety (0: none) */
+	int64_t live_since_mono_ms;	/* ack of the first write after the last lapse */
+	int64_t lapses;			/* lease epoch: +1 on every run-out */
+	int64_t seq;			/* seq of the last write sent */
 
 	/* the attempt */
-	bool inflight;                  /* a READ or WRITE was handed out, reply pending */
-	bool readback;                  /* the next read is a re-read after a failed write */
-	int64_t sent_mono_ms;           /* send time of the inflight/last write */
-	int64_t sent_written_at_ms;     /* written_at of the inflight/last write */
-	int64_t last_send_mono_ms;      /* send of the last write attempt (cadence) */
-	int64_t next_write_mono_ms;     /* when the next write is due */
-	int failures;                   /* consecutive failed attempts */
+	bool inflight;		    /* a READ or WRITE was handed out, reply pending */
+	bool readback;		    /* the next read is a re-read after a failed write */
+	int64_t sent_mono_ms;	    /* send time of the inflight/last write */
+	int64_t sent_written_at_ms; /* written_at of the inflight/last write */
+	int64_t last_send_mono_ms;  /* send of the last write attempt (cadence) */
+	int64_t next_write_mono_ms; /* when the next write is due */
+	int failures;		    /* consecutive failed attempts */
 	struct {
 		int64_t written_at_ms, sent_mono_ms;
-	} sends[KEEP_LEASE_SENDS];      /* recent sends, for adoption */
+	} sends[KEEP_LEASE_SENDS]; /* recent sends, for adoption */
 	int nsends;
 
 	/* clean stop */
-	bool stop_requested;            /* stop asked while the first write's fate is open */
+	bool stop_requested; /* stop asked while the first write's fate is open */
 	int64_t stop_deadline_mono_ms;
 
 	/* events */

@@ -36,7 +36,8 @@ int keep_timing_check(const struct keep_timing *t, char *err, size_t errlen)
 		return KEEP_ERR_CONFIG;
 	}
 	if (t->period_ms > t->ttl_ms / 3) {
-		snprintf(err, errlen, "heartbeat_period_ms (%lld) must not exceed ttl_ms / 3 (%lld)",
+		snprintf(err, errlen,
+			 "heartbeat_period_ms (%lld) must not exceed ttl_ms / 3 (%lld)",
 			 (long long)t->period_ms, (long long)(t->ttl_ms / 3));
 		return KEEP_ERR_CONFIG;
 	}

@@ -6,11 +6,11 @@
 #include <stdint.h>
 
 struct keep_timing {
-	int64_t ttl_ms;       /* lease ttl (default 10000) */
-	int64_t grace_ms;     /* takeover grace (default 5000) */
-	int64_t safety_ms;    /* owner's safety margin (default 2000) */
-	int64_t max_skew_ms;  /* clock skew bound between nodes (default 1000) */
-	int64_t period_ms;    /* heartbeat period (default 3000) */
+	int64_t ttl_ms;	     /* lease ttl (default 10000) */
+	int64_t grace_ms;    /* takeover grace (default 5000) */
+	int64_t safety_ms;   /* owner's safety margin (default 2000) */
+	int64_t max_skew_ms; /* clock skew bound between nodes (default 1000) */
+	int64_t period_ms;   /* heartbeat period (default 3000) */
 };
 
 /* Fill the ADR defaults: 10000/5000/2000/1000/3000. */

@@ -141,8 +141,8 @@ bool keep_prefix_valid(const char *prefix)
 	return prefix && path_valid(prefix, true);
 }
 
-int keep_store_open(const char *url, const struct keep_store_opts *opts,
-		    struct keep_store **out, char *err, size_t errlen)
+int keep_store_open(const char *url, const struct keep_store_opts *opts, struct keep_store **out,
+		    char *err, size_t errlen)
 {
 	static const struct keep_store_opts none;
 	int rc;
@@ -159,7 +159,9 @@ int keep_store_open(const char *url, const struct keep_store_opts *opts,
 	else if (strncmp(url, "s3://", 5) == 0)
 		rc = keep_store_s3_open(url + 5, opts, out, err, errlen);
 	else {
-		snprintf(err, errlen, "unsupported store URL '%s' (want file:///DIR or s3://BUCKET[/PREFIX])", url);
+		snprintf(err, errlen,
+			 "unsupported store URL '%s' (want file:///DIR or s3://BUCKET[/PREFIX])",
+			 url);
 		return KEEP_ERR_INVAL;
 	}
 	if (rc)

@@ -25,18 +25,18 @@
 
 #include "../buf.h"
 
-#define KEEP_VERSION_MAX 160   /* bytes, NUL included: an opaque version token */
-#define KEEP_KEY_MAX 1024      /* bytes, NUL excluded: longest key accepted */
-#define KEEP_BODY_MAX 65536    /* bytes: largest object body read or written */
-#define KEEP_DETAIL_MAX 256    /* bytes, NUL included: a reply's diagnostic */
-#define KEEP_LIST_MAX 1000000  /* entries: largest listing accepted */
+#define KEEP_VERSION_MAX 160  /* bytes, NUL included: an opaque version token */
+#define KEEP_KEY_MAX 1024     /* bytes, NUL excluded: longest key accepted */
+#define KEEP_BODY_MAX 65536   /* bytes: largest object body read or written */
+#define KEEP_DETAIL_MAX 256   /* bytes, NUL included: a reply's diagnostic */
+#define KEEP_LIST_MAX 1000000 /* entries: largest listing accepted */
 
 enum keep_outcome {
-	KEEP_STORE_OK = 0,     /* done; version token returned (200, 204) */
-	KEEP_STORE_CONFLICT,   /* the condition failed; nothing written by THIS request (412, 409) */
-	KEEP_STORE_NOT_FOUND,  /* no such object (404) */
-	KEEP_STORE_REFUSED,    /* definite error, nothing written (400, 403, bucket missing) */
-	KEEP_STORE_AMBIGUOUS,  /* may or may not have landed (timeout, reset, 5xx, lost reply) */
+	KEEP_STORE_OK = 0,    /* done; version token returned (200, 204) */
+	KEEP_STORE_CONFLICT,  /* the condition failed; nothing written by THIS request (412, 409) */
+	KEEP_STORE_NOT_FOUND, /* no such object (404) */
+	KEEP_STORE_REFUSED,   /* definite error, nothing written (400, 403, bucket missing) */
+	KEEP_STORE_AMBIGUOUS, /* may or may not have landed (timeout, reset, 5xx, lost reply) */
 };
 
 /* The stable lowercase name of an outcome: ok, conflict, not-found,
@@ -44,20 +44,22 @@ enum keep_outcome {
 const char *keep_outcome_name(enum keep_outcome o);
 
 enum keep_cond {
-	KEEP_COND_NONE = 0,      /* unconditional PUT: never used by the protocol; tools and tests only */
+	KEEP_COND_NONE =
+	    0, /* unconditional PUT: never used by the protocol; tools and tests only */
 	KEEP_COND_IF_NONE_MATCH, /* create only if absent (If-None-Match: *) */
-	KEEP_COND_IF_MATCH,      /* replace only if the current version is the given token (If-Match) */
+	KEEP_COND_IF_MATCH, /* replace only if the current version is the given token (If-Match) */
 };
 
 struct keep_reply {
 	enum keep_outcome outcome;
-	char version[KEEP_VERSION_MAX]; /* OK on get/head/put: the object's version token; else "" */
-	int status;                     /* HTTP status, or 0 when none (fs, timeout, reset) */
-	char detail[KEEP_DETAIL_MAX];   /* one-line reason for anything but OK; never a secret */
+	char
+	    version[KEEP_VERSION_MAX]; /* OK on get/head/put: the object's version token; else "" */
+	int status;		       /* HTTP status, or 0 when none (fs, timeout, reset) */
+	char detail[KEEP_DETAIL_MAX];  /* one-line reason for anything but OK; never a secret */
 };
 
 struct keep_list_entry {
-	char *key;                      /* owned by the list; full key (prefix included) */
+	char *key;			/* owned by the list; full key (prefix included) */
 	char version[KEEP_VERSION_MAX]; /* the listed version token */
 };
 
@@ -99,18 +101,18 @@ struct keep_store_ops {
 
 struct keep_store {
 	const struct keep_store_ops *ops;
-	void *impl;          /* backend state, owned by the backend */
-	int64_t timeout_ms;  /* whole-request bound per call (ms); 0 = backend default */
+	void *impl;	    /* backend state, owned by the backend */
+	int64_t timeout_ms; /* whole-request bound per call (ms); 0 = backend default */
 };
 
 struct keep_store_opts {
 	/* S3 only; NULL or "" = from the environment or the default. */
-	const char *region;           /* $AWS_REGION, $AWS_DEFAULT_REGION, then us-east-1 */
-	const char *endpoint;         /* $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS */
-	const char *addressing;       /* "path" or "virtual" ("" = path if endpoint set, else virtual) */
+	const char *region;	/* $AWS_REGION, $AWS_DEFAULT_REGION, then us-east-1 */
+	const char *endpoint;	/* $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS */
+	const char *addressing; /* "path" or "virtual" ("" = path if endpoint set, else virtual) */
 	const char *credentials_file; /* refused if group/other may read it */
-	bool tls_insecure;            /* only honoured for a loopback endpoint */
-	int64_t timeout_ms;           /* default per-request bound (ms); 0 = 10000 */
+	bool tls_insecure;	      /* only honoured for a loopback endpoint */
+	int64_t timeout_ms;	      /* default per-request bound (ms); 0 = 10000 */
 };
 
 /* Open the store named by url. On success *out is owned by the caller
@@ -118,8 +120,8 @@ struct keep_store_opts {
  * around the backend when $KEEP_FAULT_FILE is set.
  * Errors: KEEP_ERR_INVAL (bad URL), KEEP_ERR_STORE, KEEP_ERR_PERM,
  * KEEP_ERR_NOMEM; err (errlen bytes) then holds a one-line reason. */
-int keep_store_open(const char *url, const struct keep_store_opts *opts,
-		    struct keep_store **out, char *err, size_t errlen);
+int keep_store_open(const char *url, const struct keep_store_opts *opts, struct keep_store **out,
+		    char *err, size_t errlen);
 void keep_store_free(struct keep_store *s);
 
 /* Set the whole-request bound for following calls (ms, > 0). A request
@@ -147,7 +149,7 @@ bool keep_prefix_valid(const char *prefix);
 
 /* Set a reply's outcome and printf-style detail; version cleared. */
 void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Backend constructors (store.c dispatches on the URL scheme). Same
  * contract as keep_store_open; rest is the URL after "scheme://". */
@@ -157,7 +159,7 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		       struct keep_store **out, char *err, size_t errlen);
 /* Wrap inner (ownership passes to the wrapper) with the fault injector
  * reading rules from path on every call. Test builds only. */
-int keep_store_fault_wrap(struct keep_store *inner, const char *path,
-			  struct keep_store **out, char *err, size_t errlen);
+int keep_store_fault_wrap(struct keep_store *inner, const char *path, struct keep_store **out,
+			  char *err, size_t errlen);
 
 #endif

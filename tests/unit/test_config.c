@@ -140,19 +140,19 @@ TEST(duplicate_key)
 
 TEST(bad_integers)
 {
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10k\n"), KEEP_ERR_CONFIG);       /* junk */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10000.0\n"), KEEP_ERR_CONFIG);   /* float */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 1e4\n"), KEEP_ERR_CONFIG);       /* exponent */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: -1\n"), KEEP_ERR_CONFIG);        /* negative */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: +10000\n"), KEEP_ERR_CONFIG);    /* sign */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 0x10\n"), KEEP_ERR_CONFIG);      /* hex */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 010000\n"), KEEP_ERR_CONFIG);    /* leading 0 */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms:\n"), KEEP_ERR_CONFIG);           /* empty */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10k\n"), KEEP_ERR_CONFIG);	/* junk */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 10000.0\n"), KEEP_ERR_CONFIG);	/* float */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 1e4\n"), KEEP_ERR_CONFIG);	/* exponent */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: -1\n"), KEEP_ERR_CONFIG);	/* negative */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: +10000\n"), KEEP_ERR_CONFIG);	/* sign */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 0x10\n"), KEEP_ERR_CONFIG);	/* hex */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 010000\n"), KEEP_ERR_CONFIG);	/* leading 0 */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms:\n"), KEEP_ERR_CONFIG);		/* empty */
 	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: \"10000\"\n"), KEEP_ERR_CONFIG); /* quoted */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 86400001\n"), KEEP_ERR_CONFIG);  /* range */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 86400001\n"), KEEP_ERR_CONFIG);	/* range */
 	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 99999999999999999999999\n"),
-		     KEEP_ERR_CONFIG);                                            /* overflow */
-	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: [1]\n"), KEEP_ERR_CONFIG);         /* sequence */
+		     KEEP_ERR_CONFIG);						  /* overflow */
+	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: [1]\n"), KEEP_ERR_CONFIG);	  /* sequence */
 	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: !!int 10000\n"), KEEP_ERR_CONFIG); /* tag */
 	CHECK_EQ_INT(load_s("lease:\n  ttl_ms: 86400000\n"), 0);
 	CHECK_EQ_INT(load_s("s3:\n  timeout_ms: 1.5\n"), KEEP_ERR_CONFIG);
@@ -188,9 +188,8 @@ TEST(timing_rules)
 	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
 	/* safety >= ttl */
 	CHECK_EQ_INT(
-		load("lease:\n  ttl_ms: 3000\n  safety_ms: 3000\n  heartbeat_period_ms: 1000\n",
-		     &c),
-		0);
+	    load("lease:\n  ttl_ms: 3000\n  safety_ms: 3000\n  heartbeat_period_ms: 1000\n", &c),
+	    0);
 	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
 	/* zero ttl */
 	CHECK_EQ_INT(load("lease:\n  ttl_ms: 0\n", &c), 0);

@@ -402,7 +402,8 @@ TEST(retries_are_scheduled_against_the_validity_left)
 	/* tries kept coming until the end: the last within one retry floor of it */
 	CHECK(tries >= 4);
 	CHECK(valid_until - last_try <= 60);
-	/* in particular one was sent in the last quarter ttl, after a whole attempt no longer fit */
+	/* in particular one was sent in the last quarter ttl, after a whole attempt no longer fit
+	 */
 }
 
 static void store_back_before_expiry(int64_t margin_ms)

@@ -74,8 +74,8 @@ TEST(encode_over_max_leaves_buffer)
 
 TEST(round_trip)
 {
-	static const char *vals[] = {"x",    "",         "a b", "\"", "\\",
-				     "\n\t", "\x01\xff", "=",   "-",  "a=\"b\" c"};
+	static const char *vals[] = {"x",    "",	 "a b", "\"", "\\",
+				     "\n\t", "\x01\xff", "=",	"-",  "a=\"b\" c"};
 	struct keep_buf b;
 	struct keep_line l;
 	size_t i;
@@ -121,28 +121,28 @@ TEST(parse_refused)
 {
 	struct keep_line l;
 
-	CHECK_EQ_INT(parse("", &l), KEEP_ERR_PARSE);              /* empty line */
-	CHECK_EQ_INT(parse(" t", &l), KEEP_ERR_PARSE);            /* leading space */
-	CHECK_EQ_INT(parse("t ", &l), KEEP_ERR_PARSE);            /* trailing space */
-	CHECK_EQ_INT(parse("t  k=v", &l), KEEP_ERR_PARSE);        /* double space */
-	CHECK_EQ_INT(parse("T k=v", &l), KEEP_ERR_PARSE);         /* uppercase type */
-	CHECK_EQ_INT(parse("t K=v", &l), KEEP_ERR_PARSE);         /* uppercase key */
-	CHECK_EQ_INT(parse("t word", &l), KEEP_ERR_PARSE);        /* bare word */
-	CHECK_EQ_INT(parse("t k=v word", &l), KEEP_ERR_PARSE);    /* bare word after */
-	CHECK_EQ_INT(parse("t =v", &l), KEEP_ERR_PARSE);          /* empty key */
-	CHECK_EQ_INT(parse("t k=", &l), KEEP_ERR_PARSE);          /* empty bare value */
-	CHECK_EQ_INT(parse("t k=a=b", &l), KEEP_ERR_PARSE);       /* '=' in bare value */
-	CHECK_EQ_INT(parse("t k=a\"b", &l), KEEP_ERR_PARSE);      /* quote in bare value */
-	CHECK_EQ_INT(parse("t k=a\\b", &l), KEEP_ERR_PARSE);      /* backslash in bare */
-	CHECK_EQ_INT(parse("t k=\"abc", &l), KEEP_ERR_PARSE);     /* unterminated */
-	CHECK_EQ_INT(parse("t k=\"a\"b", &l), KEEP_ERR_PARSE);    /* junk after quote */
-	CHECK_EQ_INT(parse("t k=\"\\q\"", &l), KEEP_ERR_PARSE);   /* unknown escape */
+	CHECK_EQ_INT(parse("", &l), KEEP_ERR_PARSE);		  /* empty line */
+	CHECK_EQ_INT(parse(" t", &l), KEEP_ERR_PARSE);		  /* leading space */
+	CHECK_EQ_INT(parse("t ", &l), KEEP_ERR_PARSE);		  /* trailing space */
+	CHECK_EQ_INT(parse("t  k=v", &l), KEEP_ERR_PARSE);	  /* double space */
+	CHECK_EQ_INT(parse("T k=v", &l), KEEP_ERR_PARSE);	  /* uppercase type */
+	CHECK_EQ_INT(parse("t K=v", &l), KEEP_ERR_PARSE);	  /* uppercase key */
+	CHECK_EQ_INT(parse("t word", &l), KEEP_ERR_PARSE);	  /* bare word */
+	CHECK_EQ_INT(parse("t k=v word", &l), KEEP_ERR_PARSE);	  /* bare word after */
+	CHECK_EQ_INT(parse("t =v", &l), KEEP_ERR_PARSE);	  /* empty key */
+	CHECK_EQ_INT(parse("t k=", &l), KEEP_ERR_PARSE);	  /* empty bare value */
+	CHECK_EQ_INT(parse("t k=a=b", &l), KEEP_ERR_PARSE);	  /* '=' in bare value */
+	CHECK_EQ_INT(parse("t k=a\"b", &l), KEEP_ERR_PARSE);	  /* quote in bare value */
+	CHECK_EQ_INT(parse("t k=a\\b", &l), KEEP_ERR_PARSE);	  /* backslash in bare */
+	CHECK_EQ_INT(parse("t k=\"abc", &l), KEEP_ERR_PARSE);	  /* unterminated */
+	CHECK_EQ_INT(parse("t k=\"a\"b", &l), KEEP_ERR_PARSE);	  /* junk after quote */
+	CHECK_EQ_INT(parse("t k=\"\\q\"", &l), KEEP_ERR_PARSE);	  /* unknown escape */
 	CHECK_EQ_INT(parse("t k=\"\\x4\"", &l), KEEP_ERR_PARSE);  /* short \x */
 	CHECK_EQ_INT(parse("t k=\"\\xzz\"", &l), KEEP_ERR_PARSE); /* bad hex */
 	CHECK_EQ_INT(parse("t k=\"\\x00\"", &l), KEEP_ERR_PARSE); /* \x00 */
 	CHECK_EQ_INT(parse("t k=\"a\tb\"", &l), KEEP_ERR_PARSE);  /* raw tab */
-	CHECK_EQ_INT(parse("t k=v\r", &l), KEEP_ERR_PARSE);       /* CR */
-	CHECK_EQ_INT(parse("t k=v k=w", &l), KEEP_ERR_PARSE);     /* duplicate key */
+	CHECK_EQ_INT(parse("t k=v\r", &l), KEEP_ERR_PARSE);	  /* CR */
+	CHECK_EQ_INT(parse("t k=v k=w", &l), KEEP_ERR_PARSE);	  /* duplicate key */
 	CHECK_EQ_INT(parse("t k=\xc3\xa9", &l), KEEP_ERR_PARSE);  /* non-ASCII bare */
 	CHECK_EQ_INT(keep_line_parse("t k=a\0b", 7, &l, NULL, 0), KEEP_ERR_PARSE); /* NUL */
 	CHECK_EQ_INT(l.n, 0);
@@ -178,15 +178,14 @@ TEST(parse_bounds)
 
 	/* type and key at most 63 bytes */
 	CHECK_EQ_INT(
-		parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l),
-		0);
+	    parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l), 0);
 	keep_line_release(&l);
 	CHECK_EQ_INT(
-		parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l),
-		KEEP_ERR_PARSE);
+	    parse("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa k=v", &l),
+	    KEEP_ERR_PARSE);
 	CHECK_EQ_INT(
-		parse("t kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk=v", &l),
-		KEEP_ERR_PARSE);
+	    parse("t kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk=v", &l),
+	    KEEP_ERR_PARSE);
 }
 
 int main(void)

@@ -168,12 +168,12 @@ TEST(unknown_duplicate_order)
 {
 	CHECK_EQ_INT(dec_s(BASE "color blue\n"), KEEP_ERR_PARSE);     /* unknown field */
 	CHECK_EQ_INT(dec_s(BASE "host a\nhost b\n"), KEEP_ERR_PARSE); /* duplicate */
-	CHECK_EQ_INT(dec_s(BASE "seq 8\n"), KEEP_ERR_PARSE);          /* duplicate mandatory */
+	CHECK_EQ_INT(dec_s(BASE "seq 8\n"), KEEP_ERR_PARSE);	      /* duplicate mandatory */
 	CHECK_EQ_INT(dec_s(BASE "pid 1\nhost a\n"), KEEP_ERR_PARSE);  /* out of order */
-	CHECK_EQ_INT(dec_s(BASE "\n"), KEEP_ERR_PARSE);               /* empty line */
-	CHECK_EQ_INT(dec_s(BASE "host\n"), KEEP_ERR_PARSE);           /* no value */
-	CHECK_EQ_INT(dec_s(BASE "host \n"), KEEP_ERR_PARSE);          /* empty value */
-	CHECK_EQ_INT(dec_s(BASE "host a b\n"), KEEP_ERR_PARSE);       /* space in value */
+	CHECK_EQ_INT(dec_s(BASE "\n"), KEEP_ERR_PARSE);		      /* empty line */
+	CHECK_EQ_INT(dec_s(BASE "host\n"), KEEP_ERR_PARSE);	      /* no value */
+	CHECK_EQ_INT(dec_s(BASE "host \n"), KEEP_ERR_PARSE);	      /* empty value */
+	CHECK_EQ_INT(dec_s(BASE "host a b\n"), KEEP_ERR_PARSE);	      /* space in value */
 	CHECK_EQ_INT(dec_s(BASE "pid 0\n"), KEEP_ERR_PARSE);
 	CHECK_EQ_INT(dec_s(BASE "pid -1\n"), KEEP_ERR_PARSE);
 	CHECK_EQ_INT(dec_s(BASE "software a\tb\n"), KEEP_ERR_PARSE);
@@ -296,8 +296,7 @@ TEST(old_formats)
 	struct keep_node_obj o;
 
 	CHECK_EQ_INT(
-		dec("wasmkeep-node 1\nnode n7\nwritten_at_ms 1600000000000\nanything goes\n", &o),
-		0);
+	    dec("wasmkeep-node 1\nnode n7\nwritten_at_ms 1600000000000\nanything goes\n", &o), 0);
 	CHECK_EQ_INT(o.format, 1);
 	CHECK_EQ_STR(o.node, "n7");
 	CHECK_EQ_INT(o.written_at_ms, 1600000000000LL);

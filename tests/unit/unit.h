@@ -14,40 +14,40 @@
 static int unit_n, unit_failed, unit_cur_failed;
 
 #define TEST(name) static void name(void)
-#define CHECK(e)                                                                                  \
-	do {                                                                                      \
-		if (!(e)) {                                                                       \
+#define CHECK(e)                                                                                   \
+	do {                                                                                       \
+		if (!(e)) {                                                                        \
 			printf("#   %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #e);           \
-			unit_cur_failed = 1;                                                      \
-		}                                                                                 \
+			unit_cur_failed = 1;                                                       \
+		}                                                                                  \
 	} while (0)
-#define CHECK_EQ_INT(a, b)                                                                        \
-	do {                                                                                      \
-		long long a_ = (long long)(a), b_ = (long long)(b);                               \
-		if (a_ != b_) {                                                                   \
-			printf("#   %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__,  \
-			       #a, a_, #b, b_);                                                   \
-			unit_cur_failed = 1;                                                      \
-		}                                                                                 \
+#define CHECK_EQ_INT(a, b)                                                                         \
+	do {                                                                                       \
+		long long a_ = (long long)(a), b_ = (long long)(b);                                \
+		if (a_ != b_) {                                                                    \
+			printf("#   %s:%d: %s == %lld, expected %s == %lld\n", __FILE__, __LINE__, \
+			       #a, a_, #b, b_);                                                    \
+			unit_cur_failed = 1;                                                       \
+		}                                                                                  \
 	} while (0)
-#define CHECK_EQ_STR(a, b)                                                                        \
-	do {                                                                                      \
-		const char *a_ = (a), *b_ = (b);                                                  \
-		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                          \
-			printf("#   %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, \
-			       a_ ? a_ : "(null)", b_ ? b_ : "(null)");                           \
-			unit_cur_failed = 1;                                                      \
-		}                                                                                 \
+#define CHECK_EQ_STR(a, b)                                                                         \
+	do {                                                                                       \
+		const char *a_ = (a), *b_ = (b);                                                   \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                                           \
+			printf("#   %s:%d: %s == \"%s\", expected \"%s\"\n", __FILE__, __LINE__,   \
+			       #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)");                        \
+			unit_cur_failed = 1;                                                       \
+		}                                                                                  \
 	} while (0)
-#define RUN(name)                                                                                 \
-	do {                                                                                      \
-		unit_cur_failed = 0;                                                              \
-		name();                                                                           \
-		unit_n++;                                                                         \
-		if (unit_cur_failed)                                                              \
-			unit_failed++;                                                            \
-		printf("%sok %d - %s\n", unit_cur_failed ? "not " : "", unit_n, #name);           \
-		fflush(stdout);                                                                   \
+#define RUN(name)                                                                                  \
+	do {                                                                                       \
+		unit_cur_failed = 0;                                                               \
+		name();                                                                            \
+		unit_n++;                                                                          \
+		if (unit_cur_failed)                                                               \
+			unit_failed++;                                                             \
+		printf("%sok %d - %s\n", unit_cur_failed ? "not " : "", unit_n, #name);            \
+		fflush(stdout);                                                                    \
 	} while (0)
 
 static inline int unit_done(void)

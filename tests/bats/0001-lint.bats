@@ -1,0 +1,28 @@
+#!/usr/bin/env bats
+# Source rules that a test can hold the tree to (CONVENTIONS.md).
+
+bats_require_minimum_version 1.5.0
+ROOT="$BATS_TEST_DIRNAME/../.."
+
+@test "lint: no bats assertion is a bare negation (in bats '! cmd' never fails a test)" {
+	run grep -nE '^[[:space:]]*! ' "$ROOT"/tests/bats/*.bats
+	[ "$status" -eq 1 ] || { echo "$output"; false; }
+}
+
+@test "lint: no banned C functions (sprintf, strcpy, strcat, atoi, atol, gets)" {
+	run grep -nE '(^|[^a-z_])(sprintf|vsprintf|strcpy|strcat|atoi|atol|atoll|gets)[[:space:]]*\(' \
+		"$ROOT"/lib/*.c "$ROOT"/lib/*/*.c "$ROOT"/cmd/*.c "$ROOT"/sim/*.c
+	[ "$status" -eq 1 ] || { echo "$output"; false; }
+}
+
+@test "lint: the C code is clang-formatted" {
+	command -v clang-format >/dev/null || skip "clang-format not installed"
+	cd "$ROOT"
+	run clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' 2>/dev/null || ls lib/*.[ch] lib/*/*.[ch] cmd/*.c)
+	[ "$status" -eq 0 ] || { echo "$output" | head -40; false; }
+}
+
+@test "lint: the keep-agent script is POSIX sh (dash parses it)" {
+	run dash -n "$ROOT/agent/keep-agent"
+	[ "$status" -eq 0 ]
+}
