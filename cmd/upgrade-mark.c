@@ -1,0 +1,695 @@
+/* upgrade-mark — the scripted upgrade from per-actor leases (ADR 0020 §6;
+ * docs/upgrade.md, docs/runbooks/upgrade.md).
+ *
+ * A driver of lib/core/upgrade.c and lib/upgrade.c:
+ *   guard    the start guard: lists nodes/ every half period until no
+ *            old-format heartbeat is fresh; exit 16 when one is rewritten
+ *   actors   marks leases/KEY for actors and seeds their first generation
+ *   forget   deletes stale old-format heartbeats (never a format-3 object) */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/upgrade.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/line.h"
+#include "../lib/ownerrec.h"
+#include "../lib/upgrade.h"
+
+static const char usage[] =
+    "usage: upgrade-mark [-c FILE] [--store URL] [--horizon-ms MS] guard\n"
+    "       upgrade-mark [-c FILE] [--store URL] actors [KEY... | --all]\n"
+    "       upgrade-mark [-c FILE] [--store URL] [--horizon-ms MS] forget NODE | --stale\n"
+    "\n"
+    "guard   wait while any old-format heartbeat (nodes/<id>, wasmkeep-node 1|2)\n"
+    "        was written less than horizon + ttl + grace ago, listing nodes/ every\n"
+    "        half heartbeat period:\n"
+    "          wait node=N format=F written_at_ms=W left_ms=L   (each fresh one, each pass)\n"
+    "          pass old=N                                       exit 0\n"
+    "          old-running node=N written_at_ms=W previous_written_at_ms=P   exit 16\n"
+    "        one dated in the future lapses horizon + ttl + grace + max_skew after\n"
+    "        this process first read it (a warning names it)\n"
+    "actors  for each actor KEY (tenant/class/name; stdin, one a line, when no KEY;\n"
+    "        --all: every actor found under leases/, owners/, wal/ and snapshot/),\n"
+    "        refuse a live old lease, else put the wasmkeep-lease 2 marker:\n"
+    "          marked key=K seed=S action=created|replaced|existing keys_max=M\n"
+    "          held key=K node=N generation=G expires_at_ms=E live_until_ms=U\n"
+    "          error key=K reason=invalid-key|bad-object|bad-key|store\n"
+    "forget  delete NODE's old-format heartbeat, or (--stale) every one, once stale\n"
+    "        by the guard's test; never a format-3 object:\n"
+    "          forgot node=N format=F written_at_ms=W\n"
+    "          kept node=N reason=fresh|format-3|bad-object [left_ms=L]\n"
+    "          absent node=N\n"
+    "\n"
+    "  --horizon-ms MS  how long an old node may act after its last heartbeat\n"
+    "                   (default 10000, the old binary's heartbeat ttl)\n"
+    "  --check          validate the configuration, print `configuration OK`, exit\n"
+    "\n"
+    "exit: 0 done; 1 held (actors), kept (forget NODE); 16 an old node is running\n"
+    "(guard); 17 an object is not ours or malformed; 100 usage; 111 store failure.\n"
+    "See docs/upgrade.md.\n";
+
+enum { OPT_HORIZON = 0x2000, OPT_ALL, OPT_STALE };
+
+static const char *prog = "upgrade-mark";
+
+#define GUARD_LIST_FAILURES 10 /* failed listings in a row before the guard gives up */
+
+struct ctx {
+	struct keep_config cfg;
+	struct keep_store *store;
+	int64_t horizon_ms;
+};
+
+/* ---- helpers ------------------------------------------------------------- */
+
+/* Rank of an exit code for a batch: the highest rank wins. */
+static int rank(int code)
+{
+	switch (code) {
+	case KEEP_EXIT_OK:
+		return 0;
+	case KEEP_EXIT_NO:
+		return 1;
+	case KEEP_EXIT_TEMP:
+		return 2;
+	case KEEP_EXIT_BAD_OBJECT:
+		return 3;
+	default:
+		return 4; /* usage */
+	}
+}
+
+static void worse(int *worst, int rc)
+{
+	if (rank(rc) > rank(*worst))
+		*worst = rc;
+}
+
+/* One node object read: GET nodes/<id> and decode; an object naming
+ * another node than its key is unreadable. ok: decoded into *o. */
+struct node_read {
+	enum keep_outcome outcome;
+	char version[KEEP_VERSION_MAX];
+	bool ok;
+	int derr;
+	char why[160];
+};
+
+static void read_node(struct keep_store *s, const char *id, struct keep_node_obj *o,
+		      struct node_read *nr)
+{
+	char k[KEEP_NODE_ID_MAX + 8];
+	struct keep_buf body;
+	struct keep_reply r;
+	int rc;
+
+	memset(nr, 0, sizeof(*nr));
+	snprintf(k, sizeof(k), "nodes/%s", id);
+	keep_buf_init(&body, KEEP_BODY_MAX);
+	memset(&r, 0, sizeof(r));
+	rc = keep_store_get(s, k, &body, &r);
+	if (rc)
+		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	nr->outcome = r.outcome;
+	snprintf(nr->version, sizeof(nr->version), "%s", r.version);
+	if (r.outcome != KEEP_STORE_OK) {
+		snprintf(nr->why, sizeof(nr->why), "%s: %.120s", keep_outcome_name(r.outcome),
+			 r.detail[0] ? r.detail : "-");
+		keep_buf_release(&body);
+		return;
+	}
+	nr->derr =
+	    keep_node_obj_decode(body.data ? body.data : "", body.len, o, nr->why, sizeof(nr->why));
+	if (!nr->derr && strcmp(o->node, id) != 0) {
+		nr->derr = KEEP_ERR_PARSE;
+		snprintf(nr->why, sizeof(nr->why), "object names node '%s'", o->node);
+	}
+	nr->ok = nr->derr == 0;
+	keep_buf_release(&body);
+}
+
+/* LIST nodes/ into *l (caller inits and releases). 0 or KEEP_EXIT_TEMP. */
+static int list_nodes(struct ctx *x, struct keep_list *l)
+{
+	struct keep_reply r;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	rc = keep_store_list(x->store, "nodes/", l, &r);
+	if (rc)
+		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	if (r.outcome != KEEP_STORE_OK) {
+		keep_warn(prog, "unable to list nodes/: %s: %s", keep_outcome_name(r.outcome),
+			  r.detail[0] ? r.detail : "-");
+		return KEEP_EXIT_TEMP;
+	}
+	return 0;
+}
+
+/* The node id of a listed key, or NULL when it is not nodes/<valid id>. */
+static const char *node_of(const char *key)
+{
+	const char *id = key + strlen("nodes/");
+
+	if (strncmp(key, "nodes/", 6) != 0 || !keep_node_id_valid(id))
+		return NULL;
+	return id;
+}
+
+/* ---- guard ---------------------------------------------------------------- */
+
+static int guard(struct ctx *x)
+{
+	struct keep_guard g;
+	struct keep_list l;
+	struct keep_node_obj *objs = NULL;
+	struct keep_guard_input *in = NULL;
+	size_t i, n, cap = 0;
+	int failures = 0, rc = KEEP_EXIT_TEMP;
+
+	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
+	for (;;) {
+		int64_t now_mono, now_wall;
+		bool listed;
+
+		keep_list_init(&l);
+		keep_store_set_timeout(x->store, keep_timing_attempt_timeout_ms(&x->cfg.timing));
+		listed = list_nodes(x, &l) == 0;
+		if (listed && l.n > cap) {
+			struct keep_node_obj *no = realloc(objs, l.n * sizeof(*no));
+			struct keep_guard_input *ni;
+
+			if (no)
+				objs = no;
+			ni = no ? realloc(in, l.n * sizeof(*ni)) : NULL;
+			if (!no || !ni) {
+				keep_list_release(&l);
+				keep_warn(prog, "out of memory");
+				goto out;
+			}
+			in = ni;
+			cap = l.n;
+		}
+		n = 0;
+		for (i = 0; listed && i < l.n; i++) {
+			const char *id = node_of(l.v[i].key);
+			struct node_read nr;
+
+			if (!id)
+				continue;
+			read_node(x->store, id, &objs[n], &nr);
+			if (nr.outcome == KEEP_STORE_NOT_FOUND)
+				continue; /* gone since the listing */
+			in[n].node = id;
+			in[n].read_failed = nr.outcome != KEEP_STORE_OK;
+			in[n].obj = nr.ok ? &objs[n] : NULL;
+			if (in[n].read_failed)
+				keep_warn(prog, "unable to read nodes/%s: %s", id, nr.why);
+			n++;
+		}
+		now_mono = keep_mono_ms();
+		now_wall = keep_wall_ms();
+		if (!listed) {
+			keep_list_release(&l);
+			if (++failures >= GUARD_LIST_FAILURES) {
+				keep_warn(prog, "giving up after %d failed listings of nodes/",
+					  failures);
+				goto out;
+			}
+			keep_sleep_until_mono(now_mono + x->cfg.timing.period_ms / 2 + 1);
+			continue;
+		}
+		failures = 0;
+		if (keep_guard_pass(&g, in, n, now_mono, now_wall) != 0) {
+			keep_list_release(&l);
+			keep_warn(prog, "too many node objects, or out of memory");
+			goto out;
+		}
+		keep_list_release(&l);
+		for (i = 0; i < g.n; i++) {
+			const struct keep_guard_entry *e = &g.e[i];
+
+			if (e->lapsed_now)
+				keep_warn(
+				    prog,
+				    "old-format heartbeat 'nodes/%s' is dated in the future "
+				    "(written_at_ms=%lld, now %lld): lapsed on this node's count",
+				    e->node, (long long)e->written_at_ms, (long long)now_wall);
+		}
+		if (g.verdict == KEEP_GV_OLD_RUNNING) {
+			for (i = 0; i < g.n; i++) {
+				const struct keep_guard_entry *e = &g.e[i];
+				struct keep_buf b;
+
+				if (!e->seen || e->state != KEEP_GUARD_REWRITTEN)
+					continue;
+				keep_buf_init(&b, KEEP_LINE_MAX);
+				keep_line_start(&b, "old-running");
+				keep_line_str(&b, "node", e->node);
+				keep_line_int(&b, "written_at_ms", e->written_at_ms);
+				keep_line_int(&b, "previous_written_at_ms", e->prev_written_at_ms);
+				keep_line_emit(&b);
+				keep_buf_release(&b);
+				fprintf(stderr,
+					"%s: fatal: an old (per-actor lease) node is running: "
+					"'nodes/%s' was rewritten; stop it first "
+					"(docs/runbooks/upgrade.md)\n",
+					prog, e->node);
+			}
+			rc = KEEP_EXIT_OLD_RUNNING;
+			goto out;
+		}
+		if (g.verdict == KEEP_GV_PASS) {
+			struct keep_buf b;
+
+			keep_buf_init(&b, KEEP_LINE_MAX);
+			keep_line_start(&b, "pass");
+			keep_line_int(&b, "old", (int64_t)g.n);
+			keep_line_emit(&b);
+			keep_buf_release(&b);
+			rc = KEEP_EXIT_OK;
+			goto out;
+		}
+		for (i = 0; i < g.n; i++) {
+			const struct keep_guard_entry *e = &g.e[i];
+			struct keep_buf b;
+
+			if (!e->seen || e->state != KEEP_GUARD_FRESH)
+				continue;
+			keep_buf_init(&b, KEEP_LINE_MAX);
+			keep_line_start(&b, "wait");
+			keep_line_str(&b, "node", e->node);
+			keep_line_int(&b, "format", e->format);
+			keep_line_int(&b, "written_at_ms", e->written_at_ms);
+			keep_line_int(&b, "left_ms", e->left_ms);
+			keep_line_emit(&b);
+			keep_buf_release(&b);
+		}
+		if (g.left_ms > 0)
+			keep_info(prog,
+				  "waiting for old-format heartbeats to go stale: %lld ms left",
+				  (long long)g.left_ms);
+		else
+			keep_info(prog, "a node object could not be read; listing again");
+		keep_sleep_until_mono(g.next_mono_ms);
+	}
+out:
+	keep_guard_release(&g);
+	free(objs);
+	free(in);
+	return rc;
+}
+
+/* ---- actors ---------------------------------------------------------------- */
+
+static void line_key(const char *type, const char *key, const char *reason)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, type);
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "reason", reason);
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+}
+
+static int mark_one(struct ctx *x, const char *key)
+{
+	struct keep_mark_result res;
+	struct keep_buf b;
+
+	if (!keep_owner_key_valid(key)) {
+		keep_warn(prog,
+			  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, "
+			  "not starting with '.')",
+			  key);
+		line_key("error", key, "invalid-key");
+		return KEEP_EXIT_USAGE;
+	}
+	keep_upgrade_mark_actor(x->store, key, keep_wall_ms(), &x->cfg.timing, &res);
+	switch (res.kind) {
+	case KEEP_MR_MARKED:
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		keep_line_start(&b, "marked");
+		keep_line_str(&b, "key", key);
+		keep_line_int(&b, "seed", res.seed);
+		keep_line_str(&b, "action",
+			      res.action == KEEP_MARK_CREATE	? "created"
+			      : res.action == KEEP_MARK_REPLACE ? "replaced"
+								: "existing");
+		keep_line_int(&b, "keys_max", res.keys_max);
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return KEEP_EXIT_OK;
+	case KEEP_MR_HELD:
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		keep_line_start(&b, "held");
+		keep_line_str(&b, "key", key);
+		keep_line_str(&b, "node", res.old.node);
+		keep_line_int(&b, "generation", res.old.generation);
+		keep_line_int(&b, "expires_at_ms", res.old.expires_at_ms);
+		keep_line_int(&b, "live_until_ms", res.live_until_ms);
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return KEEP_EXIT_NO;
+	case KEEP_MR_BAD_OBJECT:
+		keep_warn(prog, "leases/%s is not ours or malformed (%s): nothing written", key,
+			  res.detail);
+		line_key("error", key, "bad-object");
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_MR_BAD_KEY:
+		keep_warn(prog, "%s: nothing written", res.detail);
+		line_key("error", key, "bad-key");
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_MR_FAILED:
+		break;
+	}
+	keep_warn(prog, "unable to mark '%s': %s", key, res.detail);
+	line_key("error", key, "store");
+	return KEEP_EXIT_TEMP;
+}
+
+/* Every actor found under leases/, owners/, wal/ and snapshot/, sorted,
+ * each once, into *keys (caller inits and releases). 0 or an exit code. */
+static int find_actors(struct ctx *x, struct keep_list *keys)
+{
+	static const char *const tops[] = {KEEP_LEASES_PREFIX, KEEP_OWNER_PREFIX, KEEP_WAL_PREFIX,
+					   KEEP_SNAPSHOT_PREFIX};
+	struct keep_list all;
+	size_t t, i, w;
+	int rc;
+
+	keep_list_init(&all);
+	for (t = 0; t < sizeof(tops) / sizeof(tops[0]); t++) {
+		struct keep_list l;
+		struct keep_reply r;
+
+		keep_list_init(&l);
+		memset(&r, 0, sizeof(r));
+		rc = keep_store_list(x->store, tops[t], &l, &r);
+		if (rc)
+			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		if (r.outcome != KEEP_STORE_OK) {
+			keep_warn(prog, "unable to list %s: %s: %s", tops[t],
+				  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+			keep_list_release(&l);
+			keep_list_release(&all);
+			return KEEP_EXIT_TEMP;
+		}
+		for (i = 0; i < l.n; i++) {
+			char key[KEEP_OWNER_KEY_MAX + 1];
+
+			if (keep_upgrade_actor_of(tops[t], l.v[i].key, key, sizeof(key)) != 0) {
+				keep_warn(prog, "'%s' names no actor: skipped", l.v[i].key);
+				continue;
+			}
+			/* wal/ and snapshot/ list one key per segment: skip repeats */
+			if (all.n && strcmp(all.v[all.n - 1].key, key) == 0)
+				continue;
+			if (keep_list_add(&all, key, "") != 0) {
+				keep_warn(prog, "too many actors, or out of memory");
+				keep_list_release(&l);
+				keep_list_release(&all);
+				return KEEP_EXIT_TEMP;
+			}
+		}
+		keep_list_release(&l);
+	}
+	keep_list_sort(&all);
+	for (i = 0, w = 0; i < all.n; i++) {
+		if (w && strcmp(all.v[w - 1].key, all.v[i].key) == 0) {
+			free(all.v[i].key);
+			continue;
+		}
+		all.v[w++] = all.v[i];
+	}
+	all.n = w;
+	*keys = all;
+	return 0;
+}
+
+static int actors(struct ctx *x, char **argv, int argc, bool all)
+{
+	int worst = KEEP_EXIT_OK, rc, i;
+
+	if (all) {
+		struct keep_list keys;
+		size_t k;
+
+		keep_list_init(&keys);
+		rc = find_actors(x, &keys);
+		if (rc)
+			return rc;
+		for (k = 0; k < keys.n; k++)
+			worse(&worst, mark_one(x, keys.v[k].key));
+		keep_list_release(&keys);
+		return worst;
+	}
+	if (argc > 0) {
+		for (i = 0; i < argc; i++)
+			worse(&worst, mark_one(x, argv[i]));
+		return worst;
+	}
+	{
+		char *line = NULL;
+		size_t cap = 0;
+		ssize_t n;
+
+		while ((n = getline(&line, &cap, stdin)) > 0) {
+			if (line[n - 1] == '\n')
+				line[--n] = '\0';
+			if (n == 0)
+				continue;
+			if ((size_t)n > KEEP_LINE_MAX) {
+				keep_warn(prog, "input line too long");
+				worse(&worst, KEEP_EXIT_USAGE);
+				continue;
+			}
+			worse(&worst, mark_one(x, line));
+		}
+		free(line);
+	}
+	return worst;
+}
+
+/* ---- forget ------------------------------------------------------------------ */
+
+/* Forget one node. quiet: --stale (no line for format-3 objects). */
+static int forget_one(struct ctx *x, const char *id, bool quiet)
+{
+	struct keep_node_obj o;
+	struct node_read nr;
+	enum keep_forget_verdict v;
+	struct keep_reply r;
+	struct keep_buf b;
+	char k[KEEP_NODE_ID_MAX + 8];
+	int64_t left = 0;
+	int rc;
+
+	read_node(x->store, id, &o, &nr);
+	v = keep_upgrade_forget_decide(nr.outcome, nr.ok ? &o : NULL, nr.derr, keep_wall_ms(),
+				       &x->cfg.timing, x->horizon_ms, &left);
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	switch (v) {
+	case KEEP_FORGET_ABSENT:
+		if (!quiet) {
+			keep_line_start(&b, "absent");
+			keep_line_str(&b, "node", id);
+			keep_line_emit(&b);
+		}
+		keep_buf_release(&b);
+		return KEEP_EXIT_OK;
+	case KEEP_FORGET_FAILED:
+		keep_warn(prog, "unable to read nodes/%s: %s", id, nr.why);
+		keep_line_start(&b, "error");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", "store");
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return KEEP_EXIT_TEMP;
+	case KEEP_FORGET_FORMAT3:
+		if (!quiet) {
+			keep_line_start(&b, "kept");
+			keep_line_str(&b, "node", id);
+			keep_line_str(&b, "reason", "format-3");
+			keep_line_emit(&b);
+		}
+		keep_buf_release(&b);
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+	case KEEP_FORGET_BAD_OBJECT:
+		keep_warn(prog, "nodes/%s is not ours or malformed (%s): not deleted", id, nr.why);
+		keep_line_start(&b, "kept");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", "bad-object");
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_BAD_OBJECT;
+	case KEEP_FORGET_FRESH:
+		keep_line_start(&b, "kept");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", "fresh");
+		keep_line_int(&b, "format", o.format);
+		keep_line_int(&b, "written_at_ms", o.written_at_ms);
+		keep_line_int(&b, "left_ms", left);
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+	case KEEP_FORGET_DELETE:
+		break;
+	}
+	/* If-Match the read's version (a store that ignores it on DELETE, as
+	 * RGW does, may delete a body rewritten since: an old-format heartbeat
+	 * frees nothing either way, and a running old node writes it again) */
+	snprintf(k, sizeof(k), "nodes/%s", id);
+	memset(&r, 0, sizeof(r));
+	rc = keep_store_del(x->store, k, nr.version, &r);
+	if (rc)
+		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	if (r.outcome == KEEP_STORE_OK || r.outcome == KEEP_STORE_NOT_FOUND) {
+		keep_line_start(&b, "forgot");
+		keep_line_str(&b, "node", id);
+		keep_line_int(&b, "format", o.format);
+		keep_line_int(&b, "written_at_ms", o.written_at_ms);
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return KEEP_EXIT_OK;
+	}
+	if (r.outcome == KEEP_STORE_CONFLICT) {
+		/* rewritten since our read: look again next time */
+		keep_line_start(&b, "kept");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", "changed");
+		keep_line_emit(&b);
+		keep_buf_release(&b);
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+	}
+	keep_warn(prog, "unable to delete nodes/%s: %s: %s", id, keep_outcome_name(r.outcome),
+		  r.detail[0] ? r.detail : "-");
+	keep_line_start(&b, "error");
+	keep_line_str(&b, "node", id);
+	keep_line_str(&b, "reason", "store");
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+	return KEEP_EXIT_TEMP;
+}
+
+static int forget(struct ctx *x, const char *node, bool stale)
+{
+	struct keep_list l;
+	size_t i;
+	int worst = KEEP_EXIT_OK;
+
+	if (!stale)
+		return forget_one(x, node, false);
+	keep_list_init(&l);
+	if (list_nodes(x, &l) != 0) {
+		keep_list_release(&l);
+		return KEEP_EXIT_TEMP;
+	}
+	for (i = 0; i < l.n; i++) {
+		const char *id = node_of(l.v[i].key);
+
+		if (id)
+			worse(&worst, forget_one(x, id, true));
+	}
+	keep_list_release(&l);
+	return worst;
+}
+
+/* ---- main ---------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     {"horizon-ms", required_argument, NULL, OPT_HORIZON},
+					     {"all", no_argument, NULL, OPT_ALL},
+					     {"stale", no_argument, NULL, OPT_STALE},
+					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
+					     {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct keep_store_opts so;
+	struct ctx x;
+	const char *sub;
+	char err[512];
+	bool all = false, stale = false, check_only = false;
+	int c, rc;
+
+	memset(&x, 0, sizeof(x));
+	x.horizon_ms = KEEP_UPGRADE_HORIZON_MS;
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (keep_cli_common_opt(&cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_HORIZON: {
+			char *end;
+			long long v;
+
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 86400000LL)
+				keep_cli_usage_error(&cli, "bad --horizon-ms '%s' (0..86400000)",
+						     optarg);
+			x.horizon_ms = v;
+			break;
+		}
+		case OPT_ALL:
+			all = true;
+			break;
+		case OPT_STALE:
+			stale = true;
+			break;
+		case KEEP_OPT_CHECK:
+			check_only = true;
+			break;
+		default:
+			keep_cli_usage_error(&cli, "unknown option");
+		}
+	}
+	keep_cli_load_config(&cli, &x.cfg);
+	if (!x.cfg.store[0])
+		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	if (check_only) {
+		printf("configuration OK\n");
+		return KEEP_EXIT_OK;
+	}
+	if (optind >= argc)
+		keep_cli_usage_error(&cli, "no subcommand (guard, actors or forget)");
+	sub = argv[optind++];
+	if (strcmp(sub, "guard") == 0) {
+		if (optind != argc || all || stale)
+			keep_cli_usage_error(&cli, "guard takes no argument");
+	} else if (strcmp(sub, "actors") == 0) {
+		if (stale || (all && optind != argc))
+			keep_cli_usage_error(&cli, "give keys, --all, or keys on stdin");
+	} else if (strcmp(sub, "forget") == 0) {
+		if (all || (stale ? optind != argc : optind + 1 != argc))
+			keep_cli_usage_error(&cli, "give either NODE or --stale");
+		if (!stale && !keep_node_id_valid(argv[optind]))
+			keep_cli_usage_error(&cli, "invalid node id '%s'", argv[optind]);
+	} else {
+		keep_cli_usage_error(&cli, "unknown subcommand '%s'", sub);
+	}
+
+	keep_config_store_opts(&x.cfg, &so);
+	rc = keep_store_open(x.cfg.store, &so, &x.store, err, sizeof(err));
+	if (rc)
+		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+								     : KEEP_EXIT_TEMP,
+			 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	if (strcmp(sub, "guard") == 0)
+		rc = guard(&x);
+	else if (strcmp(sub, "actors") == 0)
+		rc = actors(&x, argv + optind, argc - optind, all);
+	else
+		rc = forget(&x, stale ? NULL : argv[optind], stale);
+	keep_store_free(x.store);
+	return rc;
+}
