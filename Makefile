@@ -20,7 +20,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -Wvla -Wformat=2
-REL_CFLAGS := -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+REL_CFLAGS := -O2 -g $(WARN) -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIC
 SAN_CFLAGS := -O1 -g $(WARN) -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined -DKEEP_FAULT_INJECTION
 SAN_LDFLAGS := -fsanitize=address,undefined
@@ -93,9 +93,46 @@ run: rel
 demo: rel
 	KEEP_BINDIR=$(CURDIR)/build/rel/bin sh scripts/demo.sh
 
-install: rel
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(addprefix build/rel/bin/,$(CMDS) keep-agent) $(DESTDIR)$(PREFIX)/bin/
+# libkeep.so: the release objects (built -fPIC), soname libkeep.so.0.
+build/rel/libkeep.so: $(rel_OBJ)
+	$(CC) -shared -Wl,-soname,libkeep.so.0 $^ -o $@ $(PKG_LIBS) -lm -lpthread
+
+# make install PREFIX=/usr DESTDIR=/tmp/root: commands and keep-agent, man
+# pages, libkeep (static and shared), its headers (include/keep/, with
+# core/ and store/), keep.pc, bash completion, systemd units (their
+# /usr/local paths rewritten to PREFIX) and the docs.
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+INCDIR = $(PREFIX)/include/keep
+MANDIR = $(PREFIX)/share/man
+DOCDIR = $(PREFIX)/share/doc/keep
+UNITDIR = $(PREFIX)/lib/systemd/system
+COMPDIR = $(PREFIX)/share/bash-completion/completions
+install: rel build/rel/libkeep.so
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/core \
+		$(DESTDIR)$(INCDIR)/store $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(DOCDIR)/runbooks $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR)
+	install -m 755 $(addprefix build/rel/bin/,$(CMDS) keep-agent) $(DESTDIR)$(BINDIR)/
+	install -m 644 build/rel/libkeep.a $(DESTDIR)$(LIBDIR)/libkeep.a
+	install -m 755 build/rel/libkeep.so $(DESTDIR)$(LIBDIR)/libkeep.so.0
+	ln -sf libkeep.so.0 $(DESTDIR)$(LIBDIR)/libkeep.so
+	install -m 644 $(filter-out %_internal.h,$(wildcard lib/*.h)) $(DESTDIR)$(INCDIR)/
+	install -m 644 $(wildcard lib/core/*.h) $(DESTDIR)$(INCDIR)/core/
+	install -m 644 $(filter-out %_internal.h,$(wildcard lib/store/*.h)) $(DESTDIR)$(INCDIR)/store/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
+		'Name: keep' 'Description: node leases and ownership records on an object store' \
+		'Version: 0.1' 'Requires.private: $(PKGS)' \
+		'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep' \
+		'Libs.private: -lm -lpthread' >$(DESTDIR)$(LIBDIR)/pkgconfig/keep.pc
+	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 completion/keep.bash $(DESTDIR)$(COMPDIR)/keep
+	for f in $(CMDS) keep-agent; do ln -sf keep $(DESTDIR)$(COMPDIR)/$$f; done
+	for u in $(wildcard etc/systemd/*.service etc/systemd/*.timer); do \
+		sed 's|/usr/local/|$(PREFIX)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	install -m 644 README.md $(wildcard docs/*.md) etc/keep.yaml $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(wildcard docs/runbooks/*.md) $(DESTDIR)$(DOCDIR)/runbooks/
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,0 +1,112 @@
+#!/usr/bin/env bats
+# make install PREFIX=/usr DESTDIR=...: what lands where, and a program
+# built against the installed libkeep with pkg-config.
+# The install builds the release flavour (build/rel) if it is not current.
+
+load helpers/common
+
+ROOT="$BATS_TEST_DIRNAME/../.."
+
+setup_file() {
+	export DEST="$BATS_FILE_TMPDIR/root"
+	rm -rf "$DEST"
+	make -C "$ROOT" -s install PREFIX=/usr DESTDIR="$DEST" >"$BATS_FILE_TMPDIR/make.log" 2>&1 ||
+		{ tail -30 "$BATS_FILE_TMPDIR/make.log" >&3; return 1; }
+}
+
+@test "install: every command and keep-agent in bin/" {
+	for c in "$ROOT"/cmd/*.c; do
+		n=${c##*/}
+		[ -x "$DEST/usr/bin/${n%.c}" ] || { echo "missing bin/${n%.c}"; false; }
+	done
+	[ -x "$DEST/usr/bin/keep-agent" ]
+	run -0 "$DEST/usr/bin/lease-write" -h
+	assert_output --partial "usage: lease-write"
+}
+
+@test "install: man pages (section 1 for every command, keep.yaml(5))" {
+	for c in "$ROOT"/cmd/*.c keep-agent.c; do
+		n=${c##*/}
+		[ -f "$DEST/usr/share/man/man1/${n%.c}.1" ] || { echo "missing man1/${n%.c}.1"; false; }
+	done
+	[ -f "$DEST/usr/share/man/man5/keep.yaml.5" ]
+}
+
+@test "install: libkeep static and shared, headers, keep.pc" {
+	[ -f "$DEST/usr/lib/libkeep.a" ]
+	[ -f "$DEST/usr/lib/libkeep.so.0" ]
+	[ "$(readlink "$DEST/usr/lib/libkeep.so")" = libkeep.so.0 ]
+	run -0 objdump -p "$DEST/usr/lib/libkeep.so.0"
+	assert_output --regexp 'SONAME +libkeep\.so\.0'
+	for h in "$ROOT"/lib/*.h "$ROOT"/lib/core/*.h "$ROOT"/lib/store/*.h; do
+		case $h in *_internal.h) continue ;; esac
+		rel=${h#"$ROOT"/lib/}
+		[ -f "$DEST/usr/include/keep/$rel" ] || { echo "missing include/keep/$rel"; false; }
+	done
+	[ -f "$DEST/usr/lib/pkgconfig/keep.pc" ]
+}
+
+@test "install: bash completion, systemd units with PREFIX paths, docs and runbooks" {
+	[ -f "$DEST/usr/share/bash-completion/completions/keep" ]
+	[ -L "$DEST/usr/share/bash-completion/completions/lease-write" ]
+	for u in "$ROOT"/etc/systemd/*.service "$ROOT"/etc/systemd/*.timer; do
+		[ -e "$u" ] || continue
+		f="$DEST/usr/lib/systemd/system/${u##*/}"
+		[ -f "$f" ] || { echo "missing ${u##*/}"; false; }
+		run grep -n /usr/local/ "$f"
+		[ "$status" -eq 1 ] || { echo "$output"; false; }
+	done
+	grep -q '^ExecStart=/usr/bin/keep-agent ' "$DEST/usr/lib/systemd/system/keep-agent@.service"
+	[ -f "$DEST/usr/share/doc/keep/exit-codes.md" ]
+	[ -f "$DEST/usr/share/doc/keep/keep.yaml" ]
+	for r in "$ROOT"/docs/runbooks/*.md; do
+		[ -f "$DEST/usr/share/doc/keep/runbooks/${r##*/}" ] || { echo "missing ${r##*/}"; false; }
+	done
+}
+
+# A program using the installed headers and libkeep, compiled with the flags
+# pkg-config gives for the installed keep.pc (its prefix moved into DEST).
+@test "install: a C program builds with pkg-config --cflags --libs keep and runs (shared and static)" {
+	command -v pkg-config >/dev/null || skip "pkg-config not installed"
+	pc="$BATS_TEST_TMPDIR/pc"
+	mkdir -p "$pc"
+	sed "s|^prefix=.*|prefix=$DEST/usr|; s|^libdir=.*|libdir=$DEST/usr/lib|; s|^includedir=.*|includedir=$DEST/usr/include|" \
+		"$DEST/usr/lib/pkgconfig/keep.pc" >"$pc/keep.pc"
+	cat >"$BATS_TEST_TMPDIR/t.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <keep/buf.h>
+#include <keep/nodeobj.h>
+#include <keep/core/timing.h>
+
+int main(void)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 1024);
+	if (keep_buf_addf(&b, "node %s", "n1") != 0 || strcmp(b.data, "node n1") != 0)
+		return 1;
+	keep_buf_release(&b);
+	puts("libkeep ok");
+	return 0;
+}
+EOF
+	run -0 env PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs keep
+	flags=$output
+	[[ "$flags" == *"-I$DEST/usr/include"* ]]
+	run -0 cc -std=c11 -Wall -Werror "$BATS_TEST_TMPDIR/t.c" -o "$BATS_TEST_TMPDIR/t" $flags
+	run -0 env LD_LIBRARY_PATH="$DEST/usr/lib" "$BATS_TEST_TMPDIR/t"
+	[ "$output" = "libkeep ok" ]
+	run -0 env LD_LIBRARY_PATH="$DEST/usr/lib" ldd "$BATS_TEST_TMPDIR/t"
+	assert_output --partial "libkeep.so.0 => $DEST/usr/lib/libkeep.so.0"
+	# static libkeep, its dependencies shared: keep.pc's Requires.private and
+	# Libs.private (`pkg-config --static` would also want every static
+	# dependency of libcurl, which Debian's -dev packages do not all ship)
+	reqs=$(sed -n 's/^Requires.private: *//p' "$pc/keep.pc")
+	privs=$(sed -n 's/^Libs.private: *//p' "$pc/keep.pc")
+	run -0 cc -std=c11 -Wall -Werror "$BATS_TEST_TMPDIR/t.c" -o "$BATS_TEST_TMPDIR/ts" \
+		$(env PKG_CONFIG_PATH="$pc" pkg-config --cflags keep) "$DEST/usr/lib/libkeep.a" \
+		$(pkg-config --libs $reqs) $privs
+	run -0 "$BATS_TEST_TMPDIR/ts"
+	[ "$output" = "libkeep ok" ]
+}
