@@ -1,0 +1,478 @@
+/* Unit tests: the upgrade from per-actor leases (lib/core/upgrade.c, ADR 0020 §6). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/core/upgrade.h"
+#include "../../lib/err.h"
+#include "../../lib/ownerrec.h"
+#include "unit.h"
+
+#define W0 1700000000000LL
+#define H 500 /* horizon used by the guard tests (ms) */
+
+/* ttl 3000, grace 1500, safety 600, skew 300, period 1000:
+ * stale after H + 4500 = 5000; a future body lapses 5300 after its first read */
+static void timing(struct keep_timing *t)
+{
+	t->ttl_ms = 3000;
+	t->grace_ms = 1500;
+	t->safety_ms = 600;
+	t->max_skew_ms = 300;
+	t->period_ms = 1000;
+}
+
+static int dec(const char *s, struct keep_lease_obj *o)
+{
+	return keep_lease_obj_decode(s, strlen(s), o, NULL, 0);
+}
+
+static void old(struct keep_node_obj *o, const char *node, int format, int64_t written_at)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = format;
+	o->state = KEEP_NODE_LIVE;
+	snprintf(o->instance, sizeof(o->instance), "-");
+	o->written_at_ms = written_at;
+	snprintf(o->node, sizeof(o->node), "%s", node);
+	o->seq = -1;
+}
+
+/* ---- codec ---- */
+
+TEST(codec_old_lease_and_marker_round_trip)
+{
+	struct keep_lease_obj o, p;
+	struct keep_buf b;
+
+	CHECK_EQ_INT(
+	    dec("wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 1700000000000\n", &o), 0);
+	CHECK_EQ_INT(o.format, 1);
+	CHECK_EQ_STR(o.node, "n1");
+	CHECK_EQ_INT(o.generation, 7);
+	CHECK_EQ_INT(o.expires_at_ms, W0);
+	keep_buf_init(&b, KEEP_LEASEOBJ_MAX);
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), 0);
+	CHECK_EQ_STR(keep_buf_str(&b),
+		     "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 1700000000000\n");
+	CHECK_EQ_INT(dec(keep_buf_str(&b), &p), 0);
+	CHECK(memcmp(&o, &p, sizeof(o)) == 0);
+
+	memset(&o, 0, sizeof(o));
+	o.format = 2;
+	o.seed = 12;
+	keep_buf_reset(&b);
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "wasmkeep-lease 2\nseed 12\n");
+	CHECK_EQ_INT(dec(keep_buf_str(&b), &p), 0);
+	CHECK_EQ_INT(p.format, 2);
+	CHECK_EQ_INT(p.seed, 12);
+	CHECK_EQ_INT(dec("wasmkeep-lease 2\nseed 0\n", &p), 0);
+	CHECK_EQ_INT(p.seed, 0);
+	keep_buf_release(&b);
+}
+
+TEST(codec_marker_is_not_an_old_lease)
+{
+	/* an old decoder accepts only header 1: the marker's first line differs,
+	 * so an old binary reads it as corrupt and never takes the actor (§6) */
+	struct keep_lease_obj o;
+	struct keep_buf b;
+
+	memset(&o, 0, sizeof(o));
+	o.format = 2;
+	o.seed = 3;
+	keep_buf_init(&b, KEEP_LEASEOBJ_MAX);
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), 0);
+	CHECK(strncmp(keep_buf_str(&b), "wasmkeep-lease 1\n", 17) != 0);
+	CHECK(strncmp(keep_buf_str(&b), "wasmkeep-lease 2\n", 17) == 0);
+	CHECK(!keep_old_lease_live(&o, 0, NULL));
+	keep_buf_release(&b);
+}
+
+TEST(codec_refuses_malformed)
+{
+	static const char *const parse[] = {
+	    "wasmkeep-lease 1\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 7\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 5",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 07\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration -1\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 0\n",
+	    "wasmkeep-lease 1\nnode .n1\ngeneration 7\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 1\ngeneration 7\nnode n1\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 5\nextra 1\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 5\r\n",
+	    "wasmkeep-lease 1\nnode  n1\ngeneration 7\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 1\nnode n1\ngeneration 9007199254740992\nexpires_at_ms 5\n",
+	    "wasmkeep-lease 2\n",
+	    "wasmkeep-lease 2\nseed x\n",
+	    "wasmkeep-lease 2\nseed 1\nseed 2\n",
+	    "wasmkeep-lease 2\nseed 1",
+	    "wasmkeep-lease 2",
+	};
+	static const char *const notours[] = {
+	    "",
+	    "wasmkeep-lease 3\nseed 1\n",
+	    "wasmkeep-owner 1\nnobody\ngeneration 1\n",
+	    "hello",
+	};
+	struct keep_lease_obj o;
+	size_t i;
+
+	for (i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
+		int rc = dec(parse[i], &o);
+
+		if (rc != KEEP_ERR_PARSE)
+			printf("#   parse case %zu: %d\n", i, rc);
+		CHECK_EQ_INT(rc, KEEP_ERR_PARSE);
+	}
+	for (i = 0; i < sizeof(notours) / sizeof(notours[0]); i++)
+		CHECK_EQ_INT(dec(notours[i], &o), KEEP_ERR_NOTOURS);
+	{
+		char big[KEEP_LEASEOBJ_MAX + 2];
+
+		memset(big, 'a', sizeof(big));
+		CHECK_EQ_INT(keep_lease_obj_decode(big, sizeof(big), &o, NULL, 0), KEEP_ERR_TOOBIG);
+	}
+	{
+		/* a NUL inside */
+		static const char nul[] = "wasmkeep-lease 2\nseed 1\0\n";
+
+		CHECK_EQ_INT(keep_lease_obj_decode(nul, sizeof(nul) - 1, &o, NULL, 0),
+			     KEEP_ERR_PARSE);
+	}
+}
+
+TEST(codec_encode_refuses_what_decode_refuses)
+{
+	struct keep_lease_obj o;
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LEASEOBJ_MAX);
+	memset(&o, 0, sizeof(o));
+	o.format = 2;
+	o.seed = -1;
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	o.format = 1;
+	snprintf(o.node, sizeof(o.node), "bad id");
+	o.expires_at_ms = 1;
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	o.format = 3;
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(b.len, 0);
+	keep_buf_release(&b);
+}
+
+/* ---- marking ---- */
+
+TEST(mark_live_old_lease_is_held_whatever_node)
+{
+	struct keep_timing t;
+	struct keep_lease_obj o;
+
+	timing(&t);
+	CHECK_EQ_INT(
+	    dec("wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 1700000000000\n", &o), 0);
+	/* live until expires_at + grace, exclusive */
+	CHECK(keep_old_lease_live(&o, W0 + 1499, &t));
+	CHECK(!keep_old_lease_live(&o, W0 + 1500, &t));
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, &o, 0, W0 - 5000, &t), KEEP_MARK_HELD);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, &o, 0, W0 + 1499, &t), KEEP_MARK_HELD);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, &o, 0, W0 + 1500, &t),
+		     KEEP_MARK_REPLACE);
+}
+
+TEST(mark_absent_marker_bad_failed)
+{
+	struct keep_timing t;
+	struct keep_lease_obj m;
+
+	timing(&t);
+	CHECK_EQ_INT(dec("wasmkeep-lease 2\nseed 4\n", &m), 0);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t),
+		     KEEP_MARK_CREATE);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, &m, 0, W0, &t), KEEP_MARK_EXISTING);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, NULL, KEEP_ERR_NOTOURS, W0, &t),
+		     KEEP_MARK_BAD_OBJECT);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, NULL, KEEP_ERR_PARSE, W0, &t),
+		     KEEP_MARK_BAD_OBJECT);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_AMBIGUOUS, NULL, 0, W0, &t),
+		     KEEP_MARK_FAILED);
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_REFUSED, NULL, 0, W0, &t),
+		     KEEP_MARK_FAILED);
+	CHECK_EQ_STR(keep_mark_verdict_name(KEEP_MARK_EXISTING), "existing");
+}
+
+TEST(seed_is_max_of_old_and_keys)
+{
+	CHECK_EQ_INT(keep_upgrade_seed_of(0, 0), 0);
+	CHECK_EQ_INT(keep_upgrade_seed_of(7, 12), 12);
+	CHECK_EQ_INT(keep_upgrade_seed_of(12, 7), 12);
+	CHECK_EQ_INT(keep_upgrade_seed_of(-3, 0), 0);
+}
+
+TEST(segment_generation_parsing)
+{
+	int64_t g = -1;
+
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/12/seg", &g), 0);
+	CHECK_EQ_INT(g, 12);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/0000000042/x/y", &g), 0);
+	CHECK_EQ_INT(g, 42);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("snapshot/t/c/a/", "snapshot/t/c/a/3", &g), 0);
+	CHECK_EQ_INT(g, 3);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/ab/1/x", &g), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/x1/x", &g), KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/-1/x", &g), KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/99999999999999999999/x", &g),
+		     KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_upgrade_segment_gen("wal/t/c/a/", "wal/t/c/a/9007199254740992/x", &g),
+		     KEEP_ERR_PARSE);
+}
+
+TEST(actor_of_listed_keys)
+{
+	char k[KEEP_OWNER_KEY_MAX + 1];
+
+	CHECK_EQ_INT(keep_upgrade_actor_of("leases/", "leases/t/c/a", k, sizeof(k)), 0);
+	CHECK_EQ_STR(k, "t/c/a");
+	CHECK_EQ_INT(keep_upgrade_actor_of("owners/", "owners/t/c/b", k, sizeof(k)), 0);
+	CHECK_EQ_STR(k, "t/c/b");
+	CHECK_EQ_INT(keep_upgrade_actor_of("wal/", "wal/t/c/a/3/seg", k, sizeof(k)), 0);
+	CHECK_EQ_STR(k, "t/c/a");
+	CHECK_EQ_INT(keep_upgrade_actor_of("snapshot/", "snapshot/t/c/z/9", k, sizeof(k)), 0);
+	CHECK_EQ_STR(k, "t/c/z");
+	CHECK_EQ_INT(keep_upgrade_actor_of("leases/", "leases/t/c/a/x", k, sizeof(k)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_actor_of("leases/", "leases/t/c", k, sizeof(k)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_actor_of("wal/", "wal/t/c/a", k, sizeof(k)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_actor_of("wal/", "leases/t/c/a/1", k, sizeof(k)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_actor_of("leases/", "leases/t/.c/a", k, sizeof(k)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_actor_of("leases/", "leases/t/c/a", k, 3), KEEP_ERR_TOOBIG);
+}
+
+/* ---- the start guard ---- */
+
+static int pass1(struct keep_guard *g, const struct keep_node_obj *o, const char *node,
+		 int64_t mono, int64_t wall)
+{
+	struct keep_guard_input in = {node, false, o};
+
+	return keep_guard_pass(g, &in, o || node ? 1 : 0, mono, wall);
+}
+
+TEST(guard_passes_with_no_old_heartbeat)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj n3;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_pass(&g, NULL, 0, 100, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	/* a format-3 object and an unreadable one hold nothing up */
+	memset(&n3, 0, sizeof(n3));
+	n3.format = 3;
+	snprintf(n3.node, sizeof(n3.node), "a");
+	n3.written_at_ms = W0;
+	CHECK_EQ_INT(pass1(&g, &n3, "a", 200, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK_EQ_INT(pass1(&g, NULL, "b", 300, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK_EQ_INT(g.n, 0);
+	keep_guard_release(&g);
+}
+
+TEST(guard_waits_for_a_fresh_old_heartbeat_then_passes)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj o;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	old(&o, "old1", 2, W0);
+	/* written 1000 ago: 4000 left; re-read every half period (500) */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 10000, W0 + 1000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK_EQ_INT(g.left_ms, 4000);
+	CHECK_EQ_INT(g.next_mono_ms, 10500);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_FRESH);
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 14800, W0 + 4800), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK_EQ_INT(g.left_ms, 200);
+	CHECK_EQ_INT(g.next_mono_ms, 15000); /* min(half period, left) */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 15000, W0 + 5000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_STALE);
+	keep_guard_release(&g);
+}
+
+TEST(guard_old_heartbeat_rewritten_is_an_old_node_running)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj o;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	old(&o, "old1", 1, W0);
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 0, W0 + 100), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	o.written_at_ms = W0 + 3000;
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 3100, W0 + 3100), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_OLD_RUNNING);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_REWRITTEN);
+	CHECK_EQ_INT(g.e[0].prev_written_at_ms, W0);
+	CHECK_EQ_INT(g.e[0].written_at_ms, W0 + 3000);
+	keep_guard_release(&g);
+}
+
+TEST(guard_rewritten_even_when_stale_or_after_an_absence)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj o;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	old(&o, "old1", 2, W0);
+	/* stale at first sight */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 0, W0 + 60000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	/* gone from a listing, then back with a new body: an old node wrote */
+	CHECK_EQ_INT(keep_guard_pass(&g, NULL, 0, 500, W0 + 60500), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	o.written_at_ms = W0 + 60900;
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 1000, W0 + 61000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_OLD_RUNNING);
+	keep_guard_release(&g);
+}
+
+TEST(guard_future_dated_heartbeat_lapses_on_the_monotonic_count)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj o;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	/* dated an hour ahead: the wall test would hold for an hour + 5 s */
+	old(&o, "old1", 2, W0 + 3600000);
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 1000, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK_EQ_INT(g.left_ms, 5300); /* H + ttl + grace + max_skew */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 6299, W0 + 5299), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK(!g.e[0].lapsed_now);
+	/* the wall clock stands still (or steps back): the count goes on */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 6300, W0 - 100000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_LAPSED);
+	CHECK(g.e[0].lapsed_now); /* warn once */
+	CHECK_EQ_INT(pass1(&g, &o, "old1", 7000, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK(!g.e[0].lapsed_now);
+	keep_guard_release(&g);
+}
+
+TEST(guard_read_failure_never_passes)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_guard_input in = {"x", true, NULL};
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_pass(&g, &in, 1, 0, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK(g.incomplete);
+	CHECK_EQ_INT(g.next_mono_ms, 500);
+	in.read_failed = false;
+	CHECK_EQ_INT(keep_guard_pass(&g, &in, 1, 500, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	keep_guard_release(&g);
+}
+
+TEST(guard_two_heartbeats_wait_for_the_longest)
+{
+	struct keep_timing t;
+	struct keep_guard g;
+	struct keep_node_obj a, b;
+	struct keep_guard_input in[2] = {{"a", false, &a}, {"b", false, &b}};
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	old(&a, "a", 1, W0);
+	old(&b, "b", 2, W0 + 2000);
+	CHECK_EQ_INT(keep_guard_pass(&g, in, 2, 0, W0 + 4000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK_EQ_INT(g.left_ms, 3000);
+	CHECK_EQ_INT(g.e[0].left_ms, 1000);
+	CHECK_EQ_INT(keep_guard_pass(&g, in, 2, 1000, W0 + 5000), 0);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_STALE);
+	CHECK_EQ_INT(g.e[1].state, KEEP_GUARD_FRESH);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	CHECK_EQ_INT(keep_guard_pass(&g, in, 2, 3000, W0 + 7000), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	keep_guard_release(&g);
+}
+
+/* ---- forget ---- */
+
+TEST(forget_only_stale_old_formats)
+{
+	struct keep_timing t;
+	struct keep_node_obj o;
+	int64_t left = -1;
+
+	timing(&t);
+	old(&o, "old1", 2, W0);
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0 + 4999, &t, H, &left),
+		     KEEP_FORGET_FRESH);
+	CHECK_EQ_INT(left, 1);
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0 + 5000, &t, H, &left),
+		     KEEP_FORGET_DELETE);
+	o.format = 1;
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0 + 99999, &t, H, NULL),
+		     KEEP_FORGET_DELETE);
+	/* dated ahead: not stale for forget */
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0 - 100000, &t, H, NULL),
+		     KEEP_FORGET_FRESH);
+	/* a node lease, whatever its age or state: never */
+	o.format = 3;
+	o.state = KEEP_NODE_FENCED;
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0 + 9999999, &t, H, NULL),
+		     KEEP_FORGET_FORMAT3);
+	CHECK_EQ_INT(
+	    keep_upgrade_forget_decide(KEEP_STORE_OK, NULL, KEEP_ERR_NOTOURS, W0, &t, H, NULL),
+	    KEEP_FORGET_BAD_OBJECT);
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_ABSENT);
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_AMBIGUOUS, NULL, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_FAILED);
+}
+
+int main(void)
+{
+	RUN(codec_old_lease_and_marker_round_trip);
+	RUN(codec_marker_is_not_an_old_lease);
+	RUN(codec_refuses_malformed);
+	RUN(codec_encode_refuses_what_decode_refuses);
+	RUN(mark_live_old_lease_is_held_whatever_node);
+	RUN(mark_absent_marker_bad_failed);
+	RUN(seed_is_max_of_old_and_keys);
+	RUN(segment_generation_parsing);
+	RUN(actor_of_listed_keys);
+	RUN(guard_passes_with_no_old_heartbeat);
+	RUN(guard_waits_for_a_fresh_old_heartbeat_then_passes);
+	RUN(guard_old_heartbeat_rewritten_is_an_old_node_running);
+	RUN(guard_rewritten_even_when_stale_or_after_an_absence);
+	RUN(guard_future_dated_heartbeat_lapses_on_the_monotonic_count);
+	RUN(guard_read_failure_never_passes);
+	RUN(guard_two_heartbeats_wait_for_the_longest);
+	RUN(forget_only_stale_old_formats);
+	return unit_done();
+}
