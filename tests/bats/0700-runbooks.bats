@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# Runbooks that are tested: every ```sh block of docs/runbooks/*.md is run,
+# as written, against the fs store with a node started here, so a runbook
+# can never drift from the commands (docs/testing.md "Runbooks").
+#
+# Each block runs with `sh -eu` in a fresh store, state directory and
+# $KEEP_CONFIG (short ttls: ttl 3000, grace 1500, ...), with $NODE (default
+# n1) running under keep-agent and live, unless a directive above the block
+# says otherwise:
+#
+#   <!-- test: needs node n1 live; peers n2 -->     this block only
+#   <!-- test-all: peers n2 -->                     every block of the file
+#
+# Directives (`;`-separated, a leading "needs" is optional):
+#   node ID [live]     the node the runbook acts as ($NODE), run by keep-agent
+#   no node            start no node ($NODE is still set, to n1)
+#   peers ID...        more nodes under keep-agent, live ($PEERS)
+#   dead ID...         nodes that went live (lease-write) and were SIGKILLed
+#   old ID [AGE_MS]    an old-format heartbeat nodes/ID (wasmkeep-node 1)
+#                      written AGE_MS ago (default 0)
+#   exit N             the block must exit N (default 0)
+#   timeout S          bound of the block (default 60)
+#   skip REASON        do not run it (reported)
+# A block fails the test if it exits otherwise than expected or outlives
+# its bound. Blocks that cannot run here (journalctl, systemctl) are
+# written ```text, not ```sh.
+
+load helpers/common
+
+ROOT="$BATS_TEST_DIRNAME/../.."
+
+# extract DIR FILE... : one directory per ```sh block under DIR (block.sh,
+# where = FILE:LINE, directives = file-wide then block directives, one a line)
+extract() {
+	local out=$1
+	shift
+	awk -v out="$out" '
+		function trim(s) { sub(/^[[:space:]]+/, "", s); sub(/[[:space:]]+$/, "", s); return s }
+		function directives(s, dst,   n, i, parts) {
+			n = split(s, parts, ";")
+			for (i = 1; i <= n; i++) {
+				parts[i] = trim(parts[i]); sub(/^needs[[:space:]]+/, "", parts[i])
+				if (parts[i] != "") dst = dst parts[i] "\n"
+			}
+			return dst
+		}
+		FNR == 1 { fileall = ""; pending = ""; inblock = 0 }
+		!inblock && /^[[:space:]]*<!--[[:space:]]*test-all:.*-->[[:space:]]*$/ {
+			s = $0; sub(/^[[:space:]]*<!--[[:space:]]*test-all:/, "", s); sub(/-->[[:space:]]*$/, "", s)
+			fileall = directives(s, fileall); next
+		}
+		!inblock && /^[[:space:]]*<!--[[:space:]]*test:.*-->[[:space:]]*$/ {
+			s = $0; sub(/^[[:space:]]*<!--[[:space:]]*test:/, "", s); sub(/-->[[:space:]]*$/, "", s)
+			pending = directives(s, pending); next
+		}
+		!inblock && /^[[:space:]]*```sh[[:space:]]*$/ {
+			inblock = 1; n++
+			indent = $0; sub(/```.*/, "", indent)
+			dir = sprintf("%s/%03d", out, n)
+			system("mkdir -p \"" dir "\"")
+			printf "%s:%d\n", FILENAME, FNR > (dir "/where")
+			printf "%s%s", fileall, pending > (dir "/directives")
+			printf "" > (dir "/block.sh")
+			pending = ""; next
+		}
+		inblock && /^[[:space:]]*```[[:space:]]*$/ {
+			inblock = 0; close(dir "/block.sh"); close(dir "/where"); close(dir "/directives"); next
+		}
+		inblock {
+			line = $0
+			if (indent != "" && index(line, indent) == 1) line = substr(line, length(indent) + 1)
+			print line > (dir "/block.sh")
+		}
+		!inblock && /^[[:space:]]*```/ { pending = "" }
+	' "$@"
+}
+
+# stop_bg NAME : SIGTERM, wait for the clean stop, then make sure nothing of
+# it (its children included) is left
+stop_bg() {
+	local p kids
+	p=$(bg_pid "$1") || return 0
+	kids=$(descendants "$p")
+	kill -TERM "$p" 2>/dev/null || true
+	wait_exit 20 "$1" >/dev/null || true
+	kill -KILL "$p" $kids 2>/dev/null || true
+}
+
+# run_block DIR : set up what its directives ask for, run it; on failure
+# print why and return 1
+run_block() {
+	local d=$1 where node=n1 start_node=1 peers="" dead="" want=0 limit=60 skip_why="" \
+		line words rc save_tmp=$BATS_TEST_TMPDIR
+	where=$(sed 's|.*/docs/|docs/|' "$d/where")
+	while IFS= read -r line; do
+		read -r -a words <<<"$line"
+		case ${words[0]}${words[1]:+ ${words[1]}} in
+		"no node") start_node= ;;
+		node*) node=${words[1]} ;;
+		peers*) peers="${words[*]:1}" ;;
+		dead*) dead="${words[*]:1}" ;;
+		old*) : ;;
+		exit*) want=${words[1]} ;;
+		timeout*) limit=${words[1]} ;;
+		skip*) skip_why="${words[*]:1}" ;;
+		*)
+			echo "$where: unknown runbook test directive '$line'"
+			return 1
+			;;
+		esac
+	done <"$d/directives"
+	if [ -n "$skip_why" ]; then
+		echo "# $where: skipped: $skip_why" >&3
+		return 0
+	fi
+
+	BATS_TEST_TMPDIR="$d/env"
+	mkdir -p "$BATS_TEST_TMPDIR"
+	rc=0
+	block_body || rc=$?
+	stop_all "$BATS_TEST_TMPDIR"
+	BATS_TEST_TMPDIR=$save_tmp
+	[ "$rc" -ne 255 ] || return 1 # the setup failed (said why)
+	if [ "$rc" -ne "$want" ]; then
+		echo "$where: the block exited $rc (expected $want)$([ "$rc" -eq 124 ] && echo ", timed out after ${limit}s"):"
+		sed 's/^/    | /' "$d/block.sh"
+		echo "  output:"
+		sed 's/^/    > /' "$d/out"
+		return 1
+	fi
+	echo "# $where: ok" >&3
+}
+
+# stop_all DIR : stop every background process a block environment started
+stop_all() {
+	local n save=$BATS_TEST_TMPDIR
+	BATS_TEST_TMPDIR=$1
+	for n in $(cat "$1/.bg" 2>/dev/null); do
+		stop_bg "$n"
+	done
+	rm -f "$1/.bg"
+	BATS_TEST_TMPDIR=$save
+}
+
+teardown() {
+	local e
+	for e in "$BATS_TEST_TMPDIR"/*/*/env; do
+		[ -d "$e" ] && stop_all "$e"
+	done
+	return 0
+}
+
+# block_body : (run_block's variables) the setup, then the block; returns
+# the block's status, or 255 when the setup failed
+block_body() {
+	local line words id age
+	keep_setup
+	# old-format heartbeats first, as a node sees them at its start
+	while IFS= read -r line; do
+		read -r -a words <<<"$line"
+		[ "${words[0]}" = old ] || continue
+		id=${words[1]} age=${words[2]:-0}
+		printf 'wasmkeep-node 1\nnode %s\nwritten_at_ms %s\n' "$id" $(($(now_ms) - age)) |
+			keep-store put "nodes/$id" --if-none-match >/dev/null
+	done <"$d/directives"
+	for id in $dead; do
+		start_bg "dead-$id" lease-write --node-id "$id"
+	done
+	[ -z "$start_node" ] || start_bg "node-$node" keep-agent --node-id "$node"
+	for id in $peers; do
+		start_bg "node-$id" keep-agent --node-id "$id"
+	done
+	for id in $dead; do
+		wait_line 30 "dead-$id" '^live ' || { echo "$where: dead node $id never went live"; return 255; }
+		kill -KILL "$(bg_pid "dead-$id")"
+	done
+	for id in ${start_node:+$node} $peers; do
+		wait_for 30 keep-agent status --node-id "$id" ||
+			{ echo "$where: node $id never became ready"; cat "$BATS_TEST_TMPDIR/node-$id.err"; return 255; }
+	done
+
+	(
+		cd "$BATS_TEST_TMPDIR" &&
+			NODE=$node PEERS=$peers exec timeout "$limit" sh -eu "$d/block.sh"
+	) </dev/null >"$d/out" 2>&1 3>&-
+}
+
+@test "runbooks: every sh block of docs/runbooks/*.md runs against the fs store" {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "the runbooks run on the fs store"
+	extract "$BATS_TEST_TMPDIR/blocks" "$ROOT"/docs/runbooks/*.md
+	[ -n "$(ls "$BATS_TEST_TMPDIR/blocks")" ] || { echo "no sh block in docs/runbooks"; false; }
+	failed=0
+	for d in "$BATS_TEST_TMPDIR"/blocks/*; do
+		run_block "$d" || failed=$((failed + 1))
+	done
+	[ "$failed" -eq 0 ] || { echo "$failed runbook block(s) failed"; false; }
+	run grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' -r "$BATS_TEST_TMPDIR/blocks"
+	[ "$status" -eq 1 ] || { echo "sanitizer report in: $output"; false; }
+}
+
+@test "runbooks: the extractor and the runner (directives, a failing block fails)" {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "the runbooks run on the fs store"
+	cat >"$BATS_TEST_TMPDIR/rb.md" <<'EOF'
+<!-- test-all: timeout 30 -->
+# A runbook
+
+```sh
+keep-agent status --node-id "$NODE"
+```
+
+```text
+journalctl -u keep-agent@n1     # not run
+```
+
+<!-- test: no node; exit 15 -->
+```sh
+keep-agent status --node-id "$NODE"
+```
+
+1. In a list:
+
+   ```sh
+   false
+   ```
+EOF
+	extract "$BATS_TEST_TMPDIR/b" "$BATS_TEST_TMPDIR/rb.md"
+	run -0 ls "$BATS_TEST_TMPDIR/b"
+	[ "${#lines[@]}" -eq 3 ]
+	[ "$(cat "$BATS_TEST_TMPDIR/b/001/directives")" = "timeout 30" ]
+	[ "$(cat "$BATS_TEST_TMPDIR/b/002/directives")" = $'timeout 30\nno node\nexit 15' ]
+	[ "$(cat "$BATS_TEST_TMPDIR/b/003/block.sh")" = false ]
+	[ "$(cat "$BATS_TEST_TMPDIR/b/003/where")" = "$BATS_TEST_TMPDIR/rb.md:19" ]
+	run -0 run_block "$BATS_TEST_TMPDIR/b/002" 3>/dev/null
+	echo "no node" >"$BATS_TEST_TMPDIR/b/003/directives"
+	run -1 run_block "$BATS_TEST_TMPDIR/b/003" 3>/dev/null
+	assert_output --partial "rb.md:19: the block exited 1 (expected 0)"
+	echo "frobnicate" >"$BATS_TEST_TMPDIR/b/003/directives"
+	run -1 run_block "$BATS_TEST_TMPDIR/b/003" 3>/dev/null
+	assert_output --partial "unknown runbook test directive 'frobnicate'"
+}
