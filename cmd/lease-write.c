@@ -263,6 +263,25 @@ static void do_write(struct driver *d, const struct keep_lease_action *act)
 	keep_buf_release(&body);
 }
 
+/* The start check's wait: the keep_start_check_wait_ms gauge and, when
+ * stderr is a terminal, a progress line each time the whole seconds left
+ * change. */
+static void check_progress(struct driver *d, int64_t now_mono)
+{
+	static int64_t last_s = -1;
+	int64_t left = 0;
+
+	if (d->sm.phase == KEEP_LEASE_CHECK && d->sm.check_deadline_mono_ms > now_mono)
+		left = d->sm.check_deadline_mono_ms - now_mono;
+	keep_metrics_set(&d->metrics, "keep_start_check_wait_ms", left);
+	keep_metrics_flush(&d->metrics);
+	if (left > 0 && (left + 999) / 1000 != last_s && isatty(2)) {
+		last_s = (left + 999) / 1000;
+		fprintf(stderr, "%s: start check: waiting %lld s more for nodes/%s (ttl + grace)\n",
+			d->prog, (long long)last_s, d->cfg.node_id);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
@@ -333,6 +352,10 @@ int main(int argc, char **argv)
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id);
 	keep_metrics_set_prog(&d.metrics, d.cfg.metrics_textfile, d.prog);
+	/* counters exist from the start: an alert on the first increase sees it */
+	keep_metrics_inc(&d.metrics, "keep_node_lease_writes_total", 0);
+	keep_metrics_inc(&d.metrics, "keep_node_lease_failures_total", 0);
+	keep_metrics_inc(&d.metrics, "keep_node_lease_ran_out_total", 0);
 
 	keep_config_store_opts(&d.cfg, &so);
 	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));
@@ -375,6 +398,7 @@ int main(int argc, char **argv)
 			break;
 		switch (act.kind) {
 		case KEEP_LACT_WAIT:
+			check_progress(&d, now);
 			if (stop_flag != 1)
 				keep_sleep_until_mono(act.until_mono_ms);
 			break;

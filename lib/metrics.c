@@ -87,19 +87,25 @@ void keep_metrics_store(struct keep_metrics *m, const char *op, enum keep_outcom
 void keep_metrics_flush(struct keep_metrics *m)
 {
 	struct keep_buf b;
-	const char *last = "";
-	int i;
+	int i, j, k;
 
 	if (!m->path[0] || !m->dirty)
 		return;
 	keep_buf_init(&b, 65536);
+	/* one TYPE line per name, its series together (the text format, and
+	 * node_exporter, refuse a name's series split by another's) */
 	for (i = 0; i < m->n; i++) {
-		if (strcmp(last, m->s[i].name) != 0)
-			keep_buf_addf(&b, "# TYPE %s %s\n", m->s[i].name,
-				      m->s[i].gauge ? "gauge" : "counter");
-		last = m->s[i].name;
-		keep_buf_addf(&b, "%s{node=\"%s\"%s%s} %" PRId64 "\n", m->s[i].name, m->node,
-			      m->s[i].labels[0] ? "," : "", m->s[i].labels, m->s[i].value);
+		for (k = 0; k < i && strcmp(m->s[k].name, m->s[i].name) != 0; k++)
+			;
+		if (k < i)
+			continue; /* printed with the first of its name */
+		keep_buf_addf(&b, "# TYPE %s %s\n", m->s[i].name,
+			      m->s[i].gauge ? "gauge" : "counter");
+		for (j = i; j < m->n; j++)
+			if (strcmp(m->s[j].name, m->s[i].name) == 0)
+				keep_buf_addf(&b, "%s{node=\"%s\"%s%s} %" PRId64 "\n", m->s[j].name,
+					      m->node, m->s[j].labels[0] ? "," : "", m->s[j].labels,
+					      m->s[j].value);
 	}
 	if (keep_write_atomic(m->path, b.data ? b.data : "", b.len) == 0)
 		m->dirty = false;
