@@ -1,0 +1,104 @@
+#!/usr/bin/env bats
+# upgrade-mark guard: the start guard (ADR 0020 §6).
+# Runs on the fs store and on a real S3 server (KEEP_TEST_STORE).
+# Timings (ms): ttl 3000, grace 1500, skew 300, period 1000; --horizon-ms 0:
+# an old heartbeat is stale 4500 after its written_at; one dated ahead lapses
+# 4800 after the guard first read it; listings every 500.
+
+load helpers/common
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+# put_old_hb NODE FORMAT WRITTEN_AT_MS : an old-format heartbeat (unconditional, as old binaries write)
+put_old_hb() {
+	printf 'wasmkeep-node %s\nnode %s\nwritten_at_ms %s\nhost old-host\n' "$2" "$1" "$3" |
+		keep-store put "nodes/$1" >/dev/null
+}
+
+@test "upgrade-mark guard: passes at once with no old heartbeat (format-3 nodes do not count)" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	run -0 --separate-stderr upgrade-mark guard
+	[ "$output" = "pass old=0" ]
+	# a stale old heartbeat does not hold it up either
+	put_old_hb old1 1 $(( $(now_ms) - 600000 ))
+	run -0 --separate-stderr upgrade-mark guard
+	[ "$output" = "pass old=1" ]
+	refute_sanitizer_reports
+}
+
+@test "upgrade-mark guard: waits for a fresh old heartbeat, passes once it is stale" {
+	w=$(( $(now_ms) - 1000 ))
+	put_old_hb old1 2 $w
+	t0=$(now_ms)
+	start_bg guard upgrade-mark --horizon-ms 0 guard
+	wait_line 5 guard "^wait node=old1 format=2 written_at_ms=$w left_ms=[0-9]+$"
+	sleep 1
+	bg_running guard
+	run wait_exit 10 guard
+	[ "$output" = 0 ]
+	t1=$(now_ms)
+	# stale at w + 4500: about 3500 after the start
+	[ $((t1 - t0)) -ge 3000 ]
+	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/guard.out")" = "pass old=1" ]
+	[ "$(grep -c '^wait ' "$BATS_TEST_TMPDIR/guard.out")" -ge 3 ]
+	grep -q 'ms left' "$BATS_TEST_TMPDIR/guard.err"
+	# the default horizon (10 s) holds a heartbeat 6 s old
+	put_old_hb old1 2 $(( $(now_ms) - 6000 ))
+	start_bg guard2 upgrade-mark guard
+	wait_line 5 guard2 '^wait node=old1 '
+	sleep 1
+	bg_running guard2
+	refute_sanitizer_reports
+}
+
+@test "upgrade-mark guard: an old heartbeat rewritten between listings means an old node runs: exit 16" {
+	put_old_hb old1 2 $(now_ms)
+	start_bg guard upgrade-mark --horizon-ms 0 guard
+	wait_line 5 guard '^wait node=old1 '
+	w2=$(now_ms)
+	put_old_hb old1 2 $w2
+	run wait_exit 5 guard
+	[ "$output" = 16 ]
+	grep -Eq "^old-running node=old1 written_at_ms=$w2 previous_written_at_ms=[0-9]+$" "$BATS_TEST_TMPDIR/guard.out"
+	grep -q "fatal: an old (per-actor lease) node is running: 'nodes/old1' was rewritten" "$BATS_TEST_TMPDIR/guard.err"
+	# even a stale one that is rewritten (its writer came back)
+	put_old_hb old2 1 $(( $(now_ms) - 600000 ))
+	keep-store del nodes/old1 >/dev/null
+	start_bg g2 upgrade-mark --horizon-ms 0 guard
+	run wait_exit 5 g2
+	[ "$output" = 0 ]
+	refute_sanitizer_reports
+}
+
+@test "upgrade-mark guard: a future-dated old heartbeat lapses on the guard's own count, with a warning naming it" {
+	put_old_hb old1 1 $(( $(now_ms) + 3600000 ))
+	t0=$(now_ms)
+	start_bg guard upgrade-mark --horizon-ms 0 guard
+	wait_line 5 guard '^wait node=old1 format=1 '
+	run wait_exit 15 guard
+	[ "$output" = 0 ]
+	t1=$(now_ms)
+	# horizon + ttl + grace + max_skew = 4800 after the first read
+	[ $((t1 - t0)) -ge 4500 ]
+	[ $((t1 - t0)) -lt 12000 ]
+	grep -q "old-format heartbeat 'nodes/old1' is dated in the future" "$BATS_TEST_TMPDIR/guard.err"
+	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/guard.out")" = "pass old=1" ]
+	refute_sanitizer_reports
+}
+
+@test "upgrade-mark guard: a node that cannot be read holds the guard; bad flags are usage errors" {
+	put_old_hb old1 2 $(( $(now_ms) - 600000 ))
+	echo "get nodes/old1 fail" >"$FAULT_FILE"
+	start_bg guard upgrade-mark --horizon-ms 0 guard
+	sleep 1.5
+	bg_running guard
+	: >"$FAULT_FILE"
+	run wait_exit 5 guard
+	[ "$output" = 0 ]
+	run -100 --separate-stderr upgrade-mark --horizon-ms x guard
+	run -100 --separate-stderr upgrade-mark guard extra
+	run -0 upgrade-mark --check
+	[ "$output" = "configuration OK" ]
+}
