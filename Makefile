@@ -139,3 +139,55 @@ fmt:
 
 clean:
 	rm -rf build
+
+# ---- fuzzing (libFuzzer; clang) ---------------------------------------------
+# make fuzz        each fuzz/fuzz_*.c harness for FUZZ_SECONDS (default 60)
+# make fuzz-smoke  the same for 10 s each (what CI runs)
+# libkeep is rebuilt with clang under ASan+UBSan and coverage into build/fuzz.
+# Each harness starts from its seeds in fuzz/corpus/NAME (read-only) and keeps
+# what it finds in build/fuzz/corpus/NAME; a crash is saved as
+# build/fuzz/crashes/NAME-crash-* and fails the target. See docs/testing.md.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_NAMES := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
+FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer \
+	-fsanitize=address,undefined -fno-sanitize-recover=undefined
+fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
+
+.PHONY: fuzz fuzz-smoke fuzz-build
+.PRECIOUS: build/fuzz/obj/fuzz/%.o
+build/fuzz/obj/%.o: %.c $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/libkeep.a: $(fuzz_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+build/fuzz/bin/%: build/fuzz/obj/fuzz/%.o build/fuzz/libkeep.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(PKG_LIBS) -lm
+-include $(fuzz_OBJ:.o=.d) $(patsubst %,build/fuzz/obj/fuzz/%.d,$(FUZZ_NAMES))
+
+fuzz-build: $(addprefix build/fuzz/bin/,$(FUZZ_NAMES))
+
+fuzz: fuzz-build
+	@mkdir -p build/fuzz/crashes
+	@failed=0; for n in $(FUZZ_NAMES); do \
+		mkdir -p build/fuzz/corpus/$$n fuzz/corpus/$$n; \
+		echo "# fuzz: $$n for $(FUZZ_SECONDS) s"; \
+		if build/fuzz/bin/$$n -max_total_time=$(FUZZ_SECONDS) -max_len=8192 -timeout=10 \
+			-print_final_stats=1 -artifact_prefix=build/fuzz/crashes/$$n- \
+			build/fuzz/corpus/$$n fuzz/corpus/$$n >build/fuzz/$$n.log 2>&1; then \
+			echo "ok - fuzz $$n: $$(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' \
+				build/fuzz/$$n.log | sed 's/.*: //') runs, no crash"; \
+		else \
+			echo "not ok - fuzz $$n: crash (build/fuzz/$$n.log, build/fuzz/crashes/)"; \
+			grep -m3 -E 'ERROR|runtime error|SUMMARY' build/fuzz/$$n.log; \
+			failed=$$((failed + 1)); \
+		fi; \
+	done; \
+	echo "# fuzz: $(words $(FUZZ_NAMES)) harnesses, $$failed crashed"; \
+	[ $$failed -eq 0 ]
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
