@@ -200,8 +200,8 @@ int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state
 		if (!nl)
 			return KEEP_ERR_PARSE;
 		ll = (size_t)(nl - (buf + pos));
-		if (ll >= sizeof(line))
-			return KEEP_ERR_PARSE;
+		if (ll >= sizeof(line) || memchr(buf + pos, '\0', ll))
+			return KEEP_ERR_PARSE; /* a NUL would cut a value short */
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos += ll + 1;
