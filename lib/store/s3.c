@@ -163,6 +163,10 @@ int keep_s3_version_from_etag(const char *etag, size_t n, char *out, size_t outl
 	}
 	if (b == e)
 		return KEEP_ERR_PARSE;
+	/* a NUL or control byte would cut the token short or break a header */
+	for (const char *p = b; p < e; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return KEEP_ERR_PARSE;
 	if ((size_t)(e - b) >= outlen)
 		return KEEP_ERR_TOOBIG;
 	memcpy(out, b, (size_t)(e - b));

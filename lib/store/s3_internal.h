@@ -42,7 +42,8 @@ int keep_s3_query(struct keep_buf *out, struct keep_s3_param *params, size_t n);
 /* Copy the version token of etag (an ETag header or listing value, e.g.
  * "\"abc\"" or W/"abc") into out (outlen bytes) without the quotes and the
  * weak marker, and with surrounding blanks trimmed. 0, KEEP_ERR_TOOBIG (does
- * not fit; out is then ""), KEEP_ERR_PARSE (empty after stripping). */
+ * not fit; out is then ""), KEEP_ERR_PARSE (empty after stripping, or a NUL
+ * or other control byte inside). */
 int keep_s3_version_from_etag(const char *etag, size_t n, char *out, size_t outlen);
 
 /* Parse one ListObjectsV2 page (xml, len bytes). Every <Contents> whose
