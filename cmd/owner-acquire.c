@@ -19,6 +19,7 @@
 #include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/statedir.h"
+#include "../lib/upgrade.h"
 
 static const char usage[] =
     "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [KEY...]\n"
@@ -142,6 +143,41 @@ static int register_hold(struct ctx *x, const char *key, const char *instance, i
 	return KEEP_EXIT_OK;
 }
 
+/* First acquisition (no owners/ record, ADR 0020 §6): mark leases/KEY
+ * (lib/upgrade.h) and set *gen to the seed + 1. A live old lease, whatever
+ * node it names (ours too), refuses with a held line. Returns an exit code. */
+static int first_generation(struct ctx *x, const char *key, int64_t *gen)
+{
+	struct keep_mark_result m;
+	struct keep_owner_rec old;
+
+	keep_upgrade_mark_actor(x->store, key, keep_wall_ms(), &x->cfg.timing, &m);
+	switch (m.kind) {
+	case KEEP_MR_MARKED:
+		if (m.seed >= KEEP_OWNER_GEN_MAX)
+			break;
+		*gen = m.seed + 1;
+		return KEEP_EXIT_OK;
+	case KEEP_MR_HELD:
+		keep_owner_rec_held(&old, m.old.node, "-", m.old.generation);
+		line_held(key, &old, m.live_until_ms);
+		return KEEP_EXIT_NO;
+	case KEEP_MR_BAD_OBJECT:
+	case KEEP_MR_BAD_KEY:
+		keep_warn(prog, "first acquisition of '%s': %s: nothing written", key, m.detail);
+		line_simple("error", key, "bad-lease");
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_MR_FAILED:
+		keep_warn(prog, "first acquisition of '%s': %s", key, m.detail);
+		line_simple("error", key, "store");
+		return KEEP_EXIT_TEMP;
+	}
+	keep_warn(prog, "first acquisition of '%s': seed %lld out of range", key,
+		  (long long)m.seed);
+	line_simple("error", key, "bad-lease");
+	return KEEP_EXIT_BAD_OBJECT;
+}
+
 /* Under the lock: the whole acquisition of one key. */
 static int acquire_locked(struct ctx *x, const char *key)
 {
@@ -155,7 +191,7 @@ static int acquire_locked(struct ctx *x, const char *key)
 	struct keep_node_obj obj;
 	struct keep_reply r;
 	int derr, rc, have_hold;
-	int64_t epoch;
+	int64_t epoch, first_gen = 1;
 
 	rc = keep_holds_lease(x->node_dir, keep_mono_ms(), &st);
 	if (rc != KEEP_EXIT_OK) {
@@ -201,9 +237,17 @@ static int acquire_locked(struct ctx *x, const char *key)
 	}
 
 	keep_owner_get(x->store, key, &rec, &derr, &r);
-	keep_owner_acq_on_record(
-	    &self, &hv, r.outcome, r.version, r.outcome == KEEP_STORE_OK && !derr ? &rec : NULL,
-	    derr, 1 /* issue 5: the first generation seeded from leases/ (§6) */, &d);
+	if (r.outcome == KEEP_STORE_NOT_FOUND) {
+		rc = first_generation(x, key, &first_gen);
+		if (rc != KEEP_EXIT_OK) {
+			if (hv.live)
+				(void)keep_hold_remove(x->node_dir, key);
+			return rc;
+		}
+	}
+	keep_owner_acq_on_record(&self, &hv, r.outcome, r.version,
+				 r.outcome == KEEP_STORE_OK && !derr ? &rec : NULL, derr,
+				 first_gen /* seeded from leases/ (§6) */, &d);
 	if (d.verdict == KEEP_ACQ_READ_NODE) {
 		/* the free rule: a read of nodes/<holder> issued after the record read */
 		keep_owner_get_node(x->store, d.rec.node, &obj, &derr, &r);
