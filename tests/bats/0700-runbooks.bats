@@ -21,6 +21,8 @@
 #   exit N             the block must exit N (default 0)
 #   timeout S          bound of the block (default 60)
 #   skip REASON        do not run it (reported)
+#   continue           run in the previous block's environment (same bucket,
+#                      same nodes still running): a later step of one procedure
 # A block fails the test if it exits otherwise than expected or outlives
 # its bound. Blocks that cannot run here (journalctl, systemctl) are
 # written ```text, not ```sh.
@@ -86,11 +88,12 @@ stop_bg() {
 	kill -KILL "$p" $kids 2>/dev/null || true
 }
 
-# run_block DIR : set up what its directives ask for, run it; on failure
-# print why and return 1
+# run_block DIR [keep] : set up what its directives ask for, run it; on
+# failure print why and return 1. keep: leave its environment running for
+# the next block (which says `continue`); LAST_ENV LAST_NODE LAST_PEERS name it.
 run_block() {
-	local d=$1 where node=n1 start_node=1 peers="" dead="" want=0 limit=60 skip_why="" \
-		line words rc save_tmp=$BATS_TEST_TMPDIR
+	local d=$1 keep=${2:-} where node=n1 start_node=1 peers="" dead="" want=0 limit=60 \
+		skip_why="" cont="" line words rc save_tmp=$BATS_TEST_TMPDIR
 	where=$(sed 's|.*/docs/|docs/|' "$d/where")
 	while IFS= read -r line; do
 		read -r -a words <<<"$line"
@@ -103,6 +106,7 @@ run_block() {
 		exit*) want=${words[1]} ;;
 		timeout*) limit=${words[1]} ;;
 		skip*) skip_why="${words[*]:1}" ;;
+		continue) cont=1 ;;
 		*)
 			echo "$where: unknown runbook test directive '$line'"
 			return 1
@@ -114,11 +118,18 @@ run_block() {
 		return 0
 	fi
 
-	BATS_TEST_TMPDIR="$d/env"
-	mkdir -p "$BATS_TEST_TMPDIR"
 	rc=0
-	block_body || rc=$?
-	stop_all "$BATS_TEST_TMPDIR"
+	if [ -n "$cont" ]; then
+		[ -n "${LAST_ENV:-}" ] || { echo "$where: 'continue' with no previous block"; return 1; }
+		BATS_TEST_TMPDIR=$LAST_ENV node=$LAST_NODE peers=$LAST_PEERS
+		run_sh || rc=$?
+	else
+		BATS_TEST_TMPDIR="$d/env"
+		mkdir -p "$BATS_TEST_TMPDIR"
+		block_body || rc=$?
+	fi
+	LAST_ENV=$BATS_TEST_TMPDIR LAST_NODE=$node LAST_PEERS=$peers
+	[ -n "$keep" ] && [ "$rc" -ne 255 ] || { stop_all "$BATS_TEST_TMPDIR"; LAST_ENV=; }
 	BATS_TEST_TMPDIR=$save_tmp
 	[ "$rc" -ne 255 ] || return 1 # the setup failed (said why)
 	if [ "$rc" -ne "$want" ]; then
@@ -179,6 +190,11 @@ block_body() {
 			{ echo "$where: node $id never became ready"; cat "$BATS_TEST_TMPDIR/node-$id.err"; return 255; }
 	done
 
+	run_sh
+}
+
+# run_sh : (run_block's variables) the block itself
+run_sh() {
 	(
 		cd "$BATS_TEST_TMPDIR" &&
 			NODE=$node PEERS=$peers exec timeout "$limit" sh -eu "$d/block.sh"
@@ -190,8 +206,12 @@ block_body() {
 	extract "$BATS_TEST_TMPDIR/blocks" "$ROOT"/docs/runbooks/*.md
 	[ -n "$(ls "$BATS_TEST_TMPDIR/blocks")" ] || { echo "no sh block in docs/runbooks"; false; }
 	failed=0
-	for d in "$BATS_TEST_TMPDIR"/blocks/*; do
-		run_block "$d" || failed=$((failed + 1))
+	set -- "$BATS_TEST_TMPDIR"/blocks/*
+	while [ $# -gt 0 ]; do
+		keep=
+		if [ $# -ge 2 ] && grep -qx continue "$2/directives"; then keep=1; fi
+		run_block "$1" $keep || failed=$((failed + 1))
+		shift
 	done
 	[ "$failed" -eq 0 ] || { echo "$failed runbook block(s) failed"; false; }
 	run grep -lE 'ERROR: (Address|Leak)Sanitizer|runtime error:' -r "$BATS_TEST_TMPDIR/blocks"
