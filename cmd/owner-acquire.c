@@ -413,6 +413,9 @@ int main(int argc, char **argv)
 				continue;
 			if ((size_t)n > KEEP_LINE_MAX)
 				rc = KEEP_EXIT_USAGE, keep_warn(prog, "input line too long");
+			else if (memchr(line, '\0', (size_t)n))
+				rc = KEEP_EXIT_USAGE,
+				keep_warn(prog, "input line with a NUL byte: refused");
 			else
 				rc = acquire_one(&x, line);
 			if (rank(rc) > rank(worst))

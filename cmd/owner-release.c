@@ -608,7 +608,12 @@ int main(int argc, char **argv)
 				line[--n] = '\0';
 			if (n == 0)
 				continue;
-			rc = release_key(&x, line);
+			if (memchr(line, '\0', (size_t)n)) {
+				keep_warn(prog, "input line with a NUL byte: refused");
+				rc = KEEP_EXIT_USAGE;
+			} else {
+				rc = release_key(&x, line);
+			}
 			if (rank(rc) > rank(worst))
 				worst = rc;
 		}

@@ -472,6 +472,11 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
 				worse(&worst, KEEP_EXIT_USAGE);
 				continue;
 			}
+			if (memchr(line, '\0', (size_t)n)) {
+				keep_warn(prog, "input line with a NUL byte: refused");
+				worse(&worst, KEEP_EXIT_USAGE);
+				continue;
+			}
 			worse(&worst, mark_one(x, line));
 		}
 		free(line);
