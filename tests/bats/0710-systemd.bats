@@ -14,6 +14,7 @@ load helpers/common
 ROOT="$BATS_TEST_DIRNAME/../.."
 
 setup() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent: run with the fs suite"
 	command -v systemd-analyze >/dev/null || skip "systemd-analyze not installed"
 	U="$BATS_TEST_TMPDIR/units"
 	M="$BATS_TEST_TMPDIR/man"

@@ -7,6 +7,10 @@ load helpers/common
 
 ROOT="$BATS_TEST_DIRNAME/../.."
 
+setup() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent: run with the fs suite"
+}
+
 # every command: cmd/*.c and keep-agent
 commands() {
 	local c
