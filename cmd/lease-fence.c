@@ -616,7 +616,9 @@ int main(int argc, char **argv)
 		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
 	keep_boot_id(C.boot_id, sizeof(C.boot_id));
 	keep_metrics_init(&C.metrics, NULL, C.cfg.node_id[0] ? C.cfg.node_id : "operator");
-	keep_metrics_set_prog(&C.metrics, C.cfg.metrics_textfile, prog);
+	/* only the long-running peer mode owns the metrics file: an operator's
+	 * one-shot fence on a node host must not wipe the agent's counters */
+	keep_metrics_set_prog(&C.metrics, from_stdin ? C.cfg.metrics_textfile : NULL, prog);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -434,7 +434,9 @@ int main(int argc, char **argv)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id[0] ? d.cfg.node_id : "-");
-	keep_metrics_set_prog(&d.metrics, d.cfg.metrics_textfile, d.prog);
+	/* only --follow (the agent's) owns the metrics file: a one-shot status
+	 * run on a node host must not wipe the agent's counters */
+	keep_metrics_set_prog(&d.metrics, opt_once ? NULL : d.cfg.metrics_textfile, d.prog);
 
 	keep_config_store_opts(&d.cfg, &so);
 	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));

@@ -95,14 +95,19 @@ value() {
 	assert_output --partial 'waiting 1 s more for nodes/n1'
 }
 
-@test "metrics: node-watch and lease-fence textfiles are valid and counted" {
+@test "metrics: node-watch and lease-fence textfiles are valid and counted; one-shot runs write none" {
 	lease-fence n9 >/dev/null
 	run -0 node-watch --once
+	# one-shot runs must not replace the running pipeline's files
+	[ ! -e "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom" ]
+	[ ! -e "$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom" ]
+	start_bg nw node-watch --follow --node-id n2
+	wait_for 10 grep -q 'op="list",outcome="ok"' "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom"
+	echo "stale bogus" | lease-fence --stdin --node-id n2 >/dev/null 2>&1 || true
 	for p in node-watch lease-fence; do
 		f="$BATS_TEST_TMPDIR/prom/keep.$p.prom"
 		[ -s "$f" ] || { echo "no $f"; false; }
 		run -0 check_exposition "$f"
 	done
-	grep -q '^keep_store_requests_total{node="[^"]*",op="list",outcome="ok"} 1$' "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom"
-	grep -q '^keep_fences_total{node="operator"} 1$' "$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom"
+	grep -q '^keep_fence_bad_lines_total{node="n2"} 1$' "$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom"
 }
