@@ -4,7 +4,8 @@
 # used as the real S3 server of the tests. Idempotent.
 set -eu
 pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev \
-bats bats-support bats-assert curl ca-certificates procps util-linux systemd man-db"
+bats bats-support bats-assert curl ca-certificates procps util-linux systemd man-db \
+clang libclang-rt-dev valgrind openssl"
 if [ "${1:-}" = "--s3" ]; then
 	pkgs="$pkgs radosgw ceph-mon ceph-osd"
 fi

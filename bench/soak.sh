@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# bench/soak.sh — the soak test: 3 keep-agents, >= 100 actors acquired,
+# written and released, a random node killed with SIGKILL every few tens of
+# seconds and restarted; then an audit. docs/testing.md, "Soak".
+#
+#   bash bench/soak.sh                 10 minutes on the fs store
+#   SOAK_SECONDS=1800 bash bench/soak.sh
+#   SOAK_STORE=s3 bash bench/soak.sh   on $S3_ENDPOINT / $S3_BUCKET (S3_ACCESS_KEY,
+#                                      S3_SECRET_KEY, S3_REGION), e.g. after
+#                                      eval "$(bash scripts/s3-server.sh start DIR PORT)"
+#
+# Environment: SOAK_SECONDS (600), SOAK_ACTORS (120), SOAK_KILL_EVERY (30: a
+# kill every 0.5x..1.5x this many seconds), SOAK_HOLDS (12: most holds a
+# worker keeps at once), SOAK_DIR (a new temp dir; kept), KEEP_BINDIR
+# (build/rel/bin), SOAK_STORE (fs | s3).
+#
+# Each node N is a keep-agent (node id sN; its own process group, restarted
+# 1 s after it ends, as systemd would) and an app worker. The worker loops:
+# pick a random actor t/soak/aNNN; not held: owner-acquire it (a hold at
+# generation G); held: write 1..3 segments wal/t/soak/aNNN/G/SEQ, each with
+# `keep-store put --if-none-match` and only right after `owner-check KEY G`
+# passed; sometimes owner-release it. Every step is logged with a
+# microsecond wall-clock time in the worker's app log:
+#   acq ACTOR GEN NODE T NEW    acquired (T after owner-acquire returned; NEW
+#                               no: this node's existing grant handed back)
+#   chk ACTOR GEN NODE T        owner-check passed (T before it was run)
+#   ack ACTOR GEN SEQ NODE T    segment put acknowledged
+#   lost|rel ACTOR GEN NODE T   the check failed / released
+# The killer SIGKILLs a random node every few tens of seconds: on odd kills
+# the keep-agent's whole process group only (the worker goes on: its checks
+# must start failing), on even kills the worker too (a node crash).
+#
+# The audit: no two holds of one actor overlapping in time (hold = from its
+# acq to its last passing chk), no generation acquired twice, generations of
+# an actor growing in acquisition order (a grant handed back to the node
+# that holds it, `new=no`, is the same hold), every acknowledged segment present
+# in the store (and no segment from a generation never acquired, no
+# If-None-Match conflict on a segment). Prints the counts; exit 0 only with
+# no violation.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SECONDS_TOTAL=${SOAK_SECONDS:-600}
+ACTORS=${SOAK_ACTORS:-120}
+KILL_EVERY=${SOAK_KILL_EVERY:-30}
+MAX_HOLDS=${SOAK_HOLDS:-12}
+BIN=${KEEP_BINDIR:-$ROOT/build/rel/bin}
+STORE_KIND=${SOAK_STORE:-fs}
+NODES="s1 s2 s3"
+
+for b in keep-agent lease-write owner-acquire owner-release owner-check keep-store; do
+	[ -x "$BIN/$b" ] || {
+		echo "soak: $BIN/$b missing (make rel, or set KEEP_BINDIR)" >&2
+		exit 100
+	}
+done
+DIR=${SOAK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/keep-soak.XXXXXX")}
+mkdir -p "$DIR/state" "$DIR/log"
+export KEEP_BINDIR=$BIN PATH="$BIN:$PATH"
+
+case $STORE_KIND in
+fs)
+	mkdir -p "$DIR/bucket"
+	STORE="file://$DIR/bucket"
+	;;
+s3)
+	: "${S3_ENDPOINT:?SOAK_STORE=s3 needs S3_ENDPOINT}" "${S3_ACCESS_KEY:?}" "${S3_SECRET_KEY:?}"
+	STORE="s3://${S3_BUCKET:-keep-test}/soak-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+	export AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY"
+	export AWS_REGION="${S3_REGION:-us-east-1}" AWS_ENDPOINT_URL_S3="$S3_ENDPOINT"
+	;;
+*)
+	echo "soak: SOAK_STORE must be fs or s3" >&2
+	exit 100
+	;;
+esac
+
+# one config per node: short timings (as the end-to-end tests) so fences and
+# hand-overs happen within seconds of a kill
+for n in $NODES; do
+	cat >"$DIR/$n.yaml" <<YAML
+node_id: $n
+store: $STORE
+state_dir: $DIR/state
+lease:
+  ttl_ms: 3000
+  grace_ms: 1500
+  safety_ms: 600
+  max_skew_ms: 300
+  heartbeat_period_ms: 1000
+YAML
+done
+
+now_us() { echo "${EPOCHREALTIME/./}"; }
+log() { echo "soak: $*" >&2; }
+
+# ---- a node: keep-agent under a restart loop ---------------------------------
+# The agent runs in its own process group (setsid), its pid in $DIR/sN.agent.
+supervise_agent() { # NODE
+	local n=$1 rc
+	while [ ! -e "$DIR/stop" ]; do
+		setsid keep-agent -c "$DIR/$n.yaml" >>"$DIR/log/$n.agent.out" 2>>"$DIR/log/$n.agent.err" &
+		echo $! >"$DIR/$n.agent"
+		wait $!
+		rc=$?
+		echo "$(now_us) $rc" >>"$DIR/log/$n.agent.exits"
+		[ -e "$DIR/stop" ] && break
+		sleep 1
+	done
+}
+
+# ---- the app worker of a node --------------------------------------------------
+worker() { # NODE
+	local n=$1 a k gen seq i out rc t fresh
+	declare -A held=()
+	export KEEP_CONFIG="$DIR/$n.yaml"
+	exec 3>>"$DIR/log/app-$n.log"
+	while [ ! -e "$DIR/stop" ]; do
+		a=$(printf 't/soak/a%03d' $((RANDOM % ACTORS)))
+		if [ -z "${held[$a]:-}" ] && [ "${#held[@]}" -ge "$MAX_HOLDS" ]; then
+			for k in "${!held[@]}"; do a=$k; break; done # full: work on (and maybe release) a hold
+		fi
+		if [ -n "${held[$a]:-}" ]; then
+			read -r gen seq <<<"${held[$a]}"
+			for ((i = 1 + RANDOM % 3; i > 0; i--)); do
+				t=$(now_us)
+				if ! owner-check "$a" "$gen" >/dev/null 2>&1; then
+					echo "lost $a $gen $n $t" >&3
+					unset "held[$a]"
+					continue 2
+				fi
+				echo "chk $a $gen $n $t" >&3
+				seq=$((seq + 1))
+				out=$(printf '%s %s %s\n' "$a" "$gen" "$seq" |
+					keep-store put "wal/$a/$gen/$seq" --if-none-match 2>&1)
+				rc=$?
+				if [ $rc -eq 0 ]; then
+					echo "ack $a $gen $seq $n $(now_us)" >&3
+				else
+					echo "putfail $a $gen $seq $n $rc $(now_us) ${out//$'\n'/ }" >&3
+				fi
+			done
+			held[$a]="$gen $seq"
+			if [ $((RANDOM % 3)) -eq 0 ] || [ "${#held[@]}" -ge "$MAX_HOLDS" ]; then
+				owner-release "$a" >/dev/null 2>&1
+				echo "rel $a $gen $n $(now_us) $?" >&3
+				unset "held[$a]"
+			fi
+		else
+			out=$(owner-acquire "$a" 2>/dev/null)
+			rc=$?
+			t=$(now_us)
+			case $rc in
+			0)
+				gen=$(sed -n 's/^acquired .*generation=\([0-9]*\).*/\1/p' <<<"$out")
+				fresh=$(sed -n 's/^acquired .*new=\([a-z]*\).*/\1/p' <<<"$out")
+				echo "acq $a $gen $n $t $fresh" >&3
+				held[$a]="$gen 0"
+				;;
+			1) echo "busy $a - $n $t" >&3 ;;
+			20) echo "unknown $a - $n $t" >&3 ;;
+			*)
+				echo "acqfail $a - $n $t $rc" >&3
+				sleep 0.2 # the lease is not valid (yet): do not spin
+				;;
+			esac
+		fi
+	done
+}
+
+supervise_worker() { # NODE: restarted at once after a crash kill
+	local n=$1
+	while [ ! -e "$DIR/stop" ]; do
+		setsid bash -c "$(declare -f now_us worker); DIR='$DIR' ACTORS=$ACTORS MAX_HOLDS=$MAX_HOLDS worker $n" &
+		echo $! >"$DIR/$n.worker"
+		wait $!
+		sleep 0.5
+	done
+}
+
+# ---- run -------------------------------------------------------------------------
+log "dir $DIR, store $STORE, ${SECONDS_TOTAL} s, $ACTORS actors, a kill every ~${KILL_EVERY} s"
+pids=()
+for n in $NODES; do
+	supervise_agent "$n" 2>>"$DIR/log/$n.supervisor" &
+	pids+=($!)
+done
+# wait for the first node to be ready, then start the workers
+deadline=$((SECONDS + 60))
+until KEEP_CONFIG="$DIR/s1.yaml" keep-agent status >/dev/null 2>&1; do
+	[ $SECONDS -lt $deadline ] || {
+		log "s1 not ready after 60 s"
+		break
+	}
+	sleep 0.5
+done
+for n in $NODES; do
+	supervise_worker "$n" 2>>"$DIR/log/$n.supervisor" &
+	pids+=($!)
+done
+
+start=$SECONDS
+kills=0
+: >"$DIR/log/kills"
+while [ $((SECONDS - start)) -lt "$SECONDS_TOTAL" ]; do
+	wait_s=$((KILL_EVERY / 2 + RANDOM % (KILL_EVERY + 1)))
+	left=$((SECONDS_TOTAL - (SECONDS - start)))
+	[ "$wait_s" -lt "$left" ] || wait_s=$left
+	sleep "$wait_s"
+	[ $((SECONDS - start)) -lt "$SECONDS_TOTAL" ] || break
+	set -- $NODES
+	shift $((RANDOM % 3))
+	victim=$1
+	kills=$((kills + 1))
+	p=$(cat "$DIR/$victim.agent" 2>/dev/null)
+	[ -n "$p" ] && kill -KILL -- "-$p" 2>/dev/null
+	what=agent
+	if [ $((kills % 2)) -eq 0 ]; then
+		w=$(cat "$DIR/$victim.worker" 2>/dev/null)
+		[ -n "$w" ] && kill -KILL -- "-$w" 2>/dev/null
+		what=node
+	fi
+	echo "$(now_us) $victim $what" >>"$DIR/log/kills"
+	log "kill $kills: $victim ($what) at +$((SECONDS - start)) s"
+done
+
+# ---- stop: workers first, then a clean stop of every agent ----------------------
+touch "$DIR/stop"
+for n in $NODES; do
+	w=$(cat "$DIR/$n.worker" 2>/dev/null)
+	[ -n "$w" ] && kill -KILL -- "-$w" 2>/dev/null
+done
+for n in $NODES; do
+	p=$(cat "$DIR/$n.agent" 2>/dev/null)
+	[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
+done
+for p in "${pids[@]}"; do
+	wait "$p" 2>/dev/null
+done
+sleep 1
+for n in $NODES; do # anything left of a group
+	p=$(cat "$DIR/$n.agent" 2>/dev/null)
+	[ -n "$p" ] && kill -KILL -- "-$p" 2>/dev/null
+done
+
+# ---- audit ---------------------------------------------------------------------------
+cat "$DIR"/log/app-*.log >"$DIR/app.log" 2>/dev/null
+KEEP_CONFIG="$DIR/s1.yaml" keep-store list wal/ >"$DIR/wal.list" || {
+	log "unable to list wal/ for the audit"
+	exit 111
+}
+restarts=$(cat "$DIR"/log/*.agent.exits 2>/dev/null | wc -l)
+awk -v kills="$kills" -v restarts="$restarts" -v secs="$SECONDS_TOTAL" -v actors="$ACTORS" '
+FNR == 1 { file++ }
+file == 1 && $1 == "object" { # the listing of wal/
+	k = $2; sub(/^key=/, "", k)
+	inlist[k] = 1
+	n = split(k, p, "/")
+	listed++
+	if (n == 6) listed_gen[p[2] "/" p[3] "/" p[4] " " p[5]] = 1
+	next
+}
+file == 2 {
+	ev = $1; a = $2; g = $3
+	if (ev == "acq") {
+		acq++
+		key = a " " g
+		if (key in start) {
+			# the same grant handed back to its own node (new=no) is one hold
+			if ($6 == "no" && holder[key] == $4) { regrants++; next }
+			viol++; print "VIOLATION generation used twice: " a " generation " g " (" holder[key] " and " $4 ")"; next
+		}
+		start[key] = $5; last[key] = $5; holder[key] = $4
+		ng[a]++; gens[a, ng[a]] = g
+	} else if (ev == "chk") {
+		checks++
+		key = a " " g
+		if (!(key in start)) { viol++; print "VIOLATION check passed for a hold never acquired: " a " " g }
+		else if ($5 > last[key]) last[key] = $5
+	} else if (ev == "ack") {
+		writes++
+		acked["wal/" a "/" g "/" $4] = 1
+	} else if (ev == "rel") { releases++ }
+	else if (ev == "lost") { lost++ }
+	else if (ev == "busy") { busy++ }
+	else if (ev == "unknown") { unknown++ }
+	else if (ev == "acqfail") { acqfail++ }
+	else if (ev == "putfail") { putfail++; if ($6 == 1) { viol++; print "VIOLATION segment put refused/conflict: " $0 } }
+}
+END {
+	# per actor, holds in acquisition-time order: generations grow, and a
+	# hold starts only after every earlier one made its last passing check
+	for (a in ng) {
+		m = ng[a]
+		for (i = 1; i <= m; i++) srt[i] = gens[a, i]
+		for (i = 2; i <= m; i++) { # insertion sort by start time
+			x = srt[i]; j = i - 1
+			while (j >= 1 && start[a " " srt[j]] > start[a " " x]) { srt[j + 1] = srt[j]; j-- }
+			srt[j + 1] = x
+		}
+		prev_end = 0; prev_g = ""
+		for (i = 1; i <= m; i++) {
+			key = a " " srt[i]
+			if (i > 1 && srt[i] + 0 <= srt[i - 1] + 0) {
+				viol++; print "VIOLATION generation not growing: " a " " srt[i] " acquired after " srt[i - 1]
+			}
+			if (prev_g != "" && start[key] <= prev_end) {
+				viol++
+				printf "VIOLATION overlapping holds of %s: generation %s (checked until %.0f) and %s (from %.0f)\n", a, prev_g, prev_end, srt[i], start[key]
+			}
+			if (last[key] > prev_end) { prev_end = last[key]; prev_g = srt[i] }
+		}
+	}
+	for (k in acked) if (!(k in inlist)) { viol++; missing++; print "VIOLATION acknowledged write missing: " k }
+	for (k in listed_gen) if (!(k in start)) { viol++; print "VIOLATION segment of a generation never acquired: " k }
+	nact = 0; for (a in ng) nact++
+	printf "soak seconds=%d nodes=3 actors=%d actors_acquired=%d acquisitions=%d regrants=%d releases=%d checks=%d writes=%d segments_listed=%d lost_holds=%d held_elsewhere=%d unknown=%d refused=%d put_failures=%d kills=%d agent_restarts=%d missing_writes=%d violations=%d\n", \
+		secs, actors, nact, acq - regrants, regrants + 0, releases, checks, writes, listed, lost, busy, unknown, acqfail, putfail, kills, restarts, missing, viol
+	exit (viol > 0 ? 1 : 0)
+}' "$DIR/wal.list" "$DIR/app.log"
+rc=$?
+log "logs and the store are in $DIR"
+exit $rc
