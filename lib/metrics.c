@@ -2,10 +2,13 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "err.h"
 #include "statedir.h"
 
 void keep_metrics_init(struct keep_metrics *m, const char *textfile, const char *node)
@@ -115,4 +118,216 @@ void keep_metrics_flush(struct keep_metrics *m)
 void keep_metrics_release(struct keep_metrics *m)
 {
 	keep_metrics_flush(m);
+}
+
+/* ---- request accounting ------------------------------------------------------ */
+
+void keep_reqstats_init(struct keep_reqstats *st)
+{
+	int i, j;
+
+	for (i = 0; i < KEEP_REQ_OPS; i++)
+		for (j = 0; j < KEEP_REQ_OUTCOMES; j++)
+			atomic_store_explicit(&st->n[i][j], 0, memory_order_relaxed);
+}
+
+const char *keep_req_op_name(enum keep_req_op op)
+{
+	static const char *names[KEEP_REQ_OPS] = {"get", "head", "put", "delete", "list"};
+
+	return (unsigned)op < KEEP_REQ_OPS ? names[op] : "get";
+}
+
+void keep_reqstats_add(struct keep_reqstats *st, enum keep_req_op op, enum keep_outcome o)
+{
+	if ((unsigned)op >= KEEP_REQ_OPS || (unsigned)o >= KEEP_REQ_OUTCOMES)
+		return;
+	atomic_fetch_add_explicit(&st->n[op][o], 1, memory_order_relaxed);
+}
+
+static int64_t cell(const struct keep_reqstats *st, int op, int o)
+{
+	return atomic_load_explicit(&((struct keep_reqstats *)st)->n[op][o], memory_order_relaxed);
+}
+
+int64_t keep_reqstats_op(const struct keep_reqstats *st, enum keep_req_op op)
+{
+	int64_t t = 0;
+	int o;
+
+	for (o = 0; o < KEEP_REQ_OUTCOMES; o++)
+		t += cell(st, op, o);
+	return t;
+}
+
+int64_t keep_reqstats_outcome(const struct keep_reqstats *st, enum keep_outcome o)
+{
+	int64_t t = 0;
+	int op;
+
+	for (op = 0; op < KEEP_REQ_OPS; op++)
+		t += cell(st, op, o);
+	return t;
+}
+
+int64_t keep_reqstats_total(const struct keep_reqstats *st)
+{
+	int64_t t = 0;
+	int op;
+
+	for (op = 0; op < KEEP_REQ_OPS; op++)
+		t += keep_reqstats_op(st, op);
+	return t;
+}
+
+void keep_reqstats_format(const struct keep_reqstats *st, struct keep_buf *out)
+{
+	static const char *onames[KEEP_REQ_OUTCOMES] = {"ok", "conflict", "not_found", "refused",
+							"ambiguous"};
+	int i;
+
+	keep_buf_reset(out);
+	keep_buf_addf(out, "stats requests=%" PRId64, keep_reqstats_total(st));
+	for (i = 0; i < KEEP_REQ_OPS; i++)
+		keep_buf_addf(out, " %s=%" PRId64, keep_req_op_name(i), keep_reqstats_op(st, i));
+	for (i = 0; i < KEEP_REQ_OUTCOMES; i++)
+		keep_buf_addf(out, " %s=%" PRId64, onames[i], keep_reqstats_outcome(st, i));
+}
+
+void keep_reqstats_print(const struct keep_reqstats *st, const char *prog)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 1024);
+	keep_reqstats_format(st, &b);
+	fprintf(stderr, "%s prog=%s\n", b.data ? b.data : "stats", prog);
+	fflush(stderr);
+	keep_buf_release(&b);
+}
+
+void keep_reqstats_to_metrics(const struct keep_reqstats *st, struct keep_metrics *m)
+{
+	int op, o;
+
+	for (op = 0; op < KEEP_REQ_OPS; op++)
+		for (o = 0; o < KEEP_REQ_OUTCOMES; o++) {
+			char labels[96];
+			int64_t v = cell(st, op, o);
+			int i;
+
+			if (!v)
+				continue;
+			snprintf(labels, sizeof(labels), "op=\"%s\",outcome=\"%s\"",
+				 keep_req_op_name(op), keep_outcome_name(o));
+			i = find(m, "keep_store_requests_total", labels, false);
+			if (i >= 0 && m->s[i].value != v) {
+				m->s[i].value = v;
+				m->dirty = true;
+			}
+		}
+}
+
+/* The counting wrapper: a store whose every operation is the inner one's,
+ * counted. */
+struct counted {
+	struct keep_store pub;
+	struct keep_store *inner; /* owned */
+	struct keep_reqstats *st; /* borrowed */
+};
+
+static struct counted *counted_of(struct keep_store *s)
+{
+	return s->impl;
+}
+
+static struct keep_store *inner_of(struct keep_store *s)
+{
+	struct counted *c = counted_of(s);
+
+	c->inner->timeout_ms = s->timeout_ms;
+	return c->inner;
+}
+
+static int count_rc(struct keep_store *s, enum keep_req_op op, int rc,
+		    const struct keep_reply *reply)
+{
+	if (rc == 0)
+		keep_reqstats_add(counted_of(s)->st, op, reply->outcome);
+	return rc;
+}
+
+static int c_get(struct keep_store *s, const char *key, struct keep_buf *body,
+		 struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_GET, in->ops->get(in, key, body, reply), reply);
+}
+
+static int c_head(struct keep_store *s, const char *key, struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_HEAD, in->ops->head(in, key, reply), reply);
+}
+
+static int c_put(struct keep_store *s, const char *key, const void *body, size_t len,
+		 enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_PUT, in->ops->put(in, key, body, len, cond, if_match, reply),
+			reply);
+}
+
+static int c_del(struct keep_store *s, const char *key, const char *if_match,
+		 struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_DEL, in->ops->del(in, key, if_match, reply), reply);
+}
+
+static int c_list(struct keep_store *s, const char *prefix, struct keep_list *out,
+		  struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_LIST, in->ops->list(in, prefix, out, reply), reply);
+}
+
+static void c_free(struct keep_store *s)
+{
+	struct counted *c = counted_of(s);
+
+	keep_store_free(c->inner);
+	free(c);
+}
+
+static const struct keep_store_ops counted_ops = {
+    .name = "counted",
+    .get = c_get,
+    .head = c_head,
+    .put = c_put,
+    .del = c_del,
+    .list = c_list,
+    .free = c_free,
+};
+
+int keep_store_counted(struct keep_store *inner, struct keep_reqstats *st, struct keep_store **out)
+{
+	struct counted *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c) {
+		keep_store_free(inner);
+		return KEEP_ERR_NOMEM;
+	}
+	c->inner = inner;
+	c->st = st;
+	c->pub.ops = &counted_ops;
+	c->pub.impl = c;
+	c->pub.timeout_ms = inner->timeout_ms;
+	*out = &c->pub;
+	return 0;
 }

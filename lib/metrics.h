@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "buf.h"
 #include "store/store.h"
 
 #define KEEP_METRICS_MAX 64 /* series per process */
@@ -45,5 +46,58 @@ void keep_metrics_store(struct keep_metrics *m, const char *op, enum keep_outcom
  * stop the protocol). */
 void keep_metrics_flush(struct keep_metrics *m);
 void keep_metrics_release(struct keep_metrics *m);
+
+/* ---- request accounting ------------------------------------------------------
+ *
+ * Every store request a command makes, counted by operation and classified
+ * outcome, the same way in every command: the command wraps the store it
+ * opened with keep_store_counted(), so requests made inside the library
+ * (ownership helpers, the upgrade marker) are counted too. Counters are
+ * atomic: one keep_reqstats may be shared by several store handles used
+ * from several threads. A local refusal (a bad key: nothing sent) is not a
+ * request and is not counted. */
+
+enum keep_req_op {
+	KEEP_REQ_GET = 0,
+	KEEP_REQ_HEAD,
+	KEEP_REQ_PUT,
+	KEEP_REQ_DEL,
+	KEEP_REQ_LIST, /* one LIST call, every page of it */
+};
+#define KEEP_REQ_OPS 5
+#define KEEP_REQ_OUTCOMES 5 /* enum keep_outcome */
+
+struct keep_reqstats {
+	_Atomic int64_t n[KEEP_REQ_OPS][KEEP_REQ_OUTCOMES];
+};
+
+/* Zero every counter. */
+void keep_reqstats_init(struct keep_reqstats *st);
+/* "get", "head", "put", "delete", "list". */
+const char *keep_req_op_name(enum keep_req_op op);
+/* Count one request (thread-safe). */
+void keep_reqstats_add(struct keep_reqstats *st, enum keep_req_op op, enum keep_outcome o);
+/* Totals: every request; one operation (any outcome); one outcome (any op). */
+int64_t keep_reqstats_total(const struct keep_reqstats *st);
+int64_t keep_reqstats_op(const struct keep_reqstats *st, enum keep_req_op op);
+int64_t keep_reqstats_outcome(const struct keep_reqstats *st, enum keep_outcome o);
+
+/* Wrap inner so that every request through the returned store is counted
+ * in *st (borrowed: it must outlive the store). Ownership of inner passes
+ * to the wrapper, also on failure (then freed); keep_store_free(*out)
+ * frees both. The wrapper passes its timeout_ms down on every call.
+ * 0 or KEEP_ERR_NOMEM. */
+int keep_store_counted(struct keep_store *inner, struct keep_reqstats *st, struct keep_store **out);
+
+/* The --stats summary, one line without a newline into out (replaced):
+ * `stats requests=N get=N head=N put=N delete=N list=N ok=N conflict=N
+ * not_found=N refused=N ambiguous=N` (the line format, lib/line.h). */
+void keep_reqstats_format(const struct keep_reqstats *st, struct keep_buf *out);
+/* Print that line on stderr with ` prog=PROG` appended (stdout keeps only
+ * records). */
+void keep_reqstats_print(const struct keep_reqstats *st, const char *prog);
+/* Copy the counters into m as keep_store_requests_total{op,outcome}
+ * (every pair seen so far; the metric's values become the counters'). */
+void keep_reqstats_to_metrics(const struct keep_reqstats *st, struct keep_metrics *m);
 
 #endif
