@@ -7,8 +7,13 @@
  * shared by both clocks of a process). The node lease machine is the real
  * one (lib/core/lease.c), fed its process's clocks. The peer watch, the
  * peer and operator fence decisions and the free rule are the real ones
- * too (lib/core/fence.c). Ownership records (acquire, release, pending
- * releases and the resolver) are modelled here after ADR 0020 §3.
+ * too (lib/core/fence.c). So is every ownership decision (lib/core/owner.c):
+ * the acquisition on the record and on its holder's node, the read-back of
+ * an unknown outcome, the end of a pending release, the resolution of an
+ * unresolved acquire, the stale test, the backoff and the grant check that
+ * says when a process acts as owner, driven in the order cmd/owner-acquire.c
+ * and cmd/owner-release.c call them. The scheduling around them (the
+ * per-actor lock, the resolver's turns, when holds end) is modelled here.
  *
  * The checker runs after every step against true time: never two
  * processes acting as owner of one actor; never one generation for two
@@ -24,6 +29,7 @@
 
 #include "../lib/core/fence.h"
 #include "../lib/core/lease.h"
+#include "../lib/core/owner.h"
 #include "../lib/core/timing.h"
 #include "../lib/nodeobj.h"
 #include "../lib/store/store.h"
@@ -95,23 +101,16 @@ static bool rng_pm(struct rng *r, int pm)
 
 /* ---- the model's types ---------------------------------------------------- */
 
-struct rec { /* owners/<actor> */
-	bool nobody;
-	int node;
-	char inst[KEEP_INSTANCE_LEN + 1];
-	int64_t gen;
-};
-
 struct nslot { /* nodes/<id> in the bucket */
 	bool exists;
 	char ver[VER_LEN];
 	struct keep_node_obj o;
 };
 
-struct rslot { /* owners/<actor> in the bucket */
+struct rslot { /* owners/<actor> in the bucket (lib/ownerrec.h's struct) */
 	bool exists;
 	char ver[VER_LEN];
-	struct rec r;
+	struct keep_owner_rec r;
 };
 
 enum task { T_LEASE = 0, T_FG, T_BG, T_LIST, T_OP };
@@ -126,7 +125,7 @@ struct req {
 	enum keep_cond cond;
 	char if_match[VER_LEN];
 	struct keep_node_obj nbody;
-	struct rec rbody;
+	struct keep_owner_rec rbody;
 	int64_t t_send, deadline;
 	bool lose_reply, applied;
 	int64_t t_reply; /* when the reply (or the timeout) reaches the client */
@@ -134,7 +133,7 @@ struct req {
 	enum keep_outcome out;
 	char ver[VER_LEN];
 	struct keep_node_obj nread;
-	struct rec rread;
+	struct keep_owner_rec rread;
 };
 
 struct hold {
@@ -146,13 +145,28 @@ struct hold {
 };
 
 struct pend {
+	uint64_t id; /* unique within the process */
 	int actor;
 	bool unresolved; /* an acquire of unknown outcome (gen tried); else a release */
 	int64_t gen;
-	char ver[VER_LEN]; /* release: If-Match this */
+	char ver[VER_LEN];     /* release: If-Match this; unresolved: the write's If-Match ("" for
+				* If-None-Match) */
+	int64_t tried_at_wall; /* unresolved: when it was tried (wall) */
+	int attempts;	       /* failed tries (keep_owner_backoff_ms) */
+	int64_t next_mono;     /* not retried before (mono) */
 };
 
-enum fg_state { FG_IDLE = 0, FG_REC_READ, FG_NODE_READ, FG_WRITE, FG_READBACK, FG_RELEASE };
+enum fg_state {
+	FG_IDLE = 0,
+	FG_REC_READ,  /* owners/<a>, then keep_owner_acq_on_record */
+	FG_NODE_READ, /* nodes/<holder>, then keep_owner_acq_on_node */
+	FG_WRITE,     /* the record write */
+	FG_READBACK,  /* the read-back, then keep_owner_readback */
+	FG_RB_NODE,   /* nodes/<holder>, then keep_owner_readback_on_node */
+	FG_RELEASE,   /* the release write */
+	FG_REL_WAIT,  /* between tries of a foreground release (KEEP_RELEASE_TRIES_MS) */
+	FG_REL_READ,  /* after a conflict, then keep_owner_pending_on_read */
+};
 enum bg_state { BG_IDLE = 0, BG_REL, BG_REL_READ, BG_UNRES_READ, BG_UNRES_REL };
 enum ls_state { LS_IDLE = 0, LS_BODY, LS_FENCE_READ, LS_FENCE_HOLD, LS_FENCE_WRITE };
 
@@ -169,16 +183,19 @@ struct proc {
 	struct hold hold[MAX_ACTORS];
 	struct pend pend[MAX_PEND];
 	int npend, bg_cursor;
+	uint64_t pend_seq;
 	bool lock_fg[MAX_ACTORS], lock_bg[MAX_ACTORS];
 	/* foreground: acquisitions and releases, one at a time */
 	int fg;
 	int fg_actor;
-	bool fg_absent;
-	char fg_rver[VER_LEN];
-	struct rec fg_rec;
-	int64_t fg_gen, fg_epoch;
+	struct keep_acq_decision fg_d; /* lib/core/owner.c's decision on this acquisition */
+	struct keep_rb_decision fg_rb; /* and on its read-back */
+	char fg_rver[VER_LEN];	       /* release: the hold's acquire version */
+	int64_t fg_gen, fg_epoch, fg_rel_deadline;
 	/* background: the resolver of pending releases and unresolved acquires */
-	int bg, bg_actor, bg_entry;
+	int bg, bg_actor;
+	bool bg_locked;
+	uint64_t bg_entry; /* the entry's id */
 	char bg_ver[VER_LEN];
 	/* listing and peer fences */
 	int ls, ls_cursor, ls_target, ls_fence_q;
@@ -399,12 +416,12 @@ static enum keep_outcome cond_check(bool exists, const char *ver, enum keep_cond
 	return KEEP_STORE_OK;
 }
 
-static void check_record_write(struct sim *s, int actor, const struct rec *old, bool existed,
-			       const struct rec *nw)
+static void check_record_write(struct sim *s, int actor, const struct keep_owner_rec *old,
+			       bool existed, const struct keep_owner_rec *nw)
 {
-	if (existed && nw->gen < old->gen)
+	if (existed && nw->generation < old->generation)
 		violation(s, "generation decreased: owners/a%d from %" PRId64 " to %" PRId64,
-			  actor + 1, old->gen, nw->gen);
+			  actor + 1, old->generation, nw->generation);
 }
 
 /* Apply a request at the bucket, atomically, now. */
@@ -550,20 +567,51 @@ static bool lease_valid(const struct sim *s, const struct proc *p)
 	return keep_lease_valid(&p->sm, p_mono(p, s->now));
 }
 
+/* The hold's lease epoch as the grant check and the stale test are fed it:
+ * trust-pre-lapse-write feeds the lease's current one (a perturbation). */
+static int64_t epoch_fed(const struct sim *s, const struct proc *p, const struct hold *h)
+{
+	return s->broken == SIM_B_TRUST_PRE_LAPSE ? p->sm.lapses : h->epoch;
+}
+
+/* Acting as owner of a: alive, and lib/core/owner.c's grant check (what
+ * owner-check asks) says ok for its hold, fed the lease machine's validity
+ * and epoch. */
 static bool acting(const struct sim *s, const struct proc *p, int a)
 {
 	const struct hold *h = &p->hold[a];
+	struct keep_grant_input in;
 
-	if (!p->alive || !h->on || !lease_valid(s, p))
+	if (!p->alive)
 		return false;
-	if (s->broken == SIM_B_TRUST_PRE_LAPSE)
-		return true;
-	return h->epoch == p->sm.lapses;
+	memset(&in, 0, sizeof(in));
+	in.have_hold = h->on;
+	in.hold_instance = p->inst; /* a process holds only under its own instance */
+	in.hold_generation = h->gen;
+	in.hold_epoch = epoch_fed(s, p, h);
+	in.lease_instance = p->inst;
+	in.lease_valid = lease_valid(s, p);
+	in.lease_lapses = p->sm.lapses;
+	return keep_owner_check(&in, h->gen) == KEEP_GRANT_OK;
 }
 
-static bool names_me(const struct proc *p, const struct rec *r)
+static void owner_self(const struct proc *p, struct keep_owner_self *self)
 {
-	return !r->nobody && r->node == p->node && strcmp(r->inst, p->inst) == 0;
+	self->node = p->self_id;
+	self->instance = p->inst;
+}
+
+/* nodes/<id> of a record's holder: "nN" -> N - 1 (records only name the
+ * simulated nodes). */
+static int node_index(const struct sim *s, const char *id)
+{
+	int n = -1;
+
+	if (id[0] == 'n' && id[1] >= '1' && id[1] <= '9' && !id[2])
+		n = id[1] - '1';
+	if (n < 0 || n >= s->nnodes)
+		abort();
+	return n;
 }
 
 static void add_pend(struct sim *s, struct proc *p, int a, bool unresolved, int64_t gen,
@@ -576,10 +624,23 @@ static void add_pend(struct sim *s, struct proc *p, int a, bool unresolved, int6
 		return;
 	}
 	e = &p->pend[p->npend++];
+	memset(e, 0, sizeof(*e));
+	e->id = ++p->pend_seq;
 	e->actor = a;
 	e->unresolved = unresolved;
 	e->gen = gen;
 	snprintf(e->ver, VER_LEN, "%s", ver ? ver : "");
+	e->tried_at_wall = p_wall(p, s->now);
+}
+
+static int find_pend(const struct proc *p, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < p->npend; i++)
+		if (p->pend[i].id == id)
+			return i;
+	return -1;
 }
 
 static void del_pend(struct proc *p, int i)
@@ -590,13 +651,18 @@ static void del_pend(struct proc *p, int i)
 		p->bg_cursor--;
 }
 
-/* A lapse: every hold ends at once into the pending releases (§1, §3). */
-static void holds_to_pending(struct sim *s, struct proc *p)
+/* A lapse: every hold ends at once into the pending releases (§1, §3): the
+ * stale ones, by keep_owner_hold_stale as owner-release parks them (all of
+ * them on a clean stop). */
+static void holds_to_pending(struct sim *s, struct proc *p, bool all)
 {
 	int a;
 
 	for (a = 0; a < s->nactors; a++) {
 		if (!p->hold[a].on)
+			continue;
+		if (!all &&
+		    !keep_owner_hold_stale(p->inst, p->hold[a].epoch, p->inst, p->sm.lapses))
 			continue;
 		add_pend(s, p, a, false, p->hold[a].gen, p->hold[a].ver);
 		if (s->broken != SIM_B_TRUST_PRE_LAPSE)
@@ -666,7 +732,7 @@ static void drain_lease_events(struct sim *s, struct proc *p)
 			   e.kind == KEEP_LEV_LOST ? keep_lease_reason_name(e.reason) : "",
 			   e.version);
 		if (e.kind == KEEP_LEV_RAN_OUT || e.kind == KEEP_LEV_STOPPING)
-			holds_to_pending(s, p);
+			holds_to_pending(s, p, e.kind == KEEP_LEV_STOPPING);
 		if (e.kind == KEEP_LEV_LOST && e.reason != KEEP_REASON_UNCONFIRMED) {
 			p->lost = true;
 			s->res->lost++;
@@ -768,6 +834,12 @@ static void lease_reply(struct sim *s, struct proc *p, struct req *q, enum keep_
 
 /* ---- ownership records: the foreground (acquire, release) --------------------- */
 
+/* Every ownership decision below is lib/core/owner.c's, fed what the
+ * simulated bucket answered and the process's own clocks, in the order
+ * cmd/owner-acquire.c and cmd/owner-release.c call it. The scheduling
+ * around it (the per-actor lock, the resolver, when a hold ends) is the
+ * simulator's. */
+
 static void register_hold(struct sim *s, struct proc *p, int a, int64_t gen, const char *ver,
 			  int64_t epoch)
 {
@@ -791,7 +863,7 @@ static void register_hold(struct sim *s, struct proc *p, int a, int64_t gen, con
 	h->on = true;
 	h->gen = gen;
 	snprintf(h->ver, VER_LEN, "%s", ver);
-	h->epoch = s->broken == SIM_B_TRUST_PRE_LAPSE ? p->sm.lapses : epoch;
+	h->epoch = epoch;
 	h->end_mono = p_mono(p, s->now) + rng_range(&s->rng, 200, 3 * s->t.ttl_ms);
 	tr(s, "n%d.%d holds a%d gen %" PRId64 " %s%s", p->node + 1, p->no, a + 1, gen, ver,
 	   acting(s, p, a) ? "" : " (not valid: into pending)");
@@ -812,29 +884,144 @@ static void fg_idle(struct sim *s, struct proc *p, int64_t lo, int64_t hi)
 	wake(s, p, T_FG, s->now + rng_range(&s->rng, lo, hi));
 }
 
-static void fg_try_write(struct sim *s, struct proc *p, int64_t gen)
+/* The write d decided, the lease checked valid right before it, in the
+ * epoch the acquisition began in (owner-acquire's second lease check). */
+static void fg_try_write(struct sim *s, struct proc *p)
 {
-	int qi;
+	struct keep_acq_decision *d = &p->fg_d;
 	struct req *q;
+	int qi;
 
-	if (!lease_valid(s, p) || p->stopping) { /* checked right before the record write */
+	if (!lease_valid(s, p) || p->stopping || p->sm.lapses != p->fg_epoch) {
+		tr(s, "n%d.%d acquire a%d refused: lease not valid", p->node + 1, p->no,
+		   p->fg_actor + 1);
 		fg_idle(s, p, 50, 500);
 		return;
 	}
-	p->fg_gen = gen;
-	p->fg_epoch = p->sm.lapses;
+	if (s->broken == SIM_B_REUSE_GEN && !d->absent)
+		d->next.generation = d->rec.generation; /* perturbation: owner.c's + 1 undone */
+	p->fg_gen = d->next.generation;
 	qi = mk_req(s, p, T_FG, true, false, p->fg_actor);
 	q = &s->reqs[qi];
-	q->cond = p->fg_absent ? KEEP_COND_IF_NONE_MATCH : KEEP_COND_IF_MATCH;
-	snprintf(q->if_match, VER_LEN, "%s", p->fg_rver);
-	q->rbody.nobody = false;
-	q->rbody.node = p->node;
-	memcpy(q->rbody.inst, p->inst, sizeof(q->rbody.inst));
-	q->rbody.gen = gen;
+	q->cond = d->cond;
+	snprintf(q->if_match, VER_LEN, "%s", d->cond == KEEP_COND_IF_MATCH ? d->if_match : "");
+	q->rbody = d->next;
 	p->fg = FG_WRITE;
-	tr(s, "n%d.%d acquire a%d gen %" PRId64 " %s %s", p->node + 1, p->no, p->fg_actor + 1, gen,
-	   p->fg_absent ? "if-none-match" : "if-match", p->fg_rver);
+	tr(s, "n%d.%d acquire a%d gen %" PRId64 " %s %s (%s)", p->node + 1, p->no, p->fg_actor + 1,
+	   p->fg_gen, d->cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match", q->if_match,
+	   d->reason ? d->reason : "-");
 	send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
+}
+
+/* After keep_owner_acq_on_record (and _on_node): act on the verdict. */
+static void fg_acq_decided(struct sim *s, struct proc *p)
+{
+	struct keep_acq_decision *d = &p->fg_d;
+	struct hold *h = &p->hold[p->fg_actor];
+	int a = p->fg_actor;
+
+	if (d->verdict == KEEP_ACQ_READ_NODE) {
+		/* the free rule: a read of nodes/<holder> issued after the record read */
+		p->fg = FG_NODE_READ;
+		send_req(s, mk_req(s, p, T_FG, false, true, node_index(s, d->rec.node)),
+			 keep_timing_attempt_timeout_ms(&s->t));
+		return;
+	}
+	if (h->on && d->verdict != KEEP_ACQ_SAME) {
+		/* owner-acquire: our hold no longer matches the record: stop acting */
+		h->on = false;
+		tr(s, "n%d.%d hold a%d gen %" PRId64 " dropped (%s)", p->node + 1, p->no, a + 1,
+		   h->gen, keep_acq_verdict_name(d->verdict));
+	}
+	switch (d->verdict) {
+	case KEEP_ACQ_WRITE:
+		fg_try_write(s, p);
+		return;
+	case KEEP_ACQ_SAME:
+		tr(s, "n%d.%d acquire a%d: same hold gen %" PRId64, p->node + 1, p->no, a + 1,
+		   h->gen);
+		fg_idle(s, p, 50, 500);
+		return;
+	case KEEP_ACQ_HELD:
+		tr(s, "n%d.%d acquire a%d: held by %s %.8s gen %" PRId64 " (%s)", p->node + 1,
+		   p->no, a + 1, d->rec.node, d->rec.instance, d->rec.generation,
+		   d->reason ? d->reason : "-");
+		fg_idle(s, p, 100, 1000);
+		return;
+	default: /* failed (a read), bad record (never: the bucket stores structs) */
+		fg_idle(s, p, 50, 500);
+		return;
+	}
+}
+
+/* After keep_owner_readback (and _on_node). */
+static void fg_rb_decided(struct sim *s, struct proc *p)
+{
+	struct keep_rb_decision *rb = &p->fg_rb;
+	int a = p->fg_actor;
+
+	if (rb->verdict == KEEP_RB_READ_NODE) {
+		p->fg = FG_RB_NODE;
+		send_req(s, mk_req(s, p, T_FG, false, true, node_index(s, rb->rec.node)),
+			 keep_timing_attempt_timeout_ms(&s->t));
+		return;
+	}
+	switch (rb->verdict) {
+	case KEEP_RB_OURS:
+		register_hold(s, p, a, p->fg_gen, rb->version, p->fg_epoch);
+		break;
+	case KEEP_RB_LOST:
+		tr(s, "n%d.%d acquire a%d lost the race to %s %.8s", p->node + 1, p->no, a + 1,
+		   rb->rec.node, rb->rec.instance);
+		break;
+	default:
+		add_pend(s, p, a, true, p->fg_gen,
+			 p->fg_d.cond == KEEP_COND_IF_MATCH ? p->fg_d.if_match : "");
+		tr(s, "n%d.%d acquire a%d gen %" PRId64 " unresolved", p->node + 1, p->no, a + 1,
+		   p->fg_gen);
+		break;
+	}
+	fg_idle(s, p, 1, 100); /* the request retries at once */
+}
+
+/* One try of a foreground release: the record naming nobody, generation
+ * kept, If-Match the hold's acquire version, bounded by what is left of
+ * KEEP_RELEASE_TRIES_MS (owner-release's release_key). */
+static void fg_release_send(struct sim *s, struct proc *p)
+{
+	int a = p->fg_actor;
+	int64_t left = p->fg_rel_deadline - p_mono(p, s->now);
+	int64_t timeout = keep_timing_attempt_timeout_ms(&s->t);
+	struct req *q;
+	int qi;
+
+	qi = mk_req(s, p, T_FG, true, false, a);
+	q = &s->reqs[qi];
+	q->cond = KEEP_COND_IF_MATCH;
+	snprintf(q->if_match, VER_LEN, "%s", p->fg_rver);
+	keep_owner_rec_nobody(&q->rbody, p->fg_gen);
+	p->fg = FG_RELEASE;
+	tr(s, "n%d.%d release a%d gen %" PRId64 " if-match %s", p->node + 1, p->no, a + 1,
+	   p->fg_gen, p->fg_rver);
+	send_req(s, qi, left < timeout ? left : timeout);
+}
+
+/* The release did not end: it becomes a pending release. */
+static void fg_release_park(struct sim *s, struct proc *p)
+{
+	add_pend(s, p, p->fg_actor, false, p->fg_gen, p->fg_rver);
+	tr(s, "n%d.%d release a%d gen %" PRId64 " pending", p->node + 1, p->no, p->fg_actor + 1,
+	   p->fg_gen);
+	fg_idle(s, p, 50, 500);
+}
+
+static void fg_release_retry(struct sim *s, struct proc *p)
+{
+	if (p->fg_rel_deadline - p_mono(p, s->now) <= 0 || !lease_valid(s, p)) {
+		fg_release_park(s, p); /* paused while the lease is invalid */
+		return;
+	}
+	fg_release_send(s, p);
 }
 
 static int pend_find_unresolved(const struct proc *p)
@@ -851,6 +1038,7 @@ static void fg_wake(struct sim *s, struct proc *p)
 {
 	int a, qi;
 	int64_t mono = p_mono(p, s->now);
+	struct hold *h;
 
 	if (!lease_valid(s, p)) {
 		fg_idle(s, p, 100, 1000);
@@ -858,8 +1046,7 @@ static void fg_wake(struct sim *s, struct proc *p)
 	}
 	/* hibernation (or a clean stop): release a hold whose time is up */
 	for (a = 0; a < s->nactors; a++) {
-		struct hold *h = &p->hold[a];
-		struct req *q;
+		h = &p->hold[a];
 		if (!h->on || (mono < h->end_mono && !p->stopping))
 			continue;
 		if (!acting(s, p, a))
@@ -869,17 +1056,8 @@ static void fg_wake(struct sim *s, struct proc *p)
 		p->lock_fg[a] = true;
 		p->fg_gen = h->gen;
 		snprintf(p->fg_rver, VER_LEN, "%s", h->ver);
-		qi = mk_req(s, p, T_FG, true, false, a);
-		q = &s->reqs[qi];
-		q->cond = KEEP_COND_IF_MATCH;
-		snprintf(q->if_match, VER_LEN, "%s", h->ver);
-		q->rbody.nobody = true;
-		q->rbody.node = -1;
-		q->rbody.gen = h->gen;
-		p->fg = FG_RELEASE;
-		tr(s, "n%d.%d release a%d gen %" PRId64 " if-match %s", p->node + 1, p->no, a + 1,
-		   h->gen, h->ver);
-		send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
+		p->fg_rel_deadline = mono + KEEP_RELEASE_TRIES_MS;
+		fg_release_send(s, p);
 		return;
 	}
 	if (p->stopping) {
@@ -889,12 +1067,22 @@ static void fg_wake(struct sim *s, struct proc *p)
 	a = pend_find_unresolved(p);
 	if (a < 0 || rng_pm(&s->rng, 100))
 		a = (int)rng_range(&s->rng, 0, s->nactors - 1);
-	if (p->hold[a].on || (p->lock_bg[a] && s->broken != SIM_B_NO_ACTOR_LOCK)) {
+	h = &p->hold[a];
+	/* a held actor is in memory: now and then it is acquired again anyway
+	 * (owner-acquire on a live hold: the same grant) */
+	if ((h->on && rng_pm(&s->rng, 800)) ||
+	    (p->lock_bg[a] && s->broken != SIM_B_NO_ACTOR_LOCK)) {
 		fg_idle(s, p, 50, 600);
 		return;
 	}
+	if (h->on && keep_owner_hold_stale(p->inst, epoch_fed(s, p, h), p->inst, p->sm.lapses)) {
+		/* a lapse since: the hold is over; release it in the background */
+		add_pend(s, p, a, false, h->gen, h->ver);
+		h->on = false;
+	}
 	p->fg_actor = a;
 	p->lock_fg[a] = true;
+	p->fg_epoch = p->sm.lapses;
 	p->fg = FG_REC_READ;
 	qi = mk_req(s, p, T_FG, false, false, a);
 	send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
@@ -904,52 +1092,34 @@ static void fg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 {
 	int a = p->fg_actor;
 	int64_t wall = p_wall(p, s->now);
+	struct keep_owner_self self;
 
+	owner_self(p, &self);
 	switch (p->fg) {
-	case FG_REC_READ:
-		if (out == KEEP_STORE_NOT_FOUND) {
-			p->fg_absent = true;
-			p->fg_rver[0] = '\0';
-			fg_try_write(s, p,
-				     1); /* §6 seeding not modelled: the first generation is 1 */
-			return;
+	case FG_REC_READ: {
+		struct keep_owner_hold_view hv = {false, 0};
+		const struct hold *h = &p->hold[a];
+		if (h->on &&
+		    !keep_owner_hold_stale(p->inst, epoch_fed(s, p, h), p->inst, p->sm.lapses)) {
+			hv.live = true;
+			hv.generation = h->gen;
 		}
-		if (out != KEEP_STORE_OK) {
-			fg_idle(s, p, 50, 500);
-			return;
-		}
-		p->fg_absent = false;
-		memcpy(p->fg_rver, q->ver, VER_LEN);
-		p->fg_rec = q->rread;
-		if (q->rread.nobody || names_me(p, &q->rread)) {
-			fg_try_write(
-			    s, p, s->broken == SIM_B_REUSE_GEN ? q->rread.gen : q->rread.gen + 1);
-			return;
-		}
-		/* names another process: free only on a fresh read of nodes/A */
-		p->fg = FG_NODE_READ;
-		send_req(s, mk_req(s, p, T_FG, false, true, q->rread.node),
-			 keep_timing_attempt_timeout_ms(&s->t));
-		return;
-	case FG_NODE_READ: {
-		const struct keep_node_obj *o = &q->nread;
-		char named[KEEP_NODE_ID_MAX + 1];
-		bool is_free = false;
-		snprintf(named, sizeof(named), "n%d", q->idx + 1);
-		if (out == KEEP_STORE_OK || out == KEEP_STORE_NOT_FOUND)
-			is_free = keep_node_free(named, p->fg_rec.inst, out == KEEP_STORE_OK,
-						 out == KEEP_STORE_OK ? o : NULL, wall, &s->t,
-						 NULL) == KEEP_FREE_YES;
-		if (!is_free) {
-			fg_idle(s, p, 100, 1000);
-			return;
-		}
-		tr(s, "n%d.%d a%d is free (nodes/n%d %s %.8s written_at=%" PRId64 ")", p->node + 1,
-		   p->no, a + 1, q->idx + 1, keep_node_state_name(o->state), o->instance,
-		   o->written_at_ms);
-		fg_try_write(s, p, p->fg_rec.gen + 1);
+		/* §6 seeding is not modelled: the first generation is 1 */
+		keep_owner_acq_on_record(&self, &hv, out, out == KEEP_STORE_OK ? q->ver : "",
+					 out == KEEP_STORE_OK ? &q->rread : NULL, 0, 1, &p->fg_d);
+		fg_acq_decided(s, p);
 		return;
 	}
+	case FG_NODE_READ:
+		keep_owner_acq_on_node(&self, out, out == KEEP_STORE_OK ? &q->nread : NULL, wall,
+				       &s->t, &p->fg_d);
+		if (p->fg_d.verdict == KEEP_ACQ_WRITE)
+			tr(s, "n%d.%d a%d is free (nodes/n%d %s %.8s written_at=%" PRId64 ")",
+			   p->node + 1, p->no, a + 1, q->idx + 1,
+			   keep_node_state_name(q->nread.state), q->nread.instance,
+			   q->nread.written_at_ms);
+		fg_acq_decided(s, p);
+		return;
 	case FG_WRITE:
 		if (out == KEEP_STORE_OK) {
 			register_hold(s, p, a, p->fg_gen, q->ver, p->fg_epoch);
@@ -966,23 +1136,50 @@ static void fg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 			 keep_timing_attempt_timeout_ms(&s->t));
 		return;
 	case FG_READBACK:
-		if (out == KEEP_STORE_OK && names_me(p, &q->rread) && q->rread.gen == p->fg_gen) {
-			register_hold(s, p, a, p->fg_gen, q->ver, p->fg_epoch);
-		} else if ((out == KEEP_STORE_OK && strcmp(q->ver, p->fg_rver) != 0) ||
-			   (out == KEEP_STORE_OK && p->fg_absent)) {
-			tr(s, "n%d.%d acquire a%d lost the race", p->node + 1, p->no, a + 1);
-		} else {
-			add_pend(s, p, a, true, p->fg_gen, NULL);
-			tr(s, "n%d.%d acquire a%d gen %" PRId64 " unresolved", p->node + 1, p->no,
-			   a + 1, p->fg_gen);
-		}
-		fg_idle(s, p, 1, 100); /* the request retries at once */
+		keep_owner_readback(&self, p->fg_gen, out, out == KEEP_STORE_OK ? q->ver : "",
+				    out == KEEP_STORE_OK ? &q->rread : NULL, 0, &p->fg_rb);
+		fg_rb_decided(s, p);
+		return;
+	case FG_RB_NODE:
+		keep_owner_readback_on_node(&self, out, out == KEEP_STORE_OK ? &q->nread : NULL,
+					    wall, &s->t, &p->fg_rb);
+		fg_rb_decided(s, p);
 		return;
 	case FG_RELEASE:
-		if (out != KEEP_STORE_OK)
-			add_pend(s, p, a, false, p->fg_gen, p->fg_rver);
-		fg_idle(s, p, 50, 500);
+		if (out == KEEP_STORE_OK) {
+			fg_idle(s, p, 50, 500);
+			return;
+		}
+		if (out == KEEP_STORE_CONFLICT) { /* the read that decides whether it ends */
+			p->fg = FG_REL_READ;
+			send_req(s, mk_req(s, p, T_FG, false, false, a),
+				 keep_timing_attempt_timeout_ms(&s->t));
+			return;
+		}
+		/* refused, failed, unknown: tried again within KEEP_RELEASE_TRIES_MS */
+		{
+			int64_t left = p->fg_rel_deadline - p_mono(p, s->now);
+			if (left <= 0) {
+				fg_release_park(s, p);
+				return;
+			}
+			p->fg = FG_REL_WAIT;
+			wake(s, p, T_FG, s->now + (left < 100 ? left : 100));
+		}
 		return;
+	case FG_REL_READ: {
+		struct keep_pend_decision d;
+		keep_owner_pending_on_read(p->inst, p->fg_gen, out,
+					   out == KEEP_STORE_OK ? &q->rread : NULL, 0, &d);
+		if (d.verdict == KEEP_PEND_END) {
+			tr(s, "n%d.%d release a%d gen %" PRId64 " ended (%s)", p->node + 1, p->no,
+			   a + 1, p->fg_gen, d.reason ? d.reason : "-");
+			fg_idle(s, p, 50, 500);
+			return;
+		}
+		fg_release_park(s, p);
+		return;
+	}
 	default:
 		return;
 	}
@@ -992,11 +1189,20 @@ static void fg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 
 static void bg_idle(struct sim *s, struct proc *p)
 {
-	if (p->bg_actor >= 0)
+	if (p->bg_locked && p->bg_actor >= 0)
 		p->lock_bg[p->bg_actor] = false;
 	p->bg = BG_IDLE;
 	p->bg_actor = -1;
+	p->bg_locked = false;
 	wake(s, p, T_BG, s->now + rng_range(&s->rng, 20, 300));
+}
+
+/* The entry is kept: retried after keep_owner_backoff_ms. */
+static void bg_keep(struct sim *s, struct proc *p, struct pend *e)
+{
+	e->attempts++;
+	e->next_mono = p_mono(p, s->now) + keep_owner_backoff_ms(e->attempts);
+	bg_idle(s, p);
 }
 
 static void bg_release(struct sim *s, struct proc *p, int a, int64_t gen, const char *ver,
@@ -1007,9 +1213,7 @@ static void bg_release(struct sim *s, struct proc *p, int a, int64_t gen, const 
 
 	q->cond = KEEP_COND_IF_MATCH;
 	snprintf(q->if_match, VER_LEN, "%s", ver);
-	q->rbody.nobody = true;
-	q->rbody.node = -1;
-	q->rbody.gen = gen;
+	keep_owner_rec_nobody(&q->rbody, gen);
 	p->bg = state;
 	send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
 }
@@ -1017,6 +1221,7 @@ static void bg_release(struct sim *s, struct proc *p, int a, int64_t gen, const 
 static void bg_wake(struct sim *s, struct proc *p)
 {
 	int i, k;
+	int64_t mono = p_mono(p, s->now);
 	struct pend *e;
 
 	if (!lease_valid(s, p) || !p->npend) { /* paused while the lease is invalid */
@@ -1026,13 +1231,19 @@ static void bg_wake(struct sim *s, struct proc *p)
 	for (k = 0; k < p->npend; k++) {
 		i = (p->bg_cursor + k) % p->npend;
 		e = &p->pend[i];
-		if (p->lock_fg[e->actor] && s->broken != SIM_B_NO_ACTOR_LOCK)
+		if (mono < e->next_mono)
+			continue;
+		/* the lock orders acquisitions and the resolution of unresolved
+		 * acquires (§3); a pending release's retry is the same
+		 * conditional write and takes none (owner-release) */
+		if (e->unresolved && p->lock_fg[e->actor] && s->broken != SIM_B_NO_ACTOR_LOCK)
 			continue;
 		p->bg_cursor = (i + 1) % p->npend;
-		p->bg_entry = i;
+		p->bg_entry = e->id;
 		p->bg_actor = e->actor;
-		p->lock_bg[e->actor] = true;
 		if (e->unresolved) {
+			p->bg_locked = true;
+			p->lock_bg[e->actor] = true;
 			p->bg = BG_UNRES_READ;
 			send_req(s, mk_req(s, p, T_BG, false, false, e->actor),
 				 keep_timing_attempt_timeout_ms(&s->t));
@@ -1048,10 +1259,11 @@ static void bg_wake(struct sim *s, struct proc *p)
 
 static void bg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_outcome out)
 {
-	int i = p->bg_entry, a = p->bg_actor;
+	int i = find_pend(p, p->bg_entry), a = p->bg_actor;
+	struct keep_pend_decision d;
 	struct pend *e;
 
-	if (i < 0 || i >= p->npend || p->pend[i].actor != a) { /* the set was dropped */
+	if (i < 0) { /* the set was dropped */
 		bg_idle(s, p);
 		return;
 	}
@@ -1059,8 +1271,14 @@ static void bg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 	switch (p->bg) {
 	case BG_REL:
 		if (out == KEEP_STORE_OK) {
+			tr(s, "n%d.%d pending release a%d gen %" PRId64 " landed", p->node + 1,
+			   p->no, a + 1, e->gen);
 			del_pend(p, i);
 			bg_idle(s, p);
+			return;
+		}
+		if (out != KEEP_STORE_CONFLICT) {
+			bg_keep(s, p, e);
 			return;
 		}
 		p->bg = BG_REL_READ;
@@ -1068,32 +1286,49 @@ static void bg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 			 keep_timing_attempt_timeout_ms(&s->t));
 		return;
 	case BG_REL_READ:
-		if (out == KEEP_STORE_NOT_FOUND ||
-		    (out == KEEP_STORE_OK && !(names_me(p, &q->rread) && q->rread.gen == e->gen)))
-			del_pend(p, i); /* no longer names this instance at g */
+		keep_owner_pending_on_read(p->inst, e->gen, out,
+					   out == KEEP_STORE_OK ? &q->rread : NULL, 0, &d);
+		if (d.verdict != KEEP_PEND_END) {
+			bg_keep(s, p, e);
+			return;
+		}
+		tr(s, "n%d.%d pending release a%d gen %" PRId64 " ended (%s)", p->node + 1, p->no,
+		   a + 1, e->gen, d.reason ? d.reason : "-");
+		del_pend(p, i);
 		bg_idle(s, p);
 		return;
 	case BG_UNRES_READ:
-		if (out != KEEP_STORE_OK) { /* a read failed (or none yet): keep */
+		keep_owner_resolve_on_read(p->inst, e->gen, e->ver, e->tried_at_wall,
+					   2 * keep_timing_attempt_timeout_ms(&s->t), p->hold[a].on,
+					   out, out == KEEP_STORE_OK ? q->ver : "",
+					   out == KEEP_STORE_OK ? &q->rread : NULL, 0,
+					   p_wall(p, s->now), &d);
+		switch (d.verdict) {
+		case KEEP_PEND_RELEASE:
+			snprintf(p->bg_ver, VER_LEN, "%s", d.version);
+			tr(s, "n%d.%d resolver: a%d gen %" PRId64 " landed, releasing if-match %s",
+			   p->node + 1, p->no, a + 1, e->gen, d.version);
+			bg_release(s, p, a, e->gen, d.version, BG_UNRES_REL);
+			return;
+		case KEEP_PEND_END:
+			tr(s, "n%d.%d resolver: a%d gen %" PRId64 " ends (%s)", p->node + 1, p->no,
+			   a + 1, e->gen, d.reason ? d.reason : "-");
+			del_pend(p, i);
 			bg_idle(s, p);
 			return;
-		}
-		if (names_me(p, &q->rread) && q->rread.gen == e->gen && !p->hold[a].on) {
-			snprintf(p->bg_ver, VER_LEN, "%s", q->ver);
-			tr(s, "n%d.%d resolver: a%d gen %" PRId64 " landed, releasing", p->node + 1,
-			   p->no, a + 1, e->gen);
-			bg_release(s, p, a, e->gen, q->ver, BG_UNRES_REL);
+		default:
+			bg_keep(s, p, e);
 			return;
 		}
-		del_pend(p, i); /* names anything else, or a hold exists here */
-		bg_idle(s, p);
-		return;
 	case BG_UNRES_REL:
 		if (out == KEEP_STORE_OK) {
 			del_pend(p, i);
 		} else {
-			e->unresolved = false; /* an ordinary pending release on that version */
+			/* an ordinary pending release keyed on that read's version */
+			e->unresolved = false;
 			snprintf(e->ver, VER_LEN, "%s", p->bg_ver);
+			e->attempts = 0;
+			e->next_mono = 0;
 		}
 		bg_idle(s, p);
 		return;
@@ -1324,7 +1559,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at)
 	if (rng_pm(&s->rng, 500))
 		p->wall_off = rng_pm(&s->rng, 500) ? half - span : -(half - span);
 	p->mono_base = rng_range(&s->rng, 1000000, 1000000000);
-	p->fg_actor = p->bg_actor = p->bg_entry = -1;
+	p->fg_actor = p->bg_actor = -1;
 	snprintf(p->self_id, sizeof(p->self_id), "n%d", node + 1);
 	keep_watch_init(&p->kw, &s->t, p->self_id);
 	p->kw_on = true;
@@ -1501,6 +1736,8 @@ static void dispatch(struct sim *s, struct ev *e)
 			lease_step(s, p);
 		else if (e->b == T_FG && p->fg == FG_IDLE)
 			fg_wake(s, p);
+		else if (e->b == T_FG && p->fg == FG_REL_WAIT)
+			fg_release_retry(s, p);
 		else if (e->b == T_BG && p->bg == BG_IDLE)
 			bg_wake(s, p);
 		else if (e->b == T_LIST && (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD))

@@ -2,11 +2,12 @@
  * records (ADR 0020, Verification item 2; docs/testing.md "Simulator").
  *
  * One run is one seed: a cluster of nodes driving the real node lease
- * machine (lib/core/lease.c) against a simulated linearizable bucket, under
- * a scheduler that delays, reorders, applies late and loses requests,
- * crashes, pauses, cuts off and twins processes, and fences nodes. Every
- * step is checked against the true simulated time. Everything comes from
- * the seed: a run is reproducible bit for bit. */
+ * machine (lib/core/lease.c), fence decisions (lib/core/fence.c) and
+ * ownership decisions (lib/core/owner.c) against a simulated linearizable
+ * bucket, under a scheduler that delays, reorders, applies late and loses
+ * requests, crashes, pauses, cuts off and twins processes, and fences
+ * nodes. Every step is checked against the true simulated time.
+ * Everything comes from the seed: a run is reproducible bit for bit. */
 #ifndef KEEP_SIM_H
 #define KEEP_SIM_H
 
@@ -18,10 +19,10 @@
 enum sim_broken {
 	SIM_REAL = 0,
 	SIM_B_UNCOND_FENCE,    /* fences (peer and operator) written without a condition */
-	SIM_B_REUSE_GEN,       /* a re-acquire keeps the record's generation */
+	SIM_B_REUSE_GEN,       /* a re-acquire writes the record's generation, not owner.c's */
 	SIM_B_ADOPT_ANY,       /* a conflict re-read adopts a live object of any instance */
 	SIM_B_VALIDITY_REPLY,  /* validity counted from the reply, not the send */
-	SIM_B_NO_ACTOR_LOCK,   /* the resolver runs without the per-actor lock */
+	SIM_B_NO_ACTOR_LOCK,   /* the resolver and acquisitions ignore the per-actor lock */
 	SIM_B_TRUST_PRE_LAPSE, /* holds from before a lapse trusted after the recovery write */
 	SIM_B_NO_START_WAIT,   /* the start check does not wait ttl + grace */
 	SIM_B_COUNT,

@@ -27,6 +27,14 @@ load helpers/common
 	assert_line --regexp '^sim model=real seed=17 acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ violations=0$'
 }
 
+@test "keep-sim: the trace shows lib/core/owner.c's ownership decisions" {
+	run -0 --separate-stderr keep-sim --seed 17 --verbose
+	# the reason keep_owner_acq_on_record / _on_node gave for each record write
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+ gen 1 if-none-match +\(absent\)$'
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+ gen [0-9]+ if-match "[^"]+" \(nobody\)$'
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+: same hold gen [0-9]+$'
+}
+
 @test "keep-sim: a caught seed prints itself and its replay command" {
 	run -1 --separate-stderr keep-sim --seeds 3 --broken reuse-generation
 	assert_line --regexp '^seed 0: model=reuse-generation violation at t=[0-9]+ms: generation [0-9]+ of a[0-9]+ held twice'
