@@ -10,7 +10,10 @@
  * only while this node's own lease is valid. Fences run on a pool of
  * KEEP_FENCE_CONCURRENCY threads, each with its own store handle and each
  * request bounded by (ttl - safety) / 3, so a hung fence never holds up
- * the others (and node-watch is another process). See docs/fencing.md. */
+ * the others (and node-watch is another process). A `not-yet` decision is
+ * taken again, on a new fresh read, at the moment its free_at_ms passes
+ * (bounded), so a fence lands at the protocol's floor rather than at the
+ * next stale line. See docs/fencing.md. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../lib/cli.h"
 #include "../lib/clock.h"
@@ -29,8 +33,9 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] NODE\n"
-    "       lease-fence [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] --stdin\n"
+    "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] NODE\n"
+    "       lease-fence [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [--stats]\n"
+    "                   --stdin\n"
     "\n"
     "NODE     operator fence of nodes/NODE: over its live object (instance and\n"
     "         written_at kept), or created with instance `-` when absent. Prints\n"
@@ -43,6 +48,11 @@ static const char usage[] =
     "         fences at once. One line per stale line:\n"
     "         fenced|rewatch|not-yet|alive|already-fenced|skipped|failed|bad-object\n"
     "         node=.. instance=.. written_at_ms=.. [free_at_ms=..] [reason=..]\n"
+    "         A not-yet is decided again on a fresh read when free_at_ms passes\n"
+    "         (its own answer line follows), unless the input ended meanwhile.\n"
+    "  --stats  at exit, one line on stderr: `stats requests=N get=N head=N put=N\n"
+    "         delete=N list=N ok=N conflict=N not_found=N refused=N ambiguous=N\n"
+    "         prog=lease-fence`\n"
     "  --check  validate the configuration, print `configuration OK`, exit\n"
     "\n"
     "exit (NODE): 0 fenced; 1 refused (already fenced, released, old format);\n"
@@ -51,7 +61,7 @@ static const char usage[] =
     "exit (--stdin): 0 at end of input or on SIGTERM; 100 usage; 111 store unusable.\n"
     "See docs/fencing.md.\n";
 
-enum { OPT_STDIN = 0x2000 };
+enum { OPT_STDIN = 0x2000, OPT_STATS };
 
 static const char *prog = "lease-fence";
 static volatile sig_atomic_t stop_flag;
@@ -67,24 +77,26 @@ struct ctx {
 	char node_dir[KEEP_PATH_MAX + 80];
 	char boot_id[64];
 	struct keep_metrics metrics;
-	pthread_mutex_t lock; /* metrics, stdout, the queue */
-	pthread_cond_t more;
+	struct keep_reqstats stats; /* every store handle's requests */
+	pthread_mutex_t lock;	    /* metrics, stdout, the queue */
+	pthread_cond_t more;	    /* the queue has an entry, or the input ended */
+	pthread_cond_t wake;	    /* the input ended (a not-yet retry waits on it) */
 };
 
 static struct ctx C;
+
+/* Under C.lock: the request counters into the metrics, and the file. */
+static void metrics_flush_locked(void)
+{
+	keep_reqstats_to_metrics(&C.stats, &C.metrics);
+	keep_metrics_flush(&C.metrics);
+}
 
 static void metric_inc(const char *name)
 {
 	pthread_mutex_lock(&C.lock);
 	keep_metrics_inc(&C.metrics, name, 1);
-	keep_metrics_flush(&C.metrics);
-	pthread_mutex_unlock(&C.lock);
-}
-
-static void metric_store(const char *op, enum keep_outcome o)
-{
-	pthread_mutex_lock(&C.lock);
-	keep_metrics_store(&C.metrics, op, o);
+	metrics_flush_locked();
 	pthread_mutex_unlock(&C.lock);
 }
 
@@ -111,7 +123,6 @@ static void read_node(struct keep_store *s, const char *node, struct keep_reply 
 	rc = keep_store_get(s, key, &body, r);
 	if (rc)
 		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	metric_store("get", r->outcome);
 	if (r->outcome == KEEP_STORE_OK) {
 		*derr = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
 					     sizeof(err));
@@ -147,7 +158,6 @@ static void write_node(struct keep_store *s, const struct keep_node_obj *o, enum
 		if (rc)
 			keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
 	}
-	metric_store("put", r->outcome);
 	if (r->outcome != KEEP_STORE_OK)
 		keep_warn(prog, "fence of nodes/%s: %s: %s", o->node, keep_outcome_name(r->outcome),
 			  r->detail[0] ? r->detail : "-");
@@ -307,7 +317,49 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
 	keep_buf_release(&b);
 }
 
+/* A not-yet's retry: wait until free_at_wall_ms passes on our wall clock
+ * (measured on the monotonic clock from now), unless the input ends or a
+ * signal stops us first. Bounded: a free_at further away than ttl + grace
+ * + max_skew is not waited for (the next stale line will come). true: the
+ * time came. */
+static bool wait_free_at(int64_t free_at_wall_ms)
+{
+	int64_t left = free_at_wall_ms - keep_wall_ms(), deadline;
+	bool ok;
+
+	if (left > keep_timing_takeover_ms(&C.cfg.timing) + C.cfg.timing.max_skew_ms)
+		return false;
+	deadline = keep_mono_ms() + (left > 0 ? left : 0) + 1;
+	pthread_mutex_lock(&C.lock);
+	while (!Q.eof && !stop_flag && keep_mono_ms() < deadline) {
+		struct timespec ts;
+
+		ts.tv_sec = deadline / 1000;
+		ts.tv_nsec = (deadline % 1000) * 1000000;
+		pthread_cond_timedwait(&C.wake, &C.lock, &ts);
+	}
+	ok = !Q.eof && !stop_flag;
+	pthread_mutex_unlock(&C.lock);
+	return ok;
+}
+
+/* One decision on a fresh read; true when it was not-yet and the bound
+ * free_at_ms (in *free_at) may be waited for. */
+static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, int64_t *free_at);
+
+#define NOT_YET_RETRIES 3 /* decisions again after a not-yet, each at its free_at */
+
 static void peer_fence(struct keep_store *s, const struct keep_stale *st)
+{
+	int64_t free_at = 0;
+	int i;
+
+	for (i = 0; i <= NOT_YET_RETRIES; i++)
+		if (!peer_fence_once(s, st, &free_at) || !wait_free_at(free_at))
+			return;
+}
+
+static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, int64_t *free_at)
 {
 	struct keep_reply r;
 	struct keep_node_obj obj;
@@ -317,7 +369,7 @@ static void peer_fence(struct keep_store *s, const struct keep_stale *st)
 
 	if (!own_valid()) {
 		peer_line("skipped", st, 0, "own lease not valid");
-		return;
+		return false;
 	}
 	read_node(s, st->node, &r, &obj, &derr);
 	keep_fence_peer_decide(st, own_valid(), r.outcome,
@@ -329,21 +381,22 @@ static void peer_fence(struct keep_store *s, const struct keep_stale *st)
 		    st,
 		    d.verdict == KEEP_FV_NOT_YET || d.verdict == KEEP_FV_ALREADY ? d.free_at_ms : 0,
 		    d.reason);
-		return;
+		*free_at = d.free_at_ms;
+		return d.verdict == KEEP_FV_NOT_YET;
 	}
 	if (!own_valid()) { /* checked again right before the write */
 		peer_line("skipped", st, 0, "own lease not valid");
-		return;
+		return false;
 	}
 	write_node(s, &d.obj, KEEP_COND_IF_MATCH, r.version, &r);
 	if (r.outcome == KEEP_STORE_OK) {
 		metric_inc("keep_fences_total");
 		peer_line("fenced", st, d.free_at_ms, NULL);
-		return;
+		return false;
 	}
 	if (r.outcome != KEEP_STORE_CONFLICT && r.outcome != KEEP_STORE_AMBIGUOUS) {
 		peer_line("failed", st, 0, keep_outcome_name(r.outcome));
-		return;
+		return false;
 	}
 	/* the condition failed (or the reply was lost): read once more (§2) */
 	read_node(s, st->node, &r, &obj, &derr);
@@ -358,6 +411,7 @@ static void peer_fence(struct keep_store *s, const struct keep_stale *st)
 	    keep_fence_verdict_name(res->verdict), st,
 	    res->verdict == KEEP_FV_FENCED || res->verdict == KEEP_FV_ALREADY ? res->free_at_ms : 0,
 	    d2.reason);
+	return false;
 }
 
 static void busy_clear(const char *node)
@@ -394,7 +448,7 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&C.lock);
 		busy_clear(st.node);
-		keep_metrics_flush(&C.metrics);
+		metrics_flush_locked();
 		pthread_mutex_unlock(&C.lock);
 	}
 }
@@ -556,6 +610,7 @@ static int peer_mode(struct keep_store **stores)
 	pthread_mutex_lock(&C.lock);
 	Q.eof = true;
 	pthread_cond_broadcast(&C.more);
+	pthread_cond_broadcast(&C.wake);
 	pthread_mutex_unlock(&C.lock);
 	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++)
 		pthread_join(w[i].tid, NULL);
@@ -566,6 +621,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"stdin", no_argument, NULL, OPT_STDIN},
+					     {"stats", no_argument, NULL, OPT_STATS},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
@@ -574,12 +630,18 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	const char *target = NULL;
 	char err[512];
-	bool from_stdin = false, check_only = false;
+	bool from_stdin = false, check_only = false, opt_stats = false;
+	pthread_condattr_t ca;
 	int c, rc, i, nstores;
 
 	memset(&C, 0, sizeof(C));
 	pthread_mutex_init(&C.lock, NULL);
 	pthread_cond_init(&C.more, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* as keep_mono_ms */
+	pthread_cond_init(&C.wake, &ca);
+	pthread_condattr_destroy(&ca);
+	keep_reqstats_init(&C.stats);
 	keep_cli_init(&cli, prog, usage);
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
 		if (keep_cli_common_opt(&cli, c, optarg))
@@ -587,6 +649,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_STDIN:
 			from_stdin = true;
+			break;
+		case OPT_STATS:
+			opt_stats = true;
 			break;
 		case KEEP_OPT_CHECK:
 			check_only = true;
@@ -631,6 +696,11 @@ int main(int argc, char **argv)
 	nstores = from_stdin ? KEEP_FENCE_CONCURRENCY : 1;
 	for (i = 0; i < nstores; i++) {
 		rc = keep_store_open(C.cfg.store, &so, &stores[i], err, sizeof(err));
+		if (rc == 0) {
+			rc = keep_store_counted(stores[i], &C.stats, &stores[i]);
+			if (rc)
+				snprintf(err, sizeof(err), "out of memory");
+		}
 		if (rc)
 			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
 									     : KEEP_EXIT_TEMP,
@@ -639,7 +709,9 @@ int main(int argc, char **argv)
 	rc = from_stdin ? peer_mode(stores) : operator_fence(stores[0], target);
 	for (i = 0; i < nstores; i++)
 		keep_store_free(stores[i]);
-	keep_metrics_flush(&C.metrics);
+	if (opt_stats)
+		keep_reqstats_print(&C.stats, prog);
+	metrics_flush_locked();
 	keep_metrics_release(&C.metrics);
 	return rc;
 }

@@ -1,10 +1,13 @@
 /* node-watch — membership, cluster status and fence candidates (ADR 0020 §2, §6).
  *
  * A driver of the watch in lib/core/fence.c: every heartbeat period it
- * lists nodes/, reads each object (one GET per node, as the ADR has it),
+ * lists nodes/ and reads only the bodies it needs (a new node, one whose
+ * listed version token stopped changing, one not live-and-changing: a
+ * node whose token changed since the last listing wrote, and is alive),
  * reads this node's lease state file, feeds the pass to the watch and
- * prints its events. --once prints one status line per node and exits
- * (cluster status). See docs/fencing.md. */
+ * prints its events; between listings it wakes when a watch bound passes
+ * and prints the stale candidate then. --once reads every body and prints
+ * one status line per node (cluster status). See docs/fencing.md. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -23,9 +26,10 @@
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                  [--follow | --once [--table]]\n"
+    "                  [--follow | --once [--table]] [--stats]\n"
     "\n"
-    "List nodes/ every heartbeat period and read every node object.\n"
+    "List nodes/ every heartbeat period; read a node's object only when needed\n"
+    "(new, or its listed version token stopped changing).\n"
     "\n"
     "  --follow   (default) run until SIGTERM/SIGINT; print change events\n"
     "             `join|change|leave node=ID state=.. instance=.. written_at_ms=.. format=..`\n"
@@ -37,13 +41,16 @@ static const char usage[] =
     "             instance=.. written_at_ms=.. age_ms=.. format=3|1|2 [fenced_by=..\n"
     "             fenced_at_ms=..] [free_at_ms=..] [reason=..]`\n"
     "  --table    with --once: a table for people instead\n"
+    "  --stats    at exit, one line on stderr: `stats requests=N get=N head=N\n"
+    "             put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
+    "             ambiguous=N prog=node-watch`\n"
     "  --check    validate the configuration, print `configuration OK`, exit\n"
     "\n"
     "exit: 0 done (--once) or stopped by a signal; 100 usage or configuration;\n"
     "111 the store could not be listed or a node could not be read (--once), or\n"
     "stdout closed. See docs/fencing.md.\n";
 
-enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE };
+enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS };
 
 static volatile sig_atomic_t stop_flag;
 
@@ -53,11 +60,14 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* One node read by a pass. */
+/* One node listed by a pass, and what is known of its body. */
 struct seen {
 	char node[KEEP_NODE_ID_MAX + 1];
-	enum keep_outcome outcome; /* of the GET */
+	char listed[KEEP_VERSION_MAX];	     /* the version token this pass's listing showed */
+	char body_version[KEEP_VERSION_MAX]; /* the GET's version of obj ("" if none) */
+	enum keep_outcome outcome;	     /* of the last GET */
 	bool decoded;
+	bool wrote; /* not read this pass: the listed token changed (a write landed) */
 	struct keep_node_obj obj;
 	char why[160]; /* unreadable: why */
 };
@@ -66,15 +76,56 @@ struct driver {
 	const char *prog;
 	struct keep_config cfg;
 	struct keep_store *store;
+	struct keep_reqstats stats;
 	struct keep_metrics metrics;
 	char node_dir[KEEP_PATH_MAX + 80];
 	char boot_id[64];
-	struct seen *v;
-	size_t n, alloc;
+	struct seen *v, *prev; /* this pass, the last pass (both sorted by node) */
+	size_t n, alloc, nprev, prevalloc;
 };
 
-/* List nodes/ and read every node. 0, or KEEP_EXIT_TEMP when the listing failed. */
-static int read_all(struct driver *d)
+/* The last pass's entry for node, or NULL. */
+static const struct seen *prev_of(const struct driver *d, const char *node)
+{
+	size_t lo = 0, hi = d->nprev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(d->prev[mid].node, node);
+		if (c == 0)
+			return &d->prev[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Does this pass need node's body? (docs/fencing.md, "Reading only what
+ * changed"). every: --once (status needs every body). Otherwise a body is
+ * read for a new node, an unreadable one, and one whose listed token is the
+ * last listing's (the watch is judged on bodies, never on tokens) unless
+ * the body we hold is at that very token and not live (fenced, released,
+ * old-format: no watch runs on it). A token other than the last listing's
+ * means a write landed: alive, no read (*wrote). */
+static bool need_body(const struct seen *p, const char *listed, bool every, bool *wrote)
+{
+	*wrote = false;
+	if (every || !p || !p->decoded)
+		return true;
+	if (strcmp(p->listed, listed) != 0) {
+		*wrote = true;
+		return false;
+	}
+	if (p->obj.format == 3 && p->obj.state == KEEP_NODE_LIVE)
+		return true;
+	return strcmp(p->body_version, listed) != 0;
+}
+
+/* List nodes/ and read the bodies needed (every one when every). 0, or
+ * KEEP_EXIT_TEMP when the listing failed (the last pass is kept). */
+static int read_all(struct driver *d, bool every)
 {
 	struct keep_list l;
 	struct keep_reply r;
@@ -82,19 +133,29 @@ static int read_all(struct driver *d)
 	size_t i;
 	int rc;
 
-	d->n = 0;
 	keep_list_init(&l);
 	memset(&r, 0, sizeof(r));
 	keep_store_set_timeout(d->store, keep_timing_attempt_timeout_ms(&d->cfg.timing));
 	rc = keep_store_list(d->store, "nodes/", &l, &r);
 	if (rc)
 		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	keep_metrics_store(&d->metrics, "list", r.outcome);
 	if (r.outcome != KEEP_STORE_OK) {
 		keep_warn(d->prog, "unable to list nodes/: %s: %s", keep_outcome_name(r.outcome),
 			  r.detail);
 		keep_list_release(&l);
 		return KEEP_EXIT_TEMP;
+	}
+	/* this pass's array: the last pass's becomes d->prev */
+	{
+		struct seen *t = d->prev;
+		size_t ta = d->prevalloc;
+
+		d->prev = d->v;
+		d->prevalloc = d->alloc;
+		d->nprev = d->n;
+		d->v = t;
+		d->alloc = ta;
+		d->n = 0;
 	}
 	if (l.n > d->alloc) {
 		struct seen *nv = realloc(d->v, l.n * sizeof(*nv));
@@ -109,22 +170,36 @@ static int read_all(struct driver *d)
 	keep_buf_init(&body, KEEP_BODY_MAX);
 	for (i = 0; i < l.n; i++) {
 		const char *id = l.v[i].key + strlen("nodes/");
+		const struct seen *p;
 		struct seen *s;
 		char err[160];
+		bool wrote;
 		int derr;
 
 		if (strncmp(l.v[i].key, "nodes/", 6) != 0 || !keep_node_id_valid(id))
 			continue; /* not a node key (nodes/x/y, a bad id): not ours */
 		s = &d->v[d->n];
+		p = prev_of(d, id);
+		if (!need_body(p, l.v[i].version, every, &wrote)) {
+			/* known, and either a write landed (wrote) or the body we
+			 * hold is at this very token and not live: keep it */
+			*s = *p;
+			snprintf(s->listed, sizeof(s->listed), "%s", l.v[i].version);
+			s->wrote = wrote;
+			d->n++;
+			continue;
+		}
 		memset(s, 0, sizeof(*s));
 		snprintf(s->node, sizeof(s->node), "%s", id);
+		snprintf(s->listed, sizeof(s->listed), "%s", l.v[i].version);
 		keep_buf_reset(&body);
 		memset(&r, 0, sizeof(r));
 		rc = keep_store_get(d->store, l.v[i].key, &body, &r);
 		if (rc)
 			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-		keep_metrics_store(&d->metrics, "get", r.outcome);
 		s->outcome = r.outcome;
+		if (r.outcome == KEEP_STORE_OK)
+			snprintf(s->body_version, sizeof(s->body_version), "%s", r.version);
 		if (r.outcome == KEEP_STORE_NOT_FOUND)
 			continue; /* gone since the listing */
 		d->n++;
@@ -266,7 +341,7 @@ static int once(struct driver *d, bool table)
 {
 	int64_t wall;
 	size_t i;
-	int rc = read_all(d), prc = 0;
+	int rc = read_all(d, true), prc = 0;
 	bool failed = false;
 
 	if (rc)
@@ -281,6 +356,7 @@ static int once(struct driver *d, bool table)
 	for (i = 0; i < d->n; i++)
 		if (!d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK)
 			failed = true;
+	keep_reqstats_to_metrics(&d->stats, &d->metrics);
 	keep_metrics_flush(&d->metrics);
 	return prc ? prc : failed ? KEEP_EXIT_TEMP : KEEP_EXIT_OK;
 }
@@ -318,60 +394,101 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	return rc;
 }
 
+/* Print a pass's or a tick's events. 0, or KEEP_EXIT_TEMP (stdout closed). */
+static int print_events(struct driver *d, const struct keep_watch *w)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < w->nev && !rc; i++) {
+		rc = print_event(d, &w->ev[i]);
+		if (w->ev[i].kind == KEEP_WEV_STALE)
+			keep_metrics_inc(&d->metrics, "keep_stale_candidates_total", 1);
+	}
+	return rc;
+}
+
+/* One listing pass fed to the watch. 0, or an exit code to stop with.
+ * *listed: the listing succeeded. */
+static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch_input **in,
+		       size_t *inalloc, int64_t *live_since, bool *listed)
+{
+	int64_t now, wall;
+	bool valid;
+	size_t i;
+
+	*listed = read_all(d, false) == 0;
+	if (!*listed)
+		return 0; /* the listing failed: the watch stays as it was */
+	if (d->n > *inalloc) {
+		struct keep_watch_input *ni = realloc(*in, d->n * sizeof(*ni));
+		if (!ni) {
+			keep_warn(d->prog, "out of memory");
+			return KEEP_EXIT_TEMP;
+		}
+		*in = ni;
+		*inalloc = d->n;
+	}
+	for (i = 0; i < d->n; i++) {
+		struct keep_watch_input *x = &(*in)[i];
+
+		memset(x, 0, sizeof(*x));
+		x->node = d->v[i].node;
+		x->wrote = d->v[i].wrote;
+		x->readable = !x->wrote && d->v[i].decoded;
+		x->read_failed = !x->wrote && !d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK;
+		x->obj = x->readable ? &d->v[i].obj : NULL;
+	}
+	now = keep_mono_ms();
+	wall = keep_wall_ms();
+	/* the lease state is read after the listing: a valid lease now covers
+	 * the whole pass */
+	self_lease(d, now, &valid, live_since);
+	if (keep_watch_pass(w, *in, d->n, now, wall, valid, *live_since) != 0)
+		keep_warn(d->prog, "watch pass incomplete (memory or too many nodes)");
+	keep_metrics_set(&d->metrics, "keep_nodes_listed", (int64_t)d->n);
+	return print_events(d, w);
+}
+
 static int follow(struct driver *d)
 {
 	struct keep_watch w;
 	struct keep_watch_input *in = NULL;
 	size_t inalloc = 0;
+	int64_t next_pass = keep_mono_ms(), live_since = 0;
+	bool listed = false;
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
 	while (!stop_flag) {
-		int64_t start = keep_mono_ms(), now, wall;
-		bool valid;
-		int64_t live_since;
-		size_t i;
+		int64_t now = keep_mono_ms(), wake, due;
 
-		if (read_all(d) == 0) {
-			if (d->n > inalloc) {
-				struct keep_watch_input *ni = realloc(in, d->n * sizeof(*ni));
-				if (!ni) {
-					keep_warn(d->prog, "out of memory");
-					rc = KEEP_EXIT_TEMP;
-					break;
-				}
-				in = ni;
-				inalloc = d->n;
-			}
-			for (i = 0; i < d->n; i++) {
-				in[i].node = d->v[i].node;
-				in[i].readable = d->v[i].decoded;
-				in[i].read_failed =
-				    !d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK;
-				in[i].obj = d->v[i].decoded ? &d->v[i].obj : NULL;
-			}
-			now = keep_mono_ms();
-			wall = keep_wall_ms();
-			/* the lease state is read after the listing: a valid lease
-			 * now covers the whole pass */
+		if (now >= next_pass) {
+			next_pass = now + d->cfg.timing.period_ms;
+			rc = follow_pass(d, &w, &in, &inalloc, &live_since, &listed);
+		} else if (listed) {
+			/* a watch bound passed between listings: the candidate
+			 * goes now, not at the next listing (docs/fencing.md) */
+			bool valid;
+
 			self_lease(d, now, &valid, &live_since);
-			if (keep_watch_pass(&w, in, d->n, now, wall, valid, live_since) != 0)
-				keep_warn(d->prog,
-					  "watch pass incomplete (memory or too many nodes)");
-			for (i = 0; i < w.nev && !rc; i++) {
-				rc = print_event(d, &w.ev[i]);
-				if (w.ev[i].kind == KEEP_WEV_STALE)
-					keep_metrics_inc(&d->metrics, "keep_stale_candidates_total",
-							 1);
-			}
-			if (rc) {
-				keep_warn(d->prog, "stdout closed: stopping");
-				break;
-			}
-			keep_metrics_set(&d->metrics, "keep_nodes_listed", (int64_t)d->n);
+			if (keep_watch_tick(&w, now, valid, live_since) != 0)
+				keep_warn(d->prog, "watch tick incomplete (memory)");
+			rc = print_events(d, &w);
 		}
+		if (rc) {
+			keep_warn(d->prog, "stdout closed: stopping");
+			break;
+		}
+		keep_reqstats_to_metrics(&d->stats, &d->metrics);
 		keep_metrics_flush(&d->metrics);
-		keep_sleep_until_mono(start + d->cfg.timing.period_ms);
+		wake = next_pass;
+		/* between listings only while the last one succeeded: a
+		 * candidate is never judged across a failed listing */
+		due = listed ? keep_watch_next_stale_mono_ms(&w, live_since) : 0;
+		if (due && due < wake)
+			wake = due;
+		keep_sleep_until_mono(wake);
 	}
 	free(in);
 	keep_watch_release(&w);
@@ -384,6 +501,7 @@ int main(int argc, char **argv)
 					     {"once", no_argument, NULL, OPT_ONCE},
 					     {"follow", no_argument, NULL, OPT_FOLLOW},
 					     {"table", no_argument, NULL, OPT_TABLE},
+					     {"stats", no_argument, NULL, OPT_STATS},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
@@ -391,7 +509,8 @@ int main(int argc, char **argv)
 	struct keep_store_opts so;
 	struct sigaction sa;
 	char err[512];
-	bool opt_once = false, opt_follow = false, opt_table = false, check_only = false;
+	bool opt_once = false, opt_follow = false, opt_table = false, check_only = false,
+	     opt_stats = false;
 	int c, rc;
 
 	memset(&d, 0, sizeof(d));
@@ -409,6 +528,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TABLE:
 			opt_table = true;
+			break;
+		case OPT_STATS:
+			opt_stats = true;
 			break;
 		case KEEP_OPT_CHECK:
 			check_only = true;
@@ -439,7 +561,13 @@ int main(int argc, char **argv)
 	keep_metrics_set_prog(&d.metrics, opt_once ? NULL : d.cfg.metrics_textfile, d.prog);
 
 	keep_config_store_opts(&d.cfg, &so);
+	keep_reqstats_init(&d.stats);
 	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));
+	if (rc == 0) {
+		rc = keep_store_counted(d.store, &d.stats, &d.store);
+		if (rc)
+			snprintf(err, sizeof(err), "out of memory");
+	}
 	if (rc)
 		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
 								     : KEEP_EXIT_TEMP,
@@ -459,7 +587,10 @@ int main(int argc, char **argv)
 			keep_warn(d.prog, "no node id: no stale candidates will be printed");
 		rc = follow(&d);
 	}
+	if (opt_stats)
+		keep_reqstats_print(&d.stats, d.prog);
 	free(d.v);
+	free(d.prev);
 	keep_store_free(d.store);
 	keep_metrics_release(&d.metrics);
 	return rc;

@@ -166,11 +166,13 @@ static bool recently(const struct keep_watch *w, const struct keep_watch_peer *p
 	return p->changed_mono_ms && now - p->changed_mono_ms < keep_timing_takeover_ms(&w->t);
 }
 
+static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since,
+		      int rc);
+
 int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, size_t n, int64_t now,
 		    int64_t wall, bool self_valid, int64_t live_since)
 {
 	size_t i, j;
-	bool *skip = NULL;
 	int rc = 0;
 
 	w->nev = 0;
@@ -196,6 +198,8 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 
 		if (at < 0) {
 			size_t pos = (size_t)(-at - 1);
+			if (x->wrote)
+				continue; /* no body of an unknown peer: not watched yet */
 			memmove(&w->peers[pos + 1], &w->peers[pos],
 				(w->n - pos) * sizeof(w->peers[0]));
 			w->n++;
@@ -205,6 +209,7 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 			observe(p, x);
 			p->since_mono_ms = now;
 			p->seen = true;
+			p->read_failed = x->read_failed;
 			p->status =
 			    keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, false);
 			if (!add_event(w, KEEP_WEV_JOIN, p))
@@ -215,8 +220,24 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 		if (p->seen)
 			continue; /* listed twice: the first wins */
 		p->seen = true;
+		p->read_failed = x->read_failed;
 		if (x->read_failed)
 			continue; /* unknown: the watch stays as it was */
+		if (x->wrote) {
+			/* a write landed: alive; the body is read once the
+			 * token stops changing, and the watch starts again */
+			p->since_mono_ms = now;
+			p->last_stale_mono_ms = 0;
+			p->changed_mono_ms = now;
+			old = *p;
+			if (p->readable && p->format != 3) {
+				/* an old-format heartbeat rewritten: old-running (§6) */
+				p->status = KEEP_STATUS_OLD_RUNNING;
+				if (p->status != old.status && !add_event(w, KEEP_WEV_CHANGE, p))
+					rc = KEEP_ERR_NOMEM;
+			}
+			continue;
+		}
 		old = *p;
 		observe(p, x);
 		if (p->readable != old.readable || p->format != old.format ||
@@ -249,22 +270,35 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 	}
 	w->n = j;
 
-	/* a failed read this pass: never stale on it */
-	if (n) {
-		skip = calloc(w->n ? w->n : 1, sizeof(*skip));
-		if (!skip)
-			return KEEP_ERR_NOMEM;
-		for (i = 0; i < n; i++) {
-			long at;
-			if (!in[i].read_failed)
-				continue;
-			at = find_peer(w, in[i].node);
-			if (at >= 0)
-				skip[at] = true;
-		}
-	}
+	return stale_pass(w, now, self_valid, live_since, rc);
+}
 
-	/* stale candidates (§2) */
+/* A peer that may become a stale candidate (§2): readable, format 3, live,
+ * not this node, and its last read did not fail. */
+static bool watchable(const struct keep_watch *w, const struct keep_watch_peer *p)
+{
+	return !p->read_failed && p->readable && p->format == 3 && p->status == KEEP_STATUS_LIVE &&
+	       strcmp(p->node, w->self) != 0;
+}
+
+/* When p is due as a candidate (it may be in the past). */
+static int64_t stale_due(const struct keep_watch *w, const struct keep_watch_peer *p,
+			 int64_t live_since)
+{
+	int64_t due = max64(p->since_mono_ms, live_since) + keep_watch_stale_after_ms(&w->t);
+
+	if (p->last_stale_mono_ms)
+		due = max64(due, p->last_stale_mono_ms + keep_timing_write_every_ms(&w->t));
+	return due;
+}
+
+/* The stale candidates (§2) at now, after a pass or on a tick; rc is passed
+ * through (or KEEP_ERR_NOMEM). */
+static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since,
+		      int rc)
+{
+	size_t i;
+
 	if (!self_valid || !w->self[0]) {
 		/* not valid: judge nobody, and start every watch again */
 		for (i = 0; i < w->n; i++) {
@@ -272,24 +306,14 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 			w->peers[i].last_stale_mono_ms = 0;
 		}
 		w->was_valid = false;
-		free(skip);
 		return rc;
 	}
 	w->was_valid = true;
 	for (i = 0; i < w->n; i++) {
 		struct keep_watch_peer *p = &w->peers[i];
 		struct keep_watch_event *e;
-		int64_t from = max64(p->since_mono_ms, live_since);
-		int64_t every = keep_timing_write_every_ms(&w->t);
 
-		if (skip && skip[i])
-			continue;
-		if (!p->readable || p->format != 3 || p->status != KEEP_STATUS_LIVE ||
-		    strcmp(p->node, w->self) == 0)
-			continue;
-		if (now - from < keep_watch_stale_after_ms(&w->t))
-			continue;
-		if (p->last_stale_mono_ms && now - p->last_stale_mono_ms < every)
+		if (!watchable(w, p) || now < stale_due(w, p, live_since))
 			continue;
 		p->last_stale_mono_ms = now;
 		e = add_event(w, KEEP_WEV_STALE, p);
@@ -297,10 +321,34 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 			rc = KEEP_ERR_NOMEM;
 			continue;
 		}
-		e->unchanged_ms = now - from;
+		e->unchanged_ms = now - max64(p->since_mono_ms, live_since);
 	}
-	free(skip);
 	return rc;
+}
+
+int keep_watch_tick(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since)
+{
+	w->nev = 0;
+	return stale_pass(w, now, self_valid, live_since, 0);
+}
+
+int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_since)
+{
+	int64_t best = 0;
+	size_t i;
+
+	if (!w->self[0])
+		return 0;
+	for (i = 0; i < w->n; i++) {
+		int64_t due;
+
+		if (!watchable(w, &w->peers[i]))
+			continue;
+		due = stale_due(w, &w->peers[i], live_since);
+		if (!best || due < best)
+			best = due;
+	}
+	return best;
 }
 
 /* ---- fence decisions ------------------------------------------------------- */

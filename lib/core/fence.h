@@ -59,6 +59,13 @@ struct keep_watch_input {
 	const char *node; /* the id from the key nodes/<id> (borrowed) */
 	bool readable;	  /* obj holds the decoded object */
 	bool read_failed; /* the GET failed (not a decode error): keep the watch as it is */
+	/* No body read: the listing shows a version token other than the last
+	 * listing's, so a write landed on nodes/<id> since (docs/fencing.md,
+	 * "Reading only what changed"). The peer's observed body stays as it
+	 * was (no change event), and its watch starts again: a write is never
+	 * evidence of staleness, only of life. Ignored for a peer not known
+	 * yet (the driver reads a new node's body). readable/obj unused. */
+	bool wrote;
 	const struct keep_node_obj *obj; /* borrowed; NULL unless readable */
 };
 
@@ -90,6 +97,7 @@ struct keep_watch_peer {
 	int64_t changed_mono_ms;    /* last seen changing (0: never) */
 	int64_t last_stale_mono_ms; /* last stale emitted (0: never) */
 	bool seen;		    /* listed in the current pass */
+	bool read_failed;	    /* the last pass's read of it failed: never stale on it */
 };
 
 /* The watch. Owns peers[] and ev[]; release with keep_watch_release. */
@@ -123,6 +131,22 @@ int64_t keep_watch_stale_after_ms(const struct keep_timing *t);
 int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, size_t n,
 		    int64_t now_mono_ms, int64_t now_wall_ms, bool self_valid,
 		    int64_t live_since_mono_ms);
+
+/* Stale candidates due at now_mono_ms without a new listing (ADR §2 timing:
+ * the candidate is sent the moment the watch bound passes, not at the next
+ * listing). Judged on the bodies of the last pass exactly as
+ * keep_watch_pass judges them; lease-fence then decides on one fresh read,
+ * which must still show the instance and written_at watched. The events
+ * replace w->ev/w->nev (stale lines only). While self_valid is false, no
+ * candidate, and every watch restarts (as in a pass). 0 or KEEP_ERR_NOMEM. */
+int keep_watch_tick(struct keep_watch *w, int64_t now_mono_ms, bool self_valid,
+		    int64_t live_since_mono_ms);
+
+/* The earliest monotonic time at which a peer becomes (or, repeated once
+ * per write_every, stays) a stale candidate on the bodies seen so far; 0
+ * when none can (no own node id, no live peer watched). The driver wakes
+ * then and calls keep_watch_tick. */
+int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_since_mono_ms);
 
 /* "join", "change", "leave", "stale". */
 const char *keep_watch_event_name(enum keep_watch_event_kind k);

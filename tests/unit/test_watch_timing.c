@@ -1,0 +1,197 @@
+/* Unit tests: the watch when a pass reads only what changed (`wrote`
+ * inputs: docs/fencing.md, "Reading only what changed") and the stale
+ * candidate sent the moment the watch bound passes (keep_watch_tick,
+ * keep_watch_next_stale_mono_ms). Timing as test_fence.c: ttl 3000, grace
+ * 1500, safety 600, period 1000: stale after 1000 + 800. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../lib/core/fence.h"
+#include "unit.h"
+
+#define W0 1700000000000LL
+
+static struct keep_timing timing(void)
+{
+	struct keep_timing t;
+
+	memset(&t, 0, sizeof(t));
+	t.ttl_ms = 3000;
+	t.grace_ms = 1500;
+	t.safety_ms = 600;
+	t.max_skew_ms = 300;
+	t.period_ms = 1000;
+	return t;
+}
+
+static struct keep_node_obj live(const char *node, int64_t written_at)
+{
+	struct keep_node_obj o;
+
+	memset(&o, 0, sizeof(o));
+	o.format = 3;
+	o.state = KEEP_NODE_LIVE;
+	snprintf(o.node, sizeof(o.node), "%s", node);
+	snprintf(o.instance, sizeof(o.instance), "0123456789abcdef0123456789abcdef");
+	o.written_at_ms = written_at;
+	o.seq = 1;
+	return o;
+}
+
+static size_t stales(const struct keep_watch *w)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < w->nev; i++)
+		n += w->ev[i].kind == KEEP_WEV_STALE;
+	return n;
+}
+
+static void body(struct keep_watch *w, const struct keep_node_obj *o, int64_t now)
+{
+	struct keep_watch_input in = {.node = o->node, .readable = true, .obj = o};
+
+	CHECK_EQ_INT(keep_watch_pass(w, &in, 1, now, W0 + now, true, 1), 0);
+}
+
+static void wrote(struct keep_watch *w, const char *node, int64_t now)
+{
+	struct keep_watch_input in = {.node = node, .wrote = true};
+
+	CHECK_EQ_INT(keep_watch_pass(w, &in, 1, now, W0 + now, true, 1), 0);
+}
+
+TEST(wrote_restarts_the_watch_without_a_body)
+{
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_node_obj a = live("a", W0);
+	int64_t now;
+
+	keep_watch_init(&w, &t, "b");
+	body(&w, &a, 1000);
+	/* a node whose token keeps changing: never a candidate, no event */
+	for (now = 2000; now <= 10000; now += 1000) {
+		wrote(&w, "a", now);
+		CHECK_EQ_INT(w.nev, 0);
+		CHECK_EQ_INT(keep_watch_tick(&w, now + 999, true, 1), 0);
+		CHECK_EQ_INT(stales(&w), 0);
+	}
+	/* the token stops changing at 11000: its body (a later written_at) is
+	 * read, the watch starts from that read */
+	a.written_at_ms = W0 + 9500;
+	body(&w, &a, 11000);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 11000 + 1800);
+	CHECK_EQ_INT(keep_watch_tick(&w, 12799, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_tick(&w, 12800, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 1);
+	CHECK_EQ_INT(w.ev[0].written_at_ms, W0 + 9500);
+	CHECK_EQ_INT(w.ev[0].unchanged_ms, 1800);
+	/* repeated at most once per write_every */
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 13800);
+	keep_watch_release(&w);
+}
+
+TEST(wrote_never_earlier_than_the_body_watch)
+{
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_node_obj a = live("a", W0);
+
+	keep_watch_init(&w, &t, "b");
+	body(&w, &a, 1000);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 2800);
+	/* a write at 1500: the candidate moves past 2800 */
+	wrote(&w, "a", 2000);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 3800);
+	CHECK_EQ_INT(keep_watch_tick(&w, 2800, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	/* the same body read again: the watch counts from the write, never
+	 * from the first read */
+	body(&w, &a, 3000);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 3800);
+	keep_watch_release(&w);
+}
+
+TEST(tick_respects_own_lease_and_live_since)
+{
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_node_obj a = live("a", W0);
+
+	keep_watch_init(&w, &t, "b");
+	body(&w, &a, 1000);
+	/* counted from our own live_since when later */
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 5000), 6800);
+	CHECK_EQ_INT(keep_watch_tick(&w, 6799, true, 5000), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	/* our lease not valid at a tick: nobody judged, every watch restarts */
+	CHECK_EQ_INT(keep_watch_tick(&w, 6800, false, 5000), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 5000), 8600);
+	CHECK_EQ_INT(keep_watch_tick(&w, 8600, true, 5000), 0);
+	CHECK_EQ_INT(stales(&w), 1);
+	keep_watch_release(&w);
+}
+
+TEST(no_deadline_without_self_or_live_peer)
+{
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_node_obj a = live("a", W0), b = live("b", W0);
+	struct keep_watch_input in = {.node = "a", .read_failed = true};
+
+	keep_watch_init(&w, &t, NULL);
+	body(&w, &a, 1000);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 0);
+	keep_watch_release(&w);
+
+	keep_watch_init(&w, &t, "b");
+	body(&w, &b, 1000); /* self */
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 0);
+	keep_watch_release(&w);
+
+	keep_watch_init(&w, &t, "b");
+	body(&w, &a, 1000);
+	CHECK_EQ_INT(keep_watch_pass(&w, &in, 1, 2000, W0 + 2000, true, 1), 0);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 0); /* the last read failed */
+	CHECK_EQ_INT(keep_watch_tick(&w, 9000, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	keep_watch_release(&w);
+}
+
+TEST(wrote_for_unknown_peer_ignored_and_old_format_rewritten)
+{
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_node_obj old;
+
+	keep_watch_init(&w, &t, "b");
+	wrote(&w, "z", 1000);
+	CHECK_EQ_INT(w.nev, 0);
+	CHECK_EQ_INT(w.n, 0);
+	memset(&old, 0, sizeof(old));
+	old.format = 2;
+	snprintf(old.node, sizeof(old.node), "o");
+	old.written_at_ms = W0 - 3600000; /* an hour old: retired */
+	body(&w, &old, 2000);
+	CHECK_EQ_INT(w.ev[0].status, KEEP_STATUS_OLD_RETIRED);
+	wrote(&w, "o", 3000); /* rewritten: an old version is running */
+	CHECK_EQ_INT(w.nev, 1);
+	CHECK_EQ_INT(w.ev[0].kind, KEEP_WEV_CHANGE);
+	CHECK_EQ_INT(w.ev[0].status, KEEP_STATUS_OLD_RUNNING);
+	keep_watch_release(&w);
+}
+
+int main(void)
+{
+	RUN(wrote_restarts_the_watch_without_a_body);
+	RUN(wrote_never_earlier_than_the_body_watch);
+	RUN(tick_respects_own_lease_and_live_since);
+	RUN(no_deadline_without_self_or_live_peer);
+	RUN(wrote_for_unknown_peer_ignored_and_old_format_rewritten);
+	return unit_done();
+}
