@@ -86,6 +86,13 @@ static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
 	}
 	if (sm->phase == KEEP_LEASE_STOPPING)
 		return floor;
+	if (sm->phase == KEEP_LEASE_RAN_OUT) {
+		/* after an outage every node must renew before its peers' watches
+		 * (a write period plus an attempt, counted from their own first
+		 * write after the lapse) end: keep recovering nodes close together */
+		int64_t cap = every / 2 > floor ? every / 2 : floor;
+		return min64(backoff, cap);
+	}
 	return backoff;
 }
 

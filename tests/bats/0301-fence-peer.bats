@@ -184,8 +184,11 @@ EOF
 	# watch for well over stale-after + the fence bound
 	t_end=$(($(now_ms) + 6000))
 	wait_for 12 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $t_end ]"
-	run ! grep -qE '^(fenced|stale) ' "$BATS_TEST_TMPDIR/f1.out" "$BATS_TEST_TMPDIR/f2.out" \
-		"$BATS_TEST_TMPDIR/f1-w.out" "$BATS_TEST_TMPDIR/f2-w.out"
+	# nobody is fenced: each node renewed before it could judge the other, and
+	# both came back within a watch period of each other (ran-out retries are
+	# at most half a write period apart). A `stale` candidate alone writes
+	# nothing, so only fences are counted here.
+	run ! grep -qE '^fenced ' "$BATS_TEST_TMPDIR/f1.out" "$BATS_TEST_TMPDIR/f2.out"
 	bg_running n1
 	bg_running n2
 	run -0 node-watch --once

@@ -583,6 +583,21 @@ TEST(every_write_body_differs_seq_grows)
 	CHECK(act.obj.seq > s1);
 }
 
+TEST(ran_out_retries_come_at_most_half_a_write_period_apart)
+{
+	go_live();
+	for (int i = 0; i < 400 && sm.phase != KEEP_LEASE_RAN_OUT; i++) {
+		run_until_io();
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+	for (int i = 0; i < 20; i++) {
+		int64_t before = now;
+		run_until_io();
+		CHECK(now - before <= 500);
+		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
+	}
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
@@ -617,5 +632,6 @@ int main(void)
 	RUN(stop_during_the_start_check_writes_nothing);
 	RUN(never_adopts_a_live_object_of_another_instance_with_our_written_at);
 	RUN(every_write_body_differs_seq_grows);
+	RUN(ran_out_retries_come_at_most_half_a_write_period_apart);
 	return unit_done();
 }
