@@ -4,9 +4,16 @@
  * node lease is valid (checked again right before the write), it reads
  * owners/KEY, then nodes/<holder> when the free rule needs it, writes the
  * record at generation + 1, reads back an unknown outcome once, and
- * registers the hold in the state directory. */
+ * registers the hold in the state directory.
+ *
+ * A batch on stdin may run --jobs N acquisitions at once (N <= 32): N
+ * threads, each with its own store handle (one connection kept alive per
+ * thread), each key still under its own per-actor flock (a lock per open
+ * file: two threads on one key take turns). Answer lines are tagged with
+ * their key, in completion order. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +25,21 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/metrics.h"
 #include "../lib/statedir.h"
 #include "../lib/upgrade.h"
 
 static const char usage[] =
-    "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [KEY...]\n"
+    "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
+    "                     [--jobs N] [--stats] [KEY...]\n"
     "\n"
     "Acquire the ownership record owners/KEY for this node (KEY is\n"
     "tenant/class/name; with no KEY, keys are read from stdin, one a line).\n"
+    "  --jobs N  stdin: up to N (1..32, default 1) keys at once, each thread\n"
+    "            with its own store connection; answers in completion order\n"
+    "  --stats   at exit, one line on stderr: `stats requests=N get=N head=N\n"
+    "            put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
+    "            ambiguous=N prog=owner-acquire`\n"
     "One answer line per key:\n"
     "  acquired key=K generation=G version=V new=yes|no\n"
     "  held key=K node=N instance=I generation=G [free_at_ms=T]\n"
@@ -39,6 +53,20 @@ static const char usage[] =
     "1 held elsewhere; 0 every key acquired. See docs/exit-codes.md.\n";
 
 static const char *prog = "owner-acquire";
+
+#define JOBS_MAX 32
+
+enum { OPT_JOBS = 0x2000, OPT_STATS };
+
+/* Answer lines from several threads: one whole line at a time. */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void emit(struct keep_buf *b)
+{
+	pthread_mutex_lock(&out_lock);
+	keep_line_emit(b);
+	pthread_mutex_unlock(&out_lock);
+}
 
 struct ctx {
 	struct keep_config cfg;
@@ -75,7 +103,7 @@ static void line_simple(const char *type, const char *key, const char *reason)
 	keep_line_start(&b, type);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "reason", reason);
-	keep_line_emit(&b);
+	emit(&b);
 	keep_buf_release(&b);
 }
 
@@ -89,7 +117,7 @@ static void line_acquired(const char *key, int64_t gen, const char *version, boo
 	keep_line_int(&b, "generation", gen);
 	keep_line_str(&b, "version", version);
 	keep_line_str(&b, "new", fresh ? "yes" : "no");
-	keep_line_emit(&b);
+	emit(&b);
 	keep_buf_release(&b);
 }
 
@@ -105,7 +133,7 @@ static void line_held(const char *key, const struct keep_owner_rec *r, int64_t f
 	keep_line_int(&b, "generation", r->generation);
 	if (free_at_ms)
 		keep_line_int(&b, "free_at_ms", free_at_ms);
-	keep_line_emit(&b);
+	emit(&b);
 	keep_buf_release(&b);
 }
 
@@ -335,7 +363,7 @@ static int acquire_locked(struct ctx *x, const char *key)
 		keep_line_start(&b, "unknown");
 		keep_line_str(&b, "key", key);
 		keep_line_int(&b, "generation", p.generation);
-		keep_line_emit(&b);
+		emit(&b);
 		keep_buf_release(&b);
 		return KEEP_EXIT_UNKNOWN;
 	}
@@ -364,20 +392,183 @@ static int acquire_one(struct ctx *x, const char *key)
 	return rc;
 }
 
+/* The batch: keys from stdin to --jobs workers. */
+#define QUEUE_MAX 64
+
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	char *q[QUEUE_MAX]; /* owned keys */
+	size_t head, n;
+	bool eof;
+	int worst;
+};
+
+struct worker {
+	pthread_t tid;
+	struct ctx x; /* its own store handle */
+	struct batch *b;
+};
+
+static void worst_of(int *worst, int rc)
+{
+	if (rank(rc) > rank(*worst))
+		*worst = rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct batch *b = w->b;
+
+	for (;;) {
+		char *key;
+		int rc;
+
+		pthread_mutex_lock(&b->lock);
+		while (!b->n && !b->eof)
+			pthread_cond_wait(&b->more, &b->lock);
+		if (!b->n) {
+			pthread_mutex_unlock(&b->lock);
+			return NULL;
+		}
+		key = b->q[b->head];
+		b->head = (b->head + 1) % QUEUE_MAX;
+		b->n--;
+		pthread_cond_signal(&b->room);
+		pthread_mutex_unlock(&b->lock);
+
+		rc = acquire_one(&w->x, key);
+		free(key);
+		pthread_mutex_lock(&b->lock);
+		worst_of(&b->worst, rc);
+		pthread_mutex_unlock(&b->lock);
+	}
+}
+
+/* One stdin line (its newline cut): *key (borrowed from line) to acquire,
+ * or NULL with the exit code of a refused or empty line. */
+static int stdin_key(char *line, ssize_t n, const char **key)
+{
+	*key = NULL;
+	if (line[n - 1] == '\n')
+		line[--n] = '\0';
+	if (n == 0)
+		return KEEP_EXIT_OK;
+	if ((size_t)n > KEEP_LINE_MAX) {
+		keep_warn(prog, "input line too long");
+		return KEEP_EXIT_USAGE;
+	}
+	if (memchr(line, '\0', (size_t)n)) {
+		keep_warn(prog, "input line with a NUL byte: refused");
+		return KEEP_EXIT_USAGE;
+	}
+	*key = line;
+	return KEEP_EXIT_OK;
+}
+
+/* Keys from stdin, jobs (>= 2) at once, worker i on stores[i] (borrowed).
+ * Returns the worst exit code. */
+static int batch_stdin(const struct ctx *x, struct keep_store **stores, int jobs)
+{
+	struct worker w[JOBS_MAX];
+	struct batch b;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int i, started = 0;
+
+	memset(&b, 0, sizeof(b));
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.more, NULL);
+	pthread_cond_init(&b.room, NULL);
+	b.worst = KEEP_EXIT_OK;
+	for (i = 0; i < jobs; i++) {
+		w[i].x = *x;
+		w[i].x.store = stores[i];
+		w[i].b = &b;
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
+			keep_warn(prog, "unable to start more threads: %d at once", started);
+			break;
+		}
+		started++;
+	}
+	if (!started)
+		keep_die(KEEP_EXIT_TEMP, prog, "unable to start a thread");
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		const char *key;
+		char *copy;
+		int rc = stdin_key(line, n, &key);
+
+		if (!key) {
+			pthread_mutex_lock(&b.lock);
+			worst_of(&b.worst, rc);
+			pthread_mutex_unlock(&b.lock);
+			continue;
+		}
+		copy = strdup(key);
+		if (!copy)
+			keep_die(KEEP_EXIT_TEMP, prog, "out of memory");
+		pthread_mutex_lock(&b.lock);
+		while (b.n == QUEUE_MAX)
+			pthread_cond_wait(&b.room, &b.lock);
+		b.q[(b.head + b.n) % QUEUE_MAX] = copy;
+		b.n++;
+		pthread_cond_signal(&b.more);
+		pthread_mutex_unlock(&b.lock);
+	}
+	free(line);
+	pthread_mutex_lock(&b.lock);
+	b.eof = true;
+	pthread_cond_broadcast(&b.more);
+	pthread_mutex_unlock(&b.lock);
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	pthread_cond_destroy(&b.room);
+	pthread_cond_destroy(&b.more);
+	pthread_mutex_destroy(&b.lock);
+	return b.worst;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     {"jobs", required_argument, NULL, OPT_JOBS},
+					     {"stats", no_argument, NULL, OPT_STATS},
+					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct ctx x;
 	struct keep_store_opts so;
+	struct keep_reqstats stats;
+	struct keep_store *stores[JOBS_MAX];
 	char err[512];
-	int c, rc, worst = KEEP_EXIT_OK;
+	bool opt_stats = false;
+	int c, rc, i, jobs = 1, nstores, worst = KEEP_EXIT_OK;
 
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (keep_cli_common_opt(&cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_JOBS: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > JOBS_MAX)
+				keep_cli_usage_error(&cli, "--jobs wants 1..%d", JOBS_MAX);
+			jobs = (int)v;
+			break;
+		}
+		case OPT_STATS:
+			opt_stats = true;
+			break;
+		default:
 			keep_cli_usage_error(&cli, "unknown option");
+		}
+	}
 	keep_cli_load_config(&cli, &x.cfg);
 	if (!x.cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
@@ -389,40 +580,45 @@ int main(int argc, char **argv)
 		keep_die(KEEP_EXIT_TEMP, prog, "unable to create the state directory '%s': %s",
 			 x.node_dir, strerror(errno));
 	keep_config_store_opts(&x.cfg, &so);
-	rc = keep_store_open(x.cfg.store, &so, &x.store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	keep_reqstats_init(&stats);
+	nstores = optind < argc ? 1 : jobs;
+	for (i = 0; i < nstores; i++) {
+		rc = keep_store_open(x.cfg.store, &so, &stores[i], err, sizeof(err));
+		if (rc == 0) {
+			rc = keep_store_counted(stores[i], &stats, &stores[i]);
+			if (rc)
+				snprintf(err, sizeof(err), "out of memory");
+		}
+		if (rc)
+			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+									     : KEEP_EXIT_TEMP,
+				 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	}
+	x.store = stores[0];
 
 	if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
-			rc = acquire_one(&x, argv[i]);
-			if (rank(rc) > rank(worst))
-				worst = rc;
-		}
+		for (i = optind; i < argc; i++)
+			worst_of(&worst, acquire_one(&x, argv[i]));
+	} else if (jobs > 1) {
+		worst = batch_stdin(&x, stores, jobs);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
 		ssize_t n;
 
 		while ((n = getline(&line, &cap, stdin)) > 0) {
-			if (line[n - 1] == '\n')
-				line[--n] = '\0';
-			if (n == 0)
-				continue;
-			if ((size_t)n > KEEP_LINE_MAX)
-				rc = KEEP_EXIT_USAGE, keep_warn(prog, "input line too long");
-			else if (memchr(line, '\0', (size_t)n))
-				rc = KEEP_EXIT_USAGE,
-				keep_warn(prog, "input line with a NUL byte: refused");
-			else
-				rc = acquire_one(&x, line);
-			if (rank(rc) > rank(worst))
-				worst = rc;
+			const char *key;
+
+			rc = stdin_key(line, n, &key);
+			if (key)
+				rc = acquire_one(&x, key);
+			worst_of(&worst, rc);
 		}
 		free(line);
 	}
-	keep_store_free(x.store);
+	for (i = 0; i < nstores; i++)
+		keep_store_free(stores[i]);
+	if (opt_stats)
+		keep_reqstats_print(&stats, prog);
 	return worst;
 }

@@ -4,9 +4,14 @@
  * A driver of lib/core/owner.c. Every release stops acting first (the hold
  * is removed from the state directory, a pending entry written), then
  * writes the record naming nobody, generation kept, If-Match the hold's
- * acquire version; never a DELETE (RGW ignores If-Match on DELETE). */
+ * acquire version; never a DELETE (RGW ignores If-Match on DELETE).
+ *
+ * Keys on stdin may be released --jobs N at once (N <= 32): N threads,
+ * each with its own store handle (one connection kept alive per thread),
+ * each key under its per-actor flock; answers in completion order. */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +24,12 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/metrics.h"
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: owner-release [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [KEY...]\n"
+    "usage: owner-release [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
+    "                     [--jobs N] [--stats] [KEY...]\n"
     "       owner-release [common flags] --all [--wait-ms MS]\n"
     "       owner-release [common flags] --pending [--follow]\n"
     "\n"
@@ -32,6 +39,11 @@ static const char usage[] =
     "           until nothing is pending\n"
     "--pending  one pass over pending releases and unresolved acquires;\n"
     "           --follow: a pass every heartbeat period until SIGTERM\n"
+    "--jobs N   stdin: up to N (1..32, default 1) keys at once, each thread\n"
+    "           with its own store connection; answers in completion order\n"
+    "--stats    at exit, one line on stderr: `stats requests=N get=N head=N\n"
+    "           put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
+    "           ambiguous=N prog=owner-release`\n"
     "\n"
     "Lines: released key=K generation=G | ended key=K generation=G reason=..\n"
     "  | pending key=K generation=G version=V | dropped key=K generation=G reason=..\n"
@@ -69,6 +81,9 @@ struct ctx {
 
 /* ---- lines ------------------------------------------------------------------ */
 
+/* Answer lines from several threads (--jobs): one whole line at a time. */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void emit(const char *type, const char *key, int64_t gen, const char *k2, const char *v2)
 {
 	struct keep_buf b;
@@ -81,7 +96,9 @@ static void emit(const char *type, const char *key, int64_t gen, const char *k2,
 		keep_line_int(&b, "generation", gen);
 	if (k2)
 		keep_line_str(&b, k2, v2);
+	pthread_mutex_lock(&out_lock);
 	keep_line_emit(&b);
+	pthread_mutex_unlock(&out_lock);
 	keep_buf_release(&b);
 }
 
@@ -459,23 +476,152 @@ static int rank(int code)
 	}
 }
 
+/* ---- a batch on stdin, --jobs at once ------------------------------------------------ */
+
+#define JOBS_MAX 32
+#define QUEUE_MAX 64
+
+struct batch {
+	pthread_mutex_t lock;
+	pthread_cond_t more, room;
+	char *q[QUEUE_MAX]; /* owned keys */
+	size_t head, n;
+	bool eof;
+	int worst;
+};
+
+struct worker {
+	pthread_t tid;
+	struct ctx x; /* its own store handle */
+	struct batch *b;
+};
+
+static void worst_of(int *worst, int rc)
+{
+	if (rank(rc) > rank(*worst))
+		*worst = rc;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct batch *b = w->b;
+
+	for (;;) {
+		char *key;
+		int rc;
+
+		pthread_mutex_lock(&b->lock);
+		while (!b->n && !b->eof)
+			pthread_cond_wait(&b->more, &b->lock);
+		if (!b->n) {
+			pthread_mutex_unlock(&b->lock);
+			return NULL;
+		}
+		key = b->q[b->head];
+		b->head = (b->head + 1) % QUEUE_MAX;
+		b->n--;
+		pthread_cond_signal(&b->room);
+		pthread_mutex_unlock(&b->lock);
+
+		rc = release_key(&w->x, key);
+		free(key);
+		pthread_mutex_lock(&b->lock);
+		worst_of(&b->worst, rc);
+		pthread_mutex_unlock(&b->lock);
+	}
+}
+
+/* Keys from stdin, jobs (>= 2) at once, worker i on stores[i] (borrowed).
+ * The same lines as one at a time: empty lines skipped, a NUL refused.
+ * Returns the worst exit code. */
+static int batch_stdin(const struct ctx *x, struct keep_store **stores, int jobs)
+{
+	struct worker w[JOBS_MAX];
+	struct batch b;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int i, started = 0;
+
+	memset(&b, 0, sizeof(b));
+	pthread_mutex_init(&b.lock, NULL);
+	pthread_cond_init(&b.more, NULL);
+	pthread_cond_init(&b.room, NULL);
+	b.worst = KEEP_EXIT_OK;
+	for (i = 0; i < jobs; i++) {
+		w[i].x = *x;
+		w[i].x.store = stores[i];
+		w[i].x.bo = NULL; /* the backoff is the pending passes' only */
+		w[i].x.nbo = w[i].x.abo = 0;
+		w[i].b = &b;
+		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
+			keep_warn(prog, "unable to start more threads: %d at once", started);
+			break;
+		}
+		started++;
+	}
+	if (!started)
+		keep_die(KEEP_EXIT_TEMP, prog, "unable to start a thread");
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		char *copy;
+
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (memchr(line, '\0', (size_t)n)) {
+			keep_warn(prog, "input line with a NUL byte: refused");
+			pthread_mutex_lock(&b.lock);
+			worst_of(&b.worst, KEEP_EXIT_USAGE);
+			pthread_mutex_unlock(&b.lock);
+			continue;
+		}
+		copy = strdup(line);
+		if (!copy)
+			keep_die(KEEP_EXIT_TEMP, prog, "out of memory");
+		pthread_mutex_lock(&b.lock);
+		while (b.n == QUEUE_MAX)
+			pthread_cond_wait(&b.room, &b.lock);
+		b.q[(b.head + b.n) % QUEUE_MAX] = copy;
+		b.n++;
+		pthread_cond_signal(&b.more);
+		pthread_mutex_unlock(&b.lock);
+	}
+	free(line);
+	pthread_mutex_lock(&b.lock);
+	b.eof = true;
+	pthread_cond_broadcast(&b.more);
+	pthread_mutex_unlock(&b.lock);
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].tid, NULL);
+	pthread_cond_destroy(&b.room);
+	pthread_cond_destroy(&b.more);
+	pthread_mutex_destroy(&b.lock);
+	return b.worst;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_ALL = 0x2000, OPT_PENDING, OPT_FOLLOW, OPT_WAIT };
+	enum { OPT_ALL = 0x2000, OPT_PENDING, OPT_FOLLOW, OPT_WAIT, OPT_JOBS, OPT_STATS };
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"all", no_argument, NULL, OPT_ALL},
 					     {"pending", no_argument, NULL, OPT_PENDING},
 					     {"follow", no_argument, NULL, OPT_FOLLOW},
 					     {"wait-ms", required_argument, NULL, OPT_WAIT},
+					     {"jobs", required_argument, NULL, OPT_JOBS},
+					     {"stats", no_argument, NULL, OPT_STATS},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct ctx x;
 	struct keep_store_opts so;
 	struct sigaction sa;
 	char err[512];
-	bool all = false, pending = false, follow = false, paused;
+	bool all = false, pending = false, follow = false, paused, opt_stats = false;
 	int64_t wait_ms = -1;
-	int c, rc, worst = KEEP_EXIT_OK;
+	int c, rc, i, jobs = 1, nstores, worst = KEEP_EXIT_OK;
+	struct keep_reqstats stats;
+	struct keep_store *stores[JOBS_MAX];
 	size_t left;
 
 	memset(&x, 0, sizeof(x));
@@ -504,6 +650,20 @@ int main(int argc, char **argv)
 			wait_ms = v;
 			break;
 		}
+		case OPT_JOBS: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > JOBS_MAX)
+				keep_cli_usage_error(&cli, "--jobs wants 1..%d", JOBS_MAX);
+			jobs = (int)v;
+			break;
+		}
+		case OPT_STATS:
+			opt_stats = true;
+			break;
 		default:
 			keep_cli_usage_error(&cli, "unknown option");
 		}
@@ -527,11 +687,21 @@ int main(int argc, char **argv)
 		keep_die(KEEP_EXIT_TEMP, prog, "unable to create the state directory '%s': %s",
 			 x.node_dir, strerror(errno));
 	keep_config_store_opts(&x.cfg, &so);
-	rc = keep_store_open(x.cfg.store, &so, &x.store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	keep_reqstats_init(&stats);
+	nstores = all || pending || optind < argc ? 1 : jobs;
+	for (i = 0; i < nstores; i++) {
+		rc = keep_store_open(x.cfg.store, &so, &stores[i], err, sizeof(err));
+		if (rc == 0) {
+			rc = keep_store_counted(stores[i], &stats, &stores[i]);
+			if (rc)
+				snprintf(err, sizeof(err), "out of memory");
+		}
+		if (rc)
+			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
+									     : KEEP_EXIT_TEMP,
+				 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	}
+	x.store = stores[0];
 	x.store_timeout_ms = x.cfg.s3_timeout_ms > 0 ? x.cfg.s3_timeout_ms : 10000;
 
 	memset(&sa, 0, sizeof(sa));
@@ -593,11 +763,13 @@ int main(int argc, char **argv)
 		}
 		worst = left == 0 ? KEEP_EXIT_OK : KEEP_EXIT_UNKNOWN;
 	} else if (optind < argc) {
-		for (int i = optind; i < argc; i++) {
+		for (i = optind; i < argc; i++) {
 			rc = release_key(&x, argv[i]);
 			if (rank(rc) > rank(worst))
 				worst = rc;
 		}
+	} else if (jobs > 1) {
+		worst = batch_stdin(&x, stores, jobs);
 	} else {
 		char *line = NULL;
 		size_t cap = 0;
@@ -620,6 +792,9 @@ int main(int argc, char **argv)
 		free(line);
 	}
 	free(x.bo);
-	keep_store_free(x.store);
+	for (i = 0; i < nstores; i++)
+		keep_store_free(stores[i]);
+	if (opt_stats)
+		keep_reqstats_print(&stats, prog);
 	return worst;
 }
