@@ -155,7 +155,16 @@ worker() { # NODE
 				gen=$(sed -n 's/^acquired .*generation=\([0-9]*\).*/\1/p' <<<"$out")
 				fresh=$(sed -n 's/^acquired .*new=\([a-z]*\).*/\1/p' <<<"$out")
 				echo "acq $a $gen $n $t $fresh" >&3
-				held[$a]="$gen 0"
+				seq=0
+				if [ "$fresh" = no ]; then
+					# this node's grant handed back (e.g. after a lapse this
+					# worker took for a loss): go on after its last segment,
+					# as an app reading its own log would
+					seq=$(keep-store list "wal/$a/$gen/" 2>/dev/null |
+						sed -n 's|^object key=wal/[^ ]*/\([0-9]*\) .*|\1|p' | sort -n | tail -n 1)
+					seq=${seq:-0}
+				fi
+				held[$a]="$gen $seq"
 				;;
 			1) echo "busy $a - $n $t" >&3 ;;
 			20) echo "unknown $a - $n $t" >&3 ;;
@@ -249,7 +258,7 @@ KEEP_CONFIG="$DIR/s1.yaml" keep-store list wal/ >"$DIR/wal.list" || {
 	log "unable to list wal/ for the audit"
 	exit 111
 }
-restarts=$(cat "$DIR"/log/*.agent.exits 2>/dev/null | wc -l)
+restarts=$(cat "$DIR"/log/*.agent.exits 2>/dev/null | wc -l) # the last 3 are the clean stops
 awk -v kills="$kills" -v restarts="$restarts" -v secs="$SECONDS_TOTAL" -v actors="$ACTORS" '
 FNR == 1 { file++ }
 file == 1 && $1 == "object" { # the listing of wal/
@@ -314,7 +323,7 @@ END {
 	for (k in acked) if (!(k in inlist)) { viol++; missing++; print "VIOLATION acknowledged write missing: " k }
 	for (k in listed_gen) if (!(k in start)) { viol++; print "VIOLATION segment of a generation never acquired: " k }
 	nact = 0; for (a in ng) nact++
-	printf "soak seconds=%d nodes=3 actors=%d actors_acquired=%d acquisitions=%d regrants=%d releases=%d checks=%d writes=%d segments_listed=%d lost_holds=%d held_elsewhere=%d unknown=%d refused=%d put_failures=%d kills=%d agent_restarts=%d missing_writes=%d violations=%d\n", \
+	printf "soak seconds=%d nodes=3 actors=%d actors_acquired=%d acquisitions=%d regrants=%d releases=%d checks=%d writes=%d segments_listed=%d lost_holds=%d held_elsewhere=%d unknown=%d refused=%d put_failures=%d kills=%d agent_exits=%d missing_writes=%d violations=%d\n", \
 		secs, actors, nact, acq - regrants, regrants + 0, releases, checks, writes, listed, lost, busy, unknown, acqfail, putfail, kills, restarts, missing, viol
 	exit (viol > 0 ? 1 : 0)
 }' "$DIR/wal.list" "$DIR/app.log"
