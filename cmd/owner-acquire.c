@@ -283,8 +283,11 @@ static int acquire_locked(struct ctx *x, const char *key)
 				       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
 				       keep_wall_ms(), &x->cfg.timing, &d);
 	}
-	if (hv.live && d.verdict != KEEP_ACQ_SAME) {
-		/* our hold no longer matches the record: stop acting on it */
+	if (hv.live && d.verdict != KEEP_ACQ_SAME && d.verdict != KEEP_ACQ_FAILED) {
+		/* our hold no longer matches the record: stop acting on it. A
+		 * failed read proves nothing changed: the hold stays (dropping it
+		 * would leave the record naming us with no hold and no pending
+		 * release: held until this process stops) */
 		(void)keep_hold_remove(x->node_dir, key);
 	}
 	switch (d.verdict) {

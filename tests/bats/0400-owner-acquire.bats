@@ -197,3 +197,15 @@ rec_version() { keep-store stat "owners/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 	[ "$output" = "refused key=t/c/c reason=draining" ]
 	refute_sanitizer_reports
 }
+
+@test "owner-acquire: a re-acquire whose record read fails keeps the live hold (nothing proves the record changed)" {
+	start_node n1 n1
+	run -0 owner-acquire --node-id n1 t/c/a
+	v1=$(field version)
+	echo "get owners/ fail count=1" >"$FAULT_FILE"
+	run -111 --separate-stderr owner-acquire --node-id n1 t/c/a
+	: >"$FAULT_FILE"
+	run -0 owner-check --node-id n1 t/c/a 1
+	run -0 owner-acquire --node-id n1 t/c/a
+	[ "$output" = "acquired key=t/c/a generation=1 version=$v1 new=no" ]
+}
