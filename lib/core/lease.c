@@ -181,6 +181,14 @@ static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono,
 {
 	enum keep_lease_phase prev = sm->phase;
 
+	if (prev == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms) {
+		/* the validity ran out while this reply was outstanding: readers
+		 * saw the lease invalid, so it is a lapse (§1: every hold ends,
+		 * new acquisitions get new generations), even though this write
+		 * makes it valid again */
+		enter_ran_out(sm);
+		prev = KEEP_LEASE_RAN_OUT;
+	}
 	sm->valid_until_mono_ms = sent_mono + keep_timing_valid_for_ms(&sm->t);
 	sm->next_write_mono_ms = max64(now, sent_mono + keep_timing_write_every_ms(&sm->t));
 	sm->failures = 0;

@@ -598,6 +598,25 @@ TEST(ran_out_retries_come_at_most_half_a_write_period_apart)
 	}
 }
 
+TEST(a_renewal_answered_after_the_old_validity_passed_is_a_lapse)
+{
+	int64_t lapses, sent;
+
+	go_live();
+	lapses = sm.lapses;
+	run_until_io(); /* the renewal, sent while valid */
+	sent = now;
+	/* its reply comes after the previous validity ended (readers saw the
+	 * lease invalid meanwhile), but within its own validity */
+	now = sm.valid_until_mono_ms + 50;
+	keep_lease_on_write(&sm, now, KEEP_STORE_OK, "v2");
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(saw_event(KEEP_LEV_RAN_OUT, NULL));
+	CHECK(keep_lease_valid(&sm, now));
+	CHECK_EQ_INT(sm.valid_until_mono_ms, sent + 2400);
+	CHECK_EQ_INT(sm.live_since_mono_ms, now);
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
@@ -633,5 +652,6 @@ int main(void)
 	RUN(never_adopts_a_live_object_of_another_instance_with_our_written_at);
 	RUN(every_write_body_differs_seq_grows);
 	RUN(ran_out_retries_come_at_most_half_a_write_period_apart);
+	RUN(a_renewal_answered_after_the_old_validity_passed_is_a_lapse);
 	return unit_done();
 }
