@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/owner.h"
@@ -54,7 +55,7 @@ static const char usage[] =
 
 static const char *prog = "owner-acquire";
 
-#define JOBS_MAX 32
+#define JOBS_MAX KEEP_BATCH_JOBS_MAX
 
 enum { OPT_JOBS = 0x2000, OPT_STATS };
 
@@ -75,26 +76,6 @@ struct ctx {
 };
 
 /* Rank of an exit code for a batch: the highest rank wins. */
-static int rank(int code)
-{
-	switch (code) {
-	case KEEP_EXIT_OK:
-		return 0;
-	case KEEP_EXIT_NO:
-		return 1;
-	case KEEP_EXIT_UNKNOWN:
-		return 2;
-	case KEEP_EXIT_TEMP:
-		return 3;
-	case KEEP_EXIT_BAD_OBJECT:
-		return 5;
-	case KEEP_EXIT_USAGE:
-		return 6;
-	default:
-		return 4; /* the lease's codes */
-	}
-}
-
 static void line_simple(const char *type, const char *key, const char *reason)
 {
 	struct keep_buf b;
@@ -395,142 +376,9 @@ static int acquire_one(struct ctx *x, const char *key)
 	return rc;
 }
 
-/* The batch: keys from stdin to --jobs workers. */
-#define QUEUE_MAX 64
-
-struct batch {
-	pthread_mutex_t lock;
-	pthread_cond_t more, room;
-	char *q[QUEUE_MAX]; /* owned keys */
-	size_t head, n;
-	bool eof;
-	int worst;
-};
-
-struct worker {
-	pthread_t tid;
-	struct ctx x; /* its own store handle */
-	struct batch *b;
-};
-
-static void worst_of(int *worst, int rc)
+static int acquire_cb(void *ctx, const char *key)
 {
-	if (rank(rc) > rank(*worst))
-		*worst = rc;
-}
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct batch *b = w->b;
-
-	for (;;) {
-		char *key;
-		int rc;
-
-		pthread_mutex_lock(&b->lock);
-		while (!b->n && !b->eof)
-			pthread_cond_wait(&b->more, &b->lock);
-		if (!b->n) {
-			pthread_mutex_unlock(&b->lock);
-			return NULL;
-		}
-		key = b->q[b->head];
-		b->head = (b->head + 1) % QUEUE_MAX;
-		b->n--;
-		pthread_cond_signal(&b->room);
-		pthread_mutex_unlock(&b->lock);
-
-		rc = acquire_one(&w->x, key);
-		free(key);
-		pthread_mutex_lock(&b->lock);
-		worst_of(&b->worst, rc);
-		pthread_mutex_unlock(&b->lock);
-	}
-}
-
-/* One stdin line (its newline cut): *key (borrowed from line) to acquire,
- * or NULL with the exit code of a refused or empty line. */
-static int stdin_key(char *line, ssize_t n, const char **key)
-{
-	*key = NULL;
-	if (line[n - 1] == '\n')
-		line[--n] = '\0';
-	if (n == 0)
-		return KEEP_EXIT_OK;
-	if ((size_t)n > KEEP_LINE_MAX) {
-		keep_warn(prog, "input line too long");
-		return KEEP_EXIT_USAGE;
-	}
-	if (memchr(line, '\0', (size_t)n)) {
-		keep_warn(prog, "input line with a NUL byte: refused");
-		return KEEP_EXIT_USAGE;
-	}
-	*key = line;
-	return KEEP_EXIT_OK;
-}
-
-/* Keys from stdin, jobs (>= 2) at once, worker i on stores[i] (borrowed).
- * Returns the worst exit code. */
-static int batch_stdin(const struct ctx *x, struct keep_store **stores, int jobs)
-{
-	struct worker w[JOBS_MAX];
-	struct batch b;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int i, started = 0;
-
-	memset(&b, 0, sizeof(b));
-	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.more, NULL);
-	pthread_cond_init(&b.room, NULL);
-	b.worst = KEEP_EXIT_OK;
-	for (i = 0; i < jobs; i++) {
-		w[i].x = *x;
-		w[i].x.store = stores[i];
-		w[i].b = &b;
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
-			keep_warn(prog, "unable to start more threads: %d at once", started);
-			break;
-		}
-		started++;
-	}
-	if (!started)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to start a thread");
-	while ((n = getline(&line, &cap, stdin)) > 0) {
-		const char *key;
-		char *copy;
-		int rc = stdin_key(line, n, &key);
-
-		if (!key) {
-			pthread_mutex_lock(&b.lock);
-			worst_of(&b.worst, rc);
-			pthread_mutex_unlock(&b.lock);
-			continue;
-		}
-		copy = strdup(key);
-		if (!copy)
-			keep_die(KEEP_EXIT_TEMP, prog, "out of memory");
-		pthread_mutex_lock(&b.lock);
-		while (b.n == QUEUE_MAX)
-			pthread_cond_wait(&b.room, &b.lock);
-		b.q[(b.head + b.n) % QUEUE_MAX] = copy;
-		b.n++;
-		pthread_cond_signal(&b.more);
-		pthread_mutex_unlock(&b.lock);
-	}
-	free(line);
-	pthread_mutex_lock(&b.lock);
-	b.eof = true;
-	pthread_cond_broadcast(&b.more);
-	pthread_mutex_unlock(&b.lock);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	pthread_cond_destroy(&b.room);
-	pthread_cond_destroy(&b.more);
-	pthread_mutex_destroy(&b.lock);
-	return b.worst;
+	return acquire_one(ctx, key);
 }
 
 int main(int argc, char **argv)
@@ -601,23 +449,19 @@ int main(int argc, char **argv)
 
 	if (optind < argc) {
 		for (i = optind; i < argc; i++)
-			worst_of(&worst, acquire_one(&x, argv[i]));
-	} else if (jobs > 1) {
-		worst = batch_stdin(&x, stores, jobs);
+			keep_exit_worst(&worst, acquire_one(&x, argv[i]));
 	} else {
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t n;
+		/* keys on stdin: worker i has its own store connection */
+		struct ctx xs[JOBS_MAX];
+		void *ctxs[JOBS_MAX];
 
-		while ((n = getline(&line, &cap, stdin)) > 0) {
-			const char *key;
-
-			rc = stdin_key(line, n, &key);
-			if (key)
-				rc = acquire_one(&x, key);
-			worst_of(&worst, rc);
+		ctxs[0] = &x;
+		for (i = 0; jobs > 1 && i < jobs; i++) {
+			xs[i] = x;
+			xs[i].store = stores[i];
+			ctxs[i] = &xs[i];
 		}
-		free(line);
+		worst = keep_batch_run(stdin, jobs, ctxs, acquire_cb, prog);
 	}
 	for (i = 0; i < nstores; i++)
 		keep_store_free(stores[i]);

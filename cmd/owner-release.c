@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/owner.h"
@@ -26,6 +27,8 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+
+#define JOBS_MAX KEEP_BATCH_JOBS_MAX
 
 static const char usage[] =
     "usage: owner-release [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -460,145 +463,9 @@ static int release_key(struct ctx *x, const char *key)
 	return code;
 }
 
-static int rank(int code)
+static int release_cb(void *ctx, const char *key)
 {
-	switch (code) {
-	case KEEP_EXIT_OK:
-		return 0;
-	case KEEP_EXIT_NO:
-		return 1;
-	case KEEP_EXIT_UNKNOWN:
-		return 2;
-	case KEEP_EXIT_TEMP:
-		return 3;
-	default:
-		return 4;
-	}
-}
-
-/* ---- a batch on stdin, --jobs at once ------------------------------------------------ */
-
-#define JOBS_MAX 32
-#define QUEUE_MAX 64
-
-struct batch {
-	pthread_mutex_t lock;
-	pthread_cond_t more, room;
-	char *q[QUEUE_MAX]; /* owned keys */
-	size_t head, n;
-	bool eof;
-	int worst;
-};
-
-struct worker {
-	pthread_t tid;
-	struct ctx x; /* its own store handle */
-	struct batch *b;
-};
-
-static void worst_of(int *worst, int rc)
-{
-	if (rank(rc) > rank(*worst))
-		*worst = rc;
-}
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct batch *b = w->b;
-
-	for (;;) {
-		char *key;
-		int rc;
-
-		pthread_mutex_lock(&b->lock);
-		while (!b->n && !b->eof)
-			pthread_cond_wait(&b->more, &b->lock);
-		if (!b->n) {
-			pthread_mutex_unlock(&b->lock);
-			return NULL;
-		}
-		key = b->q[b->head];
-		b->head = (b->head + 1) % QUEUE_MAX;
-		b->n--;
-		pthread_cond_signal(&b->room);
-		pthread_mutex_unlock(&b->lock);
-
-		rc = release_key(&w->x, key);
-		free(key);
-		pthread_mutex_lock(&b->lock);
-		worst_of(&b->worst, rc);
-		pthread_mutex_unlock(&b->lock);
-	}
-}
-
-/* Keys from stdin, jobs (>= 2) at once, worker i on stores[i] (borrowed).
- * The same lines as one at a time: empty lines skipped, a NUL refused.
- * Returns the worst exit code. */
-static int batch_stdin(const struct ctx *x, struct keep_store **stores, int jobs)
-{
-	struct worker w[JOBS_MAX];
-	struct batch b;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int i, started = 0;
-
-	memset(&b, 0, sizeof(b));
-	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.more, NULL);
-	pthread_cond_init(&b.room, NULL);
-	b.worst = KEEP_EXIT_OK;
-	for (i = 0; i < jobs; i++) {
-		w[i].x = *x;
-		w[i].x.store = stores[i];
-		w[i].x.bo = NULL; /* the backoff is the pending passes' only */
-		w[i].x.nbo = w[i].x.abo = 0;
-		w[i].b = &b;
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
-			keep_warn(prog, "unable to start more threads: %d at once", started);
-			break;
-		}
-		started++;
-	}
-	if (!started)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to start a thread");
-	while ((n = getline(&line, &cap, stdin)) > 0) {
-		char *copy;
-
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (n == 0)
-			continue;
-		if (memchr(line, '\0', (size_t)n)) {
-			keep_warn(prog, "input line with a NUL byte: refused");
-			pthread_mutex_lock(&b.lock);
-			worst_of(&b.worst, KEEP_EXIT_USAGE);
-			pthread_mutex_unlock(&b.lock);
-			continue;
-		}
-		copy = strdup(line);
-		if (!copy)
-			keep_die(KEEP_EXIT_TEMP, prog, "out of memory");
-		pthread_mutex_lock(&b.lock);
-		while (b.n == QUEUE_MAX)
-			pthread_cond_wait(&b.room, &b.lock);
-		b.q[(b.head + b.n) % QUEUE_MAX] = copy;
-		b.n++;
-		pthread_cond_signal(&b.more);
-		pthread_mutex_unlock(&b.lock);
-	}
-	free(line);
-	pthread_mutex_lock(&b.lock);
-	b.eof = true;
-	pthread_cond_broadcast(&b.more);
-	pthread_mutex_unlock(&b.lock);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	pthread_cond_destroy(&b.room);
-	pthread_cond_destroy(&b.more);
-	pthread_mutex_destroy(&b.lock);
-	return b.worst;
+	return release_key(ctx, key);
 }
 
 int main(int argc, char **argv)
@@ -763,33 +630,23 @@ int main(int argc, char **argv)
 		}
 		worst = left == 0 ? KEEP_EXIT_OK : KEEP_EXIT_UNKNOWN;
 	} else if (optind < argc) {
-		for (i = optind; i < argc; i++) {
-			rc = release_key(&x, argv[i]);
-			if (rank(rc) > rank(worst))
-				worst = rc;
-		}
-	} else if (jobs > 1) {
-		worst = batch_stdin(&x, stores, jobs);
+		for (i = optind; i < argc; i++)
+			keep_exit_worst(&worst, release_key(&x, argv[i]));
 	} else {
-		char *line = NULL;
-		size_t cap = 0;
-		ssize_t n;
+		/* keys on stdin: worker i has its own store connection; the
+		 * backoff is the pending passes' only */
+		struct ctx xs[KEEP_BATCH_JOBS_MAX];
+		void *ctxs[KEEP_BATCH_JOBS_MAX];
 
-		while ((n = getline(&line, &cap, stdin)) > 0) {
-			if (line[n - 1] == '\n')
-				line[--n] = '\0';
-			if (n == 0)
-				continue;
-			if (memchr(line, '\0', (size_t)n)) {
-				keep_warn(prog, "input line with a NUL byte: refused");
-				rc = KEEP_EXIT_USAGE;
-			} else {
-				rc = release_key(&x, line);
-			}
-			if (rank(rc) > rank(worst))
-				worst = rc;
+		ctxs[0] = &x;
+		for (i = 0; jobs > 1 && i < jobs; i++) {
+			xs[i] = x;
+			xs[i].store = stores[i];
+			xs[i].bo = NULL;
+			xs[i].nbo = xs[i].abo = 0;
+			ctxs[i] = &xs[i];
 		}
-		free(line);
+		worst = keep_batch_run(stdin, jobs, ctxs, release_cb, prog);
 	}
 	free(x.bo);
 	for (i = 0; i < nstores; i++)
