@@ -463,6 +463,34 @@ static int release_key(struct ctx *x, const char *key)
 	return code;
 }
 
+/* The resolver's gauges after a pass (--pending --follow only: it is the
+ * long-running process that owns keep.owner-release.prom). */
+static void write_gauges(const struct ctx *x, struct keep_metrics *m,
+			 const struct keep_reqstats *stats)
+{
+	struct keep_hold *holds = NULL;
+	struct keep_pending *pend = NULL;
+	size_t nh = 0, np = 0, i;
+	int64_t releases = 0, acquires = 0;
+
+	if (keep_holds_list(x->node_dir, &holds, &nh, NULL) == 0)
+		keep_metrics_set(m, "keep_holds", (int64_t)nh);
+	if (keep_pending_list(x->node_dir, &pend, &np, NULL) == 0) {
+		for (i = 0; i < np; i++) {
+			if (pend[i].kind == KEEP_PENDING_ACQUIRE)
+				acquires++;
+			else
+				releases++;
+		}
+		keep_metrics_set(m, "keep_pending_releases", releases);
+		keep_metrics_set(m, "keep_unresolved_acquires", acquires);
+	}
+	free(holds);
+	free(pend);
+	keep_reqstats_to_metrics(stats, m);
+	keep_metrics_flush(m);
+}
+
 static int release_cb(void *ctx, const char *key)
 {
 	return release_key(ctx, key);
@@ -579,11 +607,16 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (pending) {
+		struct keep_metrics m;
+
+		keep_metrics_init(&m, NULL, x.cfg.node_id);
+		keep_metrics_set_prog(&m, follow ? x.cfg.metrics_textfile : NULL, prog);
 		x.use_backoff = follow;
 		for (;;) {
 			int64_t next;
 
 			left = pass(&x, false, &paused);
+			write_gauges(&x, &m, &stats);
 			if (!follow || term_flag)
 				break;
 			next = keep_mono_ms() + keep_timing_write_every_ms(&x.cfg.timing);

@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/upgrade.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
+#include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
 #include "../lib/upgrade.h"
 
@@ -67,29 +69,6 @@ struct ctx {
 };
 
 /* ---- helpers ------------------------------------------------------------- */
-
-/* Rank of an exit code for a batch: the highest rank wins. */
-static int rank(int code)
-{
-	switch (code) {
-	case KEEP_EXIT_OK:
-		return 0;
-	case KEEP_EXIT_NO:
-		return 1;
-	case KEEP_EXIT_TEMP:
-		return 2;
-	case KEEP_EXIT_BAD_OBJECT:
-		return 3;
-	default:
-		return 4; /* usage */
-	}
-}
-
-static void worse(int *worst, int rc)
-{
-	if (rank(rc) > rank(*worst))
-		*worst = rc;
-}
 
 /* One node object read: GET nodes/<id> and decode; an object naming
  * another node than its key is unreadable. ok: decoded into *o. */
@@ -167,6 +146,7 @@ static const char *node_of(const char *key)
 static int guard(struct ctx *x)
 {
 	struct keep_guard g;
+	struct keep_metrics m;
 	struct keep_list l;
 	struct keep_node_obj *objs = NULL;
 	struct keep_guard_input *in = NULL;
@@ -174,6 +154,8 @@ static int guard(struct ctx *x)
 	int failures = 0, rc = KEEP_EXIT_TEMP;
 
 	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
+	keep_metrics_init(&m, NULL, x->cfg.node_id);
+	keep_metrics_set_prog(&m, x->cfg.metrics_textfile, prog);
 	for (;;) {
 		int64_t now_mono, now_wall;
 		bool listed;
@@ -291,6 +273,8 @@ static int guard(struct ctx *x)
 			keep_line_emit(&b);
 			keep_buf_release(&b);
 		}
+		keep_metrics_set(&m, "keep_start_guard_wait_ms", g.left_ms > 0 ? g.left_ms : 0);
+		keep_metrics_flush(&m);
 		if (g.left_ms > 0)
 			keep_info(prog,
 				  "waiting for old-format heartbeats to go stale: %lld ms left",
@@ -300,6 +284,8 @@ static int guard(struct ctx *x)
 		keep_sleep_until_mono(g.next_mono_ms);
 	}
 out:
+	keep_metrics_set(&m, "keep_start_guard_wait_ms", 0);
+	keep_metrics_flush(&m);
 	keep_guard_release(&g);
 	free(objs);
 	free(in);
@@ -448,13 +434,13 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
 		if (rc)
 			return rc;
 		for (k = 0; k < keys.n; k++)
-			worse(&worst, mark_one(x, keys.v[k].key));
+			keep_exit_worst(&worst, mark_one(x, keys.v[k].key));
 		keep_list_release(&keys);
 		return worst;
 	}
 	if (argc > 0) {
 		for (i = 0; i < argc; i++)
-			worse(&worst, mark_one(x, argv[i]));
+			keep_exit_worst(&worst, mark_one(x, argv[i]));
 		return worst;
 	}
 	{
@@ -469,15 +455,15 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
 				continue;
 			if ((size_t)n > KEEP_LINE_MAX) {
 				keep_warn(prog, "input line too long");
-				worse(&worst, KEEP_EXIT_USAGE);
+				keep_exit_worst(&worst, KEEP_EXIT_USAGE);
 				continue;
 			}
 			if (memchr(line, '\0', (size_t)n)) {
 				keep_warn(prog, "input line with a NUL byte: refused");
-				worse(&worst, KEEP_EXIT_USAGE);
+				keep_exit_worst(&worst, KEEP_EXIT_USAGE);
 				continue;
 			}
-			worse(&worst, mark_one(x, line));
+			keep_exit_worst(&worst, mark_one(x, line));
 		}
 		free(line);
 	}
@@ -602,7 +588,7 @@ static int forget(struct ctx *x, const char *node, bool stale)
 		const char *id = node_of(l.v[i].key);
 
 		if (id)
-			worse(&worst, forget_one(x, id, true));
+			keep_exit_worst(&worst, forget_one(x, id, true));
 	}
 	keep_list_release(&l);
 	return worst;

@@ -53,6 +53,7 @@ static int find(struct keep_metrics *m, const char *name, const char *labels, bo
 	snprintf(m->s[i].labels, sizeof(m->s[i].labels), "%s", labels);
 	m->s[i].gauge = gauge;
 	m->s[i].value = 0;
+	m->dirty = true; /* a new series is written, whatever its first value */
 	return i;
 }
 

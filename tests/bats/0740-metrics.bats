@@ -111,3 +111,22 @@ value() {
 	done
 	grep -q '^keep_fence_bad_lines_total{node="n2"} 1$' "$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom"
 }
+
+@test "metrics: the resolver writes holds, pending releases and unresolved acquires; the guard its wait" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 30 n1 '^live '
+	run -0 owner-acquire --node-id n1 t/c/a
+	run -0 owner-acquire --node-id n1 t/c/b
+	start_bg res owner-release --node-id n1 --pending --follow
+	f="$BATS_TEST_TMPDIR/prom/keep.owner-release.prom"
+	wait_for 10 grep -q '^keep_holds{node="n1"} 2$' "$f"
+	grep -q '^keep_pending_releases{node="n1"} 0$' "$f"
+	grep -q '^keep_unresolved_acquires{node="n1"} 0$' "$f"
+	run -0 check_exposition "$f"
+	run -0 owner-release --node-id n1 t/c/a
+	wait_for 10 grep -q '^keep_holds{node="n1"} 1$' "$f"
+	run -0 upgrade-mark --node-id n1 guard
+	g="$BATS_TEST_TMPDIR/prom/keep.upgrade-mark.prom"
+	grep -q '^keep_start_guard_wait_ms{node="n1"} 0$' "$g"
+	run -0 check_exposition "$g"
+}
