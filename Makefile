@@ -35,13 +35,17 @@ SCRIPTS := agent/keep-agent
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all rel san check unit deps run demo install clean sim-deep fmt
+.PHONY: all rel san check unit deps test-deps run demo install clean sim-deep fmt
 all: rel
 
 deps $(DEPS_STAMP):
 	@mkdir -p build
-	@pkg-config --exists $(PKGS) && [ -x /usr/bin/bats ] || sh scripts/install-deps.sh
+	@pkg-config --exists $(PKGS) || sh scripts/install-deps.sh
 	@touch $(DEPS_STAMP)
+
+# what make check needs beyond the build (bats, clang's libFuzzer, valgrind, ...)
+test-deps:
+	@sh scripts/install-deps.sh --test
 
 # ---- one template per flavour ----------------------------------------------
 define FLAVOUR
@@ -76,7 +80,7 @@ $(eval $(call FLAVOUR,san,SAN_CFLAGS,SAN_LDFLAGS))
 # bats suites run on the fs store and on a real S3 server (Ceph RGW on
 # loopback, started and stopped by tests/run-all.sh unless S3_ENDPOINT is
 # already set). The last line is "N passed, N failed".
-check: san
+check: test-deps san
 	sh tests/run-all.sh build/san
 
 unit: san

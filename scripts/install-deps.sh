@@ -1,14 +1,20 @@
 #!/bin/sh
-# install-deps.sh [--s3]: install the Debian packages keep needs to build and
-# test (as root, or through sudo). --s3 also installs the Ceph RGW packages
-# used as the real S3 server of the tests. Idempotent.
+# install-deps.sh [--test] [--s3]: install the Debian packages keep needs
+# (as root, or through sudo). Idempotent.
+#   (none)   to build and run: compiler, libcurl, OpenSSL, libyaml, expat
+#   --test   also what `make check` uses: bats, clang + libFuzzer (fuzz smoke),
+#            valgrind, systemd-analyze, man, openssl (TLS test endpoint)
+#   --s3     also the Ceph RGW packages used as the real S3 server of the tests
 set -eu
 pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev \
-bats bats-support bats-assert curl ca-certificates procps util-linux systemd man-db \
-clang libclang-rt-dev valgrind openssl"
-if [ "${1:-}" = "--s3" ]; then
-	pkgs="$pkgs radosgw ceph-mon ceph-osd"
-fi
+curl ca-certificates procps util-linux"
+for arg in "$@"; do
+	case $arg in
+	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl" ;;
+	--s3) pkgs="$pkgs radosgw ceph-mon ceph-osd" ;;
+	*) echo "usage: install-deps.sh [--test] [--s3]" >&2; exit 100 ;;
+	esac
+done
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

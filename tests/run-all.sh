@@ -195,7 +195,7 @@ fi
 
 if [ "$MODE" = bats ] || [ "$MODE" = all ]; then
 	if ! command -v bats >/dev/null 2>&1; then
-		fail_suite "bats" "bats is not installed (run scripts/install-deps.sh)"
+		fail_suite "bats" "bats is not installed (run scripts/install-deps.sh --test)"
 	elif ! have_bats_files; then
 		echo "# no bats files in tests/bats"
 	else
