@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/batch.h"
 #include "../lib/cli.h"
@@ -645,6 +646,12 @@ int main(int argc, char **argv)
 			left = pass(&x, true, &paused);
 			if (left == 0 || keep_mono_ms() >= deadline)
 				break;
+			if (left != (size_t)-1 &&
+			    isatty(2)) /* a person waits: for what, how long */
+				fprintf(stderr,
+					"%s: drain: %zu release(s) pending, %lld s left at most\n",
+					prog, left,
+					(long long)((deadline - keep_mono_ms() + 999) / 1000));
 			next = bo_next_due(&x, keep_mono_ms() + 200);
 			if (next > deadline)
 				next = deadline;
