@@ -927,8 +927,9 @@ static void fg_acq_decided(struct sim *s, struct proc *p)
 			 keep_timing_attempt_timeout_ms(&s->t));
 		return;
 	}
-	if (h->on && d->verdict != KEEP_ACQ_SAME) {
-		/* owner-acquire: our hold no longer matches the record: stop acting */
+	if (h->on && d->verdict != KEEP_ACQ_SAME && d->verdict != KEEP_ACQ_FAILED) {
+		/* owner-acquire: our hold no longer matches the record: stop acting
+		 * (a failed read proves nothing changed: the hold stays) */
 		h->on = false;
 		tr(s, "n%d.%d hold a%d gen %" PRId64 " dropped (%s)", p->node + 1, p->no, a + 1,
 		   h->gen, keep_acq_verdict_name(d->verdict));
