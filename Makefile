@@ -31,11 +31,21 @@ CMDS := $(patsubst cmd/%.c,%,$(CMD_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_HELP := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 SIM_SRC := $(sort $(wildcard sim/*.c))
+# Test tools: each tests/tools/NAME.c is a program build/FLAVOUR/tools/NAME
+# (linked with libkeep); each tests/preload/NAME.c an LD_PRELOAD library
+# build/FLAVOUR/tools/NAME.so, built without sanitizers (the bats helpers set
+# ASAN_OPTIONS=verify_asan_link_order=0 when they preload one).
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+PRELOAD_SRC := $(sort $(wildcard tests/preload/*.c))
+PRELOAD_CFLAGS := -O2 -g $(WARN) -fPIC -shared
 SCRIPTS := agent/keep-agent
 
 DEPS_STAMP := build/.deps-ok
 
 .PHONY: all rel san check unit deps test-deps run demo install clean sim-deep fmt
+# keep every object (cmd/, tests/, sim/ ones are intermediate otherwise, and
+# were deleted and rebuilt on every make)
+.SECONDARY:
 all: rel
 
 deps $(DEPS_STAMP):
@@ -68,8 +78,16 @@ build/$(1)/bin/keep-sim: $$(patsubst %.c,build/$(1)/obj/%.o,$$(SIM_SRC)) build/$
 build/$(1)/tests/%: build/$(1)/obj/tests/unit/%.o $$(patsubst %.c,build/$(1)/obj/%.o,$$(UNIT_HELP)) build/$(1)/libkeep.a
 	@mkdir -p $$(@D)
 	$$(CC) $$($(2)) $$^ -o $$@ $$($(3)) $$(PKG_LIBS) -lm
+build/$(1)/tools/%: build/$(1)/obj/tests/tools/%.o build/$(1)/libkeep.a
+	@mkdir -p $$(@D)
+	$$(CC) $$($(2)) $$^ -o $$@ $$($(3)) $$(PKG_LIBS) -lm -lpthread
+build/$(1)/tools/%.so: tests/preload/%.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(PRELOAD_CFLAGS) $$< -o $$@ -ldl
 $(1): $$(addprefix build/$(1)/bin/,$$(CMDS) keep-agent $$(if $$(SIM_SRC),keep-sim)) \
-	$$(patsubst tests/unit/%.c,build/$(1)/tests/%,$$(UNIT_SRC))
+	$$(patsubst tests/unit/%.c,build/$(1)/tests/%,$$(UNIT_SRC)) \
+	$$(patsubst tests/tools/%.c,build/$(1)/tools/%,$$(TOOL_SRC)) \
+	$$(patsubst tests/preload/%.c,build/$(1)/tools/%.so,$$(PRELOAD_SRC))
 -include $$($(1)_OBJ:.o=.d)
 endef
 $(eval $(call FLAVOUR,rel,REL_CFLAGS,))

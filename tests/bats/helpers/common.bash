@@ -2,6 +2,7 @@
 #
 # Environment (set by tests/run-all.sh):
 #   KEEP_BINDIR       the build's bin dir (sanitizer build); put first on PATH
+#   KEEP_TOOLDIR      test programs and LD_PRELOAD libraries (default: beside bin/)
 #   KEEP_TEST_STORE   fs | s3 — which store this run uses
 #   S3_ENDPOINT S3_ACCESS_KEY S3_SECRET_KEY S3_REGION S3_BUCKET  (s3 runs)
 #
@@ -14,6 +15,8 @@ load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
 export PATH="${KEEP_BINDIR:?KEEP_BINDIR not set}:$PATH"
+# test tools and LD_PRELOAD libraries built from tests/tools, tests/preload
+export KEEP_TOOLDIR="${KEEP_TOOLDIR:-${KEEP_BINDIR%/bin}/tools}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}"
 
