@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/timing.h"
 #include "err.h"
 
 #define HDR "wasmkeep-node "
@@ -85,6 +86,39 @@ static int parse_i64(const char *s, size_t n, int64_t *out)
 	return 0;
 }
 
+/* A wall time in ms: a decimal > 0, no sign, no leading zero, at most
+ * KEEP_WALL_MAX_MS (year 9999; docs/formats.md "Time bounds").
+ * 0; -1 not such a decimal; -2 a decimal beyond the bound (int64 overflow
+ * included). */
+static int parse_wall(const char *s, size_t n, int64_t *out)
+{
+	int64_t v;
+	size_t i;
+
+	if (n == 0 || s[0] == '0')
+		return -1;
+	for (i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+	if (parse_i64(s, n, &v) || v > KEEP_WALL_MAX_MS)
+		return -2;
+	*out = v;
+	return 0;
+}
+
+/* The error of a failed parse_wall of field name on line lineno. */
+static int wall_err(int rc, const char *name, int lineno, char *err, size_t errlen)
+{
+	if (rc == -2)
+		snprintf(err, errlen,
+			 "line %d: %s beyond year 9999 (over %lld): a corrupt or hostile time",
+			 lineno, name, (long long)KEEP_WALL_MAX_MS);
+	else
+		snprintf(err, errlen, "line %d: bad %s (want a positive decimal integer)", lineno,
+			 name);
+	return KEEP_ERR_PARSE;
+}
+
 /* Printable ASCII without space, 1..max-1 bytes (max is the buffer size). */
 static bool token_valid_n(const char *s, size_t n, size_t max)
 {
@@ -155,6 +189,7 @@ static int decode_old(struct cursor *cur, struct keep_node_obj *o, char *err, si
 	bool have_node = false, have_at = false;
 	const char *s, *v;
 	size_t n, vn;
+	int rc;
 
 	while (next_line(cur, &s, &n)) {
 		if (field(s, n, "node", &v, &vn)) {
@@ -167,8 +202,9 @@ static int decode_old(struct cursor *cur, struct keep_node_obj *o, char *err, si
 		} else if (field(s, n, "written_at_ms", &v, &vn)) {
 			if (have_at)
 				PARSE_ERR("line %d: duplicate written_at_ms", cur->lineno);
-			if (parse_i64(v, vn, &o->written_at_ms) || o->written_at_ms <= 0)
-				PARSE_ERR("line %d: bad written_at_ms", cur->lineno);
+			rc = parse_wall(v, vn, &o->written_at_ms);
+			if (rc)
+				return wall_err(rc, "written_at_ms", cur->lineno, err, errlen);
 			have_at = true;
 		}
 		/* other lines of the old formats are skipped (still bounded above) */
@@ -187,6 +223,7 @@ static int decode_v3(struct cursor *cur, struct keep_node_obj *o, char *err, siz
 {
 	const char *s, *v, *sp;
 	size_t n, vn, i, next = 0;
+	int rc;
 
 	/* <state> <instance> */
 	if (!next_line(cur, &s, &n))
@@ -215,9 +252,9 @@ static int decode_v3(struct cursor *cur, struct keep_node_obj *o, char *err, siz
 		PARSE_ERR("missing written_at_ms line");
 	if (!field(s, n, "written_at_ms", &v, &vn))
 		PARSE_ERR("line %d: want written_at_ms", cur->lineno);
-	if (parse_i64(v, vn, &o->written_at_ms) || o->written_at_ms <= 0)
-		PARSE_ERR("line %d: bad written_at_ms (want a positive decimal integer)",
-			  cur->lineno);
+	rc = parse_wall(v, vn, &o->written_at_ms);
+	if (rc)
+		return wall_err(rc, "written_at_ms", cur->lineno, err, errlen);
 
 	if (!next_line(cur, &s, &n))
 		PARSE_ERR("missing node line");
@@ -270,8 +307,9 @@ static int decode_v3(struct cursor *cur, struct keep_node_obj *o, char *err, siz
 			if (o->state != KEEP_NODE_FENCED)
 				PARSE_ERR("line %d: fenced_at_ms without state fenced",
 					  cur->lineno);
-			if (parse_i64(v, vn, &o->fenced_at_ms) || o->fenced_at_ms <= 0)
-				PARSE_ERR("line %d: bad fenced_at_ms", cur->lineno);
+			rc = parse_wall(v, vn, &o->fenced_at_ms);
+			if (rc)
+				return wall_err(rc, "fenced_at_ms", cur->lineno, err, errlen);
 			break;
 		}
 	}
@@ -340,6 +378,8 @@ int keep_node_obj_encode(const struct keep_node_obj *o, struct keep_buf *out)
 	if (!instance_valid_n(o->instance, il) || il == sizeof(o->instance) || (il == 1 && !fenced))
 		return KEEP_ERR_INVAL;
 	if (o->written_at_ms <= 0 || o->seq < 0 || o->pid < 0 || o->fenced_at_ms < 0)
+		return KEEP_ERR_INVAL;
+	if (o->written_at_ms > KEEP_WALL_MAX_MS || o->fenced_at_ms > KEEP_WALL_MAX_MS)
 		return KEEP_ERR_INVAL;
 	if (!keep_node_id_valid(o->node))
 		return KEEP_ERR_INVAL;

@@ -127,7 +127,7 @@ int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_w
 		case KEEP_MARK_HELD:
 			res->kind = KEEP_MR_HELD;
 			res->old = o;
-			res->live_until_ms = o.expires_at_ms + t->grace_ms;
+			res->live_until_ms = keep_add_sat_ms(o.expires_at_ms, t->grace_ms);
 			snprintf(res->detail, sizeof(res->detail), "a live old lease names '%.64s'",
 				 o.node);
 			goto done;

@@ -377,7 +377,7 @@ static void adopt(struct keep_lease *sm, int64_t now, int64_t wall, const char *
 	int64_t sent = lookup_send(sm, o->written_at_ms);
 
 	if (sent < 0) /* not a send we remember: count from its written_at, conservatively */
-		sent = now - max64(0, wall - o->written_at_ms);
+		sent = keep_sub_sat_ms(now, max64(0, keep_sub_sat_ms(wall, o->written_at_ms)));
 	copy_str(sm->version, sizeof(sm->version), version);
 	sm->written_at_ms = o->written_at_ms;
 	if (o->seq > sm->seq)
@@ -443,7 +443,7 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	if (!absent && !sm->base_absent && o->format == 3 && o->state != KEEP_NODE_LIVE &&
 	    sm->base.format == 3 && strcmp(o->instance, sm->base.instance) == 0 &&
 	    strcmp(o->instance, "-") != 0 &&
-	    wall >= o->written_at_ms + keep_timing_takeover_ms(&sm->t) &&
+	    wall >= keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
 	    sent < sm->check_deadline_mono_ms) {
 		push(sm, KEEP_LEV_CHECK_SHORTCUT);
 		sm->check_done = true;

@@ -1,5 +1,6 @@
 #include "timing.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../err.h"
@@ -67,4 +68,22 @@ int64_t keep_timing_valid_for_ms(const struct keep_timing *t)
 int64_t keep_timing_takeover_ms(const struct keep_timing *t)
 {
 	return t->ttl_ms + t->grace_ms;
+}
+
+int64_t keep_add_sat_ms(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+int64_t keep_sub_sat_ms(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
 }

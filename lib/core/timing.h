@@ -13,6 +13,25 @@ struct keep_timing {
 	int64_t period_ms;   /* heartbeat period (default 3000) */
 };
 
+/* The latest wall time (ms since the epoch) any keep object or line may
+ * carry: 9999-12-31T23:59:59.999Z. A decoder has no clock, so this static
+ * bound is what it checks: a timestamp above it (written_at_ms,
+ * fenced_at_ms, an old lease's expires_at_ms) is malformed (KEEP_ERR_PARSE,
+ * exit 17 where a command refuses a bad object). Below it, every deadline
+ * computed from such a time (+ ttl + grace, + horizon ...) fits in int64
+ * by a wide margin; keep_add_sat_ms is used anyway (docs/formats.md,
+ * "Time bounds"). */
+#define KEEP_WALL_MAX_MS 253402300799999LL
+
+/* a + b and a - b (ms), saturated at INT64_MIN / INT64_MAX instead of
+ * overflowing. Every deadline computed from a time that came from the
+ * store, a line or a file goes through these, so a hostile or corrupt
+ * value can push a deadline to "never", not wrap it into the past: a
+ * deadline that saturated at INT64_MAX is never reached (the decisions
+ * test for it). Pure. */
+int64_t keep_add_sat_ms(int64_t a, int64_t b);
+int64_t keep_sub_sat_ms(int64_t a, int64_t b);
+
 /* Fill the ADR defaults: 10000/5000/2000/1000/3000. */
 void keep_timing_defaults(struct keep_timing *t);
 

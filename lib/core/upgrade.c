@@ -1,6 +1,7 @@
 /* keep — the upgrade from per-actor leases, sans I/O (ADR 0020 §6). */
 #include "upgrade.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,19 @@ static bool parse_dec(const char *s, size_t len, int64_t max, int64_t *v)
 		x = x * 10 + (s[i] - '0');
 	}
 	*v = x;
+	return true;
+}
+
+/* 1..n ASCII digits, the first not '0'. */
+static bool all_digits(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || s[0] == '0')
+		return false;
+	for (i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
 	return true;
 }
 
@@ -130,10 +144,17 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 			return KEEP_ERR_PARSE;
 		}
 		if (!next_line(&p, end, &line, &llen) ||
-		    !field(line, llen, "expires_at_ms", &v, &vlen) ||
-		    !parse_dec(v, vlen, INT64_MAX, &out->expires_at_ms) ||
-		    out->expires_at_ms <= 0) {
+		    !field(line, llen, "expires_at_ms", &v, &vlen)) {
 			seterr(err, errlen, "line 4: want 'expires_at_ms <int>' (> 0)");
+			return KEEP_ERR_PARSE;
+		}
+		if (!parse_dec(v, vlen, KEEP_WALL_MAX_MS, &out->expires_at_ms) ||
+		    out->expires_at_ms <= 0) {
+			/* digits past the bound (or past int64): a time far ahead */
+			seterr(err, errlen,
+			       all_digits(v, vlen) ? "line 4: expires_at_ms beyond year 9999 "
+						     "(a corrupt or hostile time)"
+						   : "line 4: want 'expires_at_ms <int>' (> 0)");
 			return KEEP_ERR_PARSE;
 		}
 	}
@@ -155,7 +176,8 @@ int keep_lease_obj_encode(const struct keep_lease_obj *o, struct keep_buf *out)
 		rc = keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\n", (long long)o->seed);
 	} else if (o->format == 1) {
 		if (!keep_node_id_valid(o->node) || o->generation < 0 ||
-		    o->generation > KEEP_UPGRADE_GEN_MAX || o->expires_at_ms <= 0)
+		    o->generation > KEEP_UPGRADE_GEN_MAX || o->expires_at_ms <= 0 ||
+		    o->expires_at_ms > KEEP_WALL_MAX_MS)
 			return KEEP_ERR_INVAL;
 		rc = keep_buf_addf(
 		    out, "wasmkeep-lease 1\nnode %s\ngeneration %lld\nexpires_at_ms %lld\n",
@@ -177,9 +199,7 @@ bool keep_old_lease_live(const struct keep_lease_obj *o, int64_t now_wall_ms,
 {
 	if (o->format != 1)
 		return false;
-	if (o->expires_at_ms > INT64_MAX - t->grace_ms)
-		return true;
-	return now_wall_ms < o->expires_at_ms + t->grace_ms;
+	return now_wall_ms < keep_add_sat_ms(o->expires_at_ms, t->grace_ms);
 }
 
 /* ---- marking ------------------------------------------------------------------- */
@@ -299,7 +319,12 @@ int keep_upgrade_actor_of(const char *top, const char *key, char *out, size_t ou
 int64_t keep_upgrade_old_left_ms(int64_t written_at_ms, int64_t now_wall_ms,
 				 const struct keep_timing *t, int64_t horizon_ms)
 {
-	return written_at_ms + horizon_ms + t->ttl_ms + t->grace_ms - now_wall_ms;
+	int64_t stale_at =
+	    keep_add_sat_ms(keep_add_sat_ms(written_at_ms, horizon_ms), keep_timing_takeover_ms(t));
+
+	if (stale_at == INT64_MAX)
+		return INT64_MAX; /* saturated: never stale on the wall clock */
+	return keep_sub_sat_ms(stale_at, now_wall_ms);
 }
 
 const char *keep_guard_state_name(enum keep_guard_state s)
@@ -386,7 +411,8 @@ int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, siz
 		g->e[i].seen = false;
 		g->e[i].lapsed_now = false;
 	}
-	lapse_ms = g->horizon_ms + g->t.ttl_ms + g->t.grace_ms + g->t.max_skew_ms;
+	lapse_ms = keep_add_sat_ms(keep_add_sat_ms(g->horizon_ms, keep_timing_takeover_ms(&g->t)),
+				   g->t.max_skew_ms);
 	for (i = 0; i < n; i++) {
 		const struct keep_node_obj *o = in[i].obj;
 		struct keep_guard_entry *e;
@@ -422,7 +448,8 @@ int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, siz
 		e->seen = true;
 		wall_left =
 		    keep_upgrade_old_left_ms(o->written_at_ms, now_wall_ms, &g->t, g->horizon_ms);
-		mono_left = e->first_read_mono_ms + lapse_ms - now_mono_ms;
+		mono_left =
+		    keep_sub_sat_ms(keep_add_sat_ms(e->first_read_mono_ms, lapse_ms), now_mono_ms);
 		if (wall_left <= 0) {
 			e->state = KEEP_GUARD_STALE;
 			e->left_ms = 0;
@@ -459,7 +486,7 @@ int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, siz
 		step = longest;
 	if (step < 1)
 		step = 1;
-	g->next_mono_ms = now_mono_ms + step;
+	g->next_mono_ms = keep_add_sat_ms(now_mono_ms, step);
 	return 0;
 }
 

@@ -1,8 +1,10 @@
 /* Unit tests: the node lease object codec (lib/nodeobj.c). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/buf.h"
+#include "../../lib/core/timing.h"
 #include "../../lib/err.h"
 #include "../../lib/nodeobj.h"
 #include "unit.h"
@@ -244,6 +246,7 @@ TEST(bad_written_at)
 				    "5.0",
 				    "0x10",
 				    "9223372036854775808",
+				    "9223372036854775807",
 				    "99999999999999999999"};
 	char s[256];
 	size_t i;
@@ -254,9 +257,62 @@ TEST(bad_written_at)
 			 bad[i]);
 		CHECK_EQ_INT(dec_s(s), KEEP_ERR_PARSE);
 	}
-	CHECK_EQ_INT(dec_s("wasmkeep-node 3\nlive " INST
-			   "\nwritten_at_ms 9223372036854775807\nnode n1\nseq 1\n"),
+}
+
+/* Every time is bounded at decode: above KEEP_WALL_MAX_MS (year 9999) it is
+ * malformed, so no deadline computed from it can overflow (issue 18 item 4;
+ * docs/formats.md "Time bounds"). */
+TEST(times_beyond_year_9999)
+{
+	static const char *beyond[] = {"9223372036854775807", "9223372036854775800",
+				       "253402300800000", "99999999999999999999",
+				       "1000000000000000"};
+	struct keep_node_obj o;
+	struct keep_buf b;
+	char s[512], err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(beyond) / sizeof(beyond[0]); i++) {
+		snprintf(s, sizeof(s),
+			 "wasmkeep-node 3\nlive " INST "\nwritten_at_ms %s\nnode n1\nseq 1\n",
+			 beyond[i]);
+		CHECK_EQ_INT(keep_node_obj_decode(s, strlen(s), &o, err, sizeof(err)),
+			     KEEP_ERR_PARSE);
+		CHECK(strstr(err, "written_at_ms beyond year 9999") != NULL);
+		snprintf(s, sizeof(s),
+			 "wasmkeep-node 3\nfenced " INST "\nwritten_at_ms 5\nnode n1\nseq 1\n"
+			 "fenced_by n2\nfenced_at_ms %s\n",
+			 beyond[i]);
+		CHECK_EQ_INT(keep_node_obj_decode(s, strlen(s), &o, err, sizeof(err)),
+			     KEEP_ERR_PARSE);
+		CHECK(strstr(err, "fenced_at_ms beyond year 9999") != NULL);
+		snprintf(s, sizeof(s), "wasmkeep-node 1\nnode n1\nwritten_at_ms %s\n", beyond[i]);
+		CHECK_EQ_INT(keep_node_obj_decode(s, strlen(s), &o, err, sizeof(err)),
+			     KEEP_ERR_PARSE);
+		snprintf(s, sizeof(s), "wasmkeep-node 2\nwritten_at_ms %s\nnode n1\n", beyond[i]);
+		CHECK_EQ_INT(dec_s(s), KEEP_ERR_PARSE);
+	}
+	/* the bound itself, and far past, decode */
+	CHECK_EQ_INT(dec("wasmkeep-node 3\nlive " INST
+			 "\nwritten_at_ms 253402300799999\nnode n1\nseq 1\n",
+			 &o),
 		     0);
+	CHECK_EQ_INT(o.written_at_ms, KEEP_WALL_MAX_MS);
+	CHECK_EQ_INT(dec("wasmkeep-node 3\nlive " INST "\nwritten_at_ms 1\nnode n1\nseq 1\n", &o),
+		     0);
+	CHECK_EQ_INT(o.written_at_ms, 1);
+	/* and encode refuses what decode would */
+	keep_buf_init(&b, KEEP_NODEOBJ_MAX);
+	base_obj(&o);
+	o.written_at_ms = KEEP_WALL_MAX_MS + 1;
+	CHECK_EQ_INT(keep_node_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	base_obj(&o);
+	o.state = KEEP_NODE_FENCED;
+	o.fenced_at_ms = INT64_MAX;
+	CHECK_EQ_INT(keep_node_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	o.fenced_at_ms = KEEP_WALL_MAX_MS;
+	CHECK_EQ_INT(keep_node_obj_encode(&o, &b), 0);
+	keep_buf_release(&b);
 }
 
 TEST(bad_seq_and_node)
@@ -348,6 +404,7 @@ int main(void)
 	RUN(dash_instance);
 	RUN(fenced_fields_need_fenced);
 	RUN(bad_written_at);
+	RUN(times_beyond_year_9999);
 	RUN(bad_seq_and_node);
 	RUN(newline_cr_nul_size);
 	RUN(old_formats);

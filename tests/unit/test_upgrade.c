@@ -1,4 +1,5 @@
 /* Unit tests: the upgrade from per-actor leases (lib/core/upgrade.c, ADR 0020 §6). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -455,6 +456,57 @@ TEST(forget_only_stale_old_formats)
 		     KEEP_FORGET_FAILED);
 }
 
+/* Times bounded at decode, deadlines saturated (issue 18 item 4). */
+TEST(absurd_times_refused_or_saturated)
+{
+	struct keep_timing t;
+	struct keep_lease_obj o;
+	struct keep_buf b;
+	struct keep_guard g;
+	struct keep_node_obj n;
+	char err[128];
+	const char *s;
+
+	timing(&t);
+	/* an old lease's expires_at beyond year 9999 (INT64_MAX, past int64) */
+	s = "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 9223372036854775807\n";
+	CHECK_EQ_INT(keep_lease_obj_decode(s, strlen(s), &o, err, sizeof(err)), KEEP_ERR_PARSE);
+	CHECK(strstr(err, "beyond year 9999") != NULL);
+	s = "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 99999999999999999999\n";
+	CHECK_EQ_INT(keep_lease_obj_decode(s, strlen(s), &o, err, sizeof(err)), KEEP_ERR_PARSE);
+	CHECK(strstr(err, "beyond year 9999") != NULL);
+	CHECK_EQ_INT(
+	    dec("wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 253402300800000\n", &o),
+	    KEEP_ERR_PARSE);
+	s = "wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 00\n";
+	CHECK_EQ_INT(keep_lease_obj_decode(s, strlen(s), &o, err, sizeof(err)), KEEP_ERR_PARSE);
+	CHECK(strstr(err, "want 'expires_at_ms") != NULL);
+	/* the bound itself decodes, is live far ahead, and never overflows */
+	CHECK_EQ_INT(
+	    dec("wasmkeep-lease 1\nnode n1\ngeneration 7\nexpires_at_ms 253402300799999\n", &o), 0);
+	CHECK(keep_old_lease_live(&o, W0, &t));
+	CHECK_EQ_INT(keep_upgrade_mark_decide(KEEP_STORE_OK, &o, 0, W0, &t), KEEP_MARK_HELD);
+	o.expires_at_ms = INT64_MAX; /* handed to the core directly */
+	CHECK(keep_old_lease_live(&o, INT64_MAX - 1, &t));
+	keep_buf_init(&b, KEEP_LEASEOBJ_MAX);
+	CHECK_EQ_INT(keep_lease_obj_encode(&o, &b), KEEP_ERR_INVAL);
+	keep_buf_release(&b);
+
+	/* the start guard and forget on an old heartbeat at the end of time */
+	CHECK_EQ_INT(keep_upgrade_old_left_ms(INT64_MAX, W0, &t, H), INT64_MAX);
+	CHECK_EQ_INT(keep_upgrade_old_left_ms(1, INT64_MAX, &t, H), 5001 - INT64_MAX);
+	old(&n, "old1", 1, INT64_MAX);
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &n, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_FRESH);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(pass1(&g, &n, "old1", INT64_MAX - 10000, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT); /* the future-dated rule: lapses on the count */
+	CHECK_EQ_INT(pass1(&g, &n, "old1", INT64_MAX - 4700, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	CHECK_EQ_INT(g.e[0].state, KEEP_GUARD_LAPSED);
+	keep_guard_release(&g);
+}
+
 int main(void)
 {
 	RUN(codec_old_lease_and_marker_round_trip);
@@ -474,5 +526,6 @@ int main(void)
 	RUN(guard_read_failure_never_passes);
 	RUN(guard_two_heartbeats_wait_for_the_longest);
 	RUN(forget_only_stale_old_formats);
+	RUN(absurd_times_refused_or_saturated);
 	return unit_done();
 }
