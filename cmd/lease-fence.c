@@ -7,7 +7,12 @@
  *
  * Peer mode, `lease-fence --stdin`: read node-watch's lines, and for each
  * `stale` candidate decide on one fresh versioned GET (lib/core/fence.c),
- * only while this node's own lease is valid. Fences run on a pool of
+ * only while this node's own lease is valid and has been live long enough
+ * for the line's watch to count: a line produced before a lapse of this
+ * node (its live_since changed since) is dropped, and no fence goes before
+ * live_since + write_every + attempt_timeout (keep_fence_peer_may, asked
+ * before the read, on the decision, and right before the write; ADR 0020
+ * §2, docs/fencing.md "After the fencer's own lapse"). Fences run on a pool of
  * KEEP_FENCE_CONCURRENCY threads, each with its own store handle and each
  * request bounded by (ttl - safety) / 3, so a hung fence never holds up
  * the others (and node-watch is another process). A `not-yet` decision is
@@ -44,8 +49,10 @@ static const char usage[] =
     "         or old-format object. No node id or lease needed.\n"
     "--stdin  peer fencing, fed by `node-watch --follow`: acts on `stale` lines\n"
     "         (other node-watch lines are ignored; a malformed line is reported\n"
-    "         and skipped), only while this node's lease is valid; at most 8\n"
-    "         fences at once. One line per stale line:\n"
+    "         and skipped), only while this node's lease is valid, and never\n"
+    "         before its live_since + write_every + attempt timeout: a line judged\n"
+    "         before a lapse of this node is dropped (rewatch reason=own-lapse);\n"
+    "         at most 8 fences at once. One line per stale line:\n"
     "         fenced|rewatch|not-yet|alive|already-fenced|skipped|failed|bad-object\n"
     "         node=.. instance=.. written_at_ms=.. [free_at_ms=..] [reason=..]\n"
     "         A not-yet is decided again on a fresh read when free_at_ms passes\n"
@@ -289,14 +296,18 @@ struct worker {
 	struct keep_store *store;
 };
 
-static bool own_valid(void)
+/* This node's lease now, from its lease state file (not valid when the
+ * file is missing, unreadable, or another node's). */
+static void own_lease(struct keep_fencer *me)
 {
 	struct keep_lease_state st;
 
-	if (keep_lease_state_read(C.node_dir, &st) != 0)
-		return false;
-	return strcmp(st.node, C.cfg.node_id) == 0 &&
-	       keep_lease_state_valid(&st, keep_mono_ms(), C.boot_id);
+	memset(me, 0, sizeof(*me));
+	me->now_mono_ms = keep_mono_ms();
+	if (keep_lease_state_read(C.node_dir, &st) != 0 || strcmp(st.node, C.cfg.node_id) != 0)
+		return;
+	me->valid = keep_lease_state_valid(&st, me->now_mono_ms, C.boot_id);
+	me->live_since_mono_ms = me->valid ? st.live_since_mono_ms : 0;
 }
 
 static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
@@ -317,6 +328,21 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
 	keep_buf_release(&b);
 }
 
+/* May we act on st now (keep_fence_peer_may, on the lease state read
+ * now)? When not, its line is printed. */
+static bool may_act(const struct keep_stale *st)
+{
+	struct keep_fencer me;
+	struct keep_fence_decision d;
+
+	own_lease(&me);
+	if (keep_fence_peer_may(st, &me, &C.cfg.timing, &d))
+		return true;
+	peer_line(d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
+		  st, 0, d.reason);
+	return false;
+}
+
 /* A not-yet's retry: wait until free_at_wall_ms passes on our wall clock
  * (measured on the monotonic clock from now), unless the input ends or a
  * signal stops us first. Bounded: a free_at further away than ttl + grace
@@ -324,7 +350,7 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
  * time came. */
 static bool wait_free_at(int64_t free_at_wall_ms)
 {
-	int64_t left = free_at_wall_ms - keep_wall_ms(), deadline;
+	int64_t left = keep_sub_sat_ms(free_at_wall_ms, keep_wall_ms()), deadline;
 	bool ok;
 
 	if (left > keep_timing_takeover_ms(&C.cfg.timing) + C.cfg.timing.max_skew_ms)
@@ -365,16 +391,15 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	struct keep_node_obj obj;
 	struct keep_fence_decision d, d2;
 	const struct keep_fence_decision *res;
+	struct keep_fencer me;
 	int derr;
 
-	if (!own_valid()) {
-		peer_line("skipped", st, 0, "own lease not valid");
+	if (!may_act(st))
 		return false;
-	}
 	read_node(s, st->node, &r, &obj, &derr);
-	keep_fence_peer_decide(st, own_valid(), r.outcome,
-			       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
-			       keep_wall_ms(), &C.cfg.timing, C.cfg.node_id, &d);
+	own_lease(&me);
+	keep_fence_peer_judge(st, &me, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
+			      derr, keep_wall_ms(), &C.cfg.timing, C.cfg.node_id, &d);
 	if (d.verdict != KEEP_FV_FENCE) {
 		peer_line(
 		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
@@ -384,10 +409,8 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 		*free_at = d.free_at_ms;
 		return d.verdict == KEEP_FV_NOT_YET;
 	}
-	if (!own_valid()) { /* checked again right before the write */
-		peer_line("skipped", st, 0, "own lease not valid");
+	if (!may_act(st)) /* checked again right before the write */
 		return false;
-	}
 	write_node(s, &d.obj, KEEP_COND_IF_MATCH, r.version, &r);
 	if (r.outcome == KEEP_STORE_OK) {
 		metric_inc("keep_fences_total");
@@ -533,7 +556,9 @@ static int parse_input(const char *s, size_t len, struct keep_stale *st, char *e
 	}
 	for (i = 0; i < l.n; i++)
 		if (strcmp(l.f[i].key, "node") && strcmp(l.f[i].key, "instance") &&
-		    strcmp(l.f[i].key, "written_at_ms") && strcmp(l.f[i].key, "unchanged_ms")) {
+		    strcmp(l.f[i].key, "written_at_ms") && strcmp(l.f[i].key, "unchanged_ms") &&
+		    strcmp(l.f[i].key, "live_since_mono_ms") &&
+		    strcmp(l.f[i].key, "watch_since_mono_ms")) {
 			snprintf(err, errlen, "unknown key '%s'", l.f[i].key);
 			goto out;
 		}
@@ -551,13 +576,26 @@ static int parse_input(const char *s, size_t len, struct keep_stale *st, char *e
 	}
 	snprintf(st->instance, sizeof(st->instance), "%s", v);
 	if (!parse_i64(keep_line_get(&l, "written_at_ms"), &st->written_at_ms) ||
-	    st->written_at_ms <= 0) {
+	    st->written_at_ms <= 0 || st->written_at_ms > KEEP_WALL_MAX_MS) {
 		snprintf(err, errlen, "missing or bad written_at_ms");
 		goto out;
 	}
 	v = keep_line_get(&l, "unchanged_ms");
 	if (v && !parse_i64(v, &n)) {
 		snprintf(err, errlen, "bad unchanged_ms");
+		goto out;
+	}
+	/* the watcher's own live period and watch start (node-watch >= issue
+	 * 18); absent in older lines: the decision then counts from our own
+	 * live_since alone */
+	v = keep_line_get(&l, "live_since_mono_ms");
+	if (v && (!parse_i64(v, &st->live_since_mono_ms) || st->live_since_mono_ms <= 0)) {
+		snprintf(err, errlen, "bad live_since_mono_ms");
+		goto out;
+	}
+	v = keep_line_get(&l, "watch_since_mono_ms");
+	if (v && (!parse_i64(v, &st->watch_since_mono_ms) || st->watch_since_mono_ms <= 0)) {
+		snprintf(err, errlen, "bad watch_since_mono_ms");
 		goto out;
 	}
 	rc = 1;

@@ -34,8 +34,9 @@ static const char usage[] =
     "  --follow   (default) run until SIGTERM/SIGINT; print change events\n"
     "             `join|change|leave node=ID state=.. instance=.. written_at_ms=.. format=..`\n"
     "             and fence candidates `stale node=ID instance=.. written_at_ms=..\n"
-    "             unchanged_ms=..` (only with a node id whose lease is valid: see\n"
-    "             STATE_DIR/ID/lease), for `lease-fence --stdin`\n"
+    "             unchanged_ms=.. live_since_mono_ms=.. watch_since_mono_ms=..` (only\n"
+    "             with a node id whose lease is valid: see STATE_DIR/ID/lease), for\n"
+    "             `lease-fence --stdin`\n"
     "  --once     one pass, one line per node (cluster status):\n"
     "             `node id=ID state=live|released|fenced|old-running|old-retired|unreadable\n"
     "             instance=.. written_at_ms=.. age_ms=.. format=3|1|2 [fenced_by=..\n"
@@ -266,7 +267,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 	} else {
 		keep_line_str(&b, "instance", s->obj.instance);
 		keep_line_int(&b, "written_at_ms", s->obj.written_at_ms);
-		keep_line_int(&b, "age_ms", wall - s->obj.written_at_ms);
+		keep_line_int(&b, "age_ms", keep_sub_sat_ms(wall, s->obj.written_at_ms));
 		keep_line_int(&b, "format", s->obj.format);
 		if (st == KEEP_STATUS_FENCED) {
 			keep_line_str(&b, "fenced_by",
@@ -278,8 +279,8 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 		}
 		if (st == KEEP_STATUS_FENCED || st == KEEP_STATUS_RELEASED)
 			keep_line_int(&b, "free_at_ms",
-				      s->obj.written_at_ms +
-					  keep_timing_takeover_ms(&d->cfg.timing));
+				      keep_add_sat_ms(s->obj.written_at_ms,
+						      keep_timing_takeover_ms(&d->cfg.timing)));
 	}
 	rc = emit(&b);
 	keep_buf_release(&b);
@@ -289,8 +290,8 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 static void age_text(char *out, size_t n, int64_t ms)
 {
 	if (ms < 0)
-		snprintf(out, n, "-%lld.%01llds", (long long)(-ms / 1000),
-			 (long long)((-ms % 1000) / 100));
+		snprintf(out, n, "-%lld.%01llds", (long long)-(ms / 1000),
+			 (long long)(-(ms % 1000) / 100)); /* never -INT64_MIN */
 	else if (ms < 100000)
 		snprintf(out, n, "%lld.%01llds", (long long)(ms / 1000),
 			 (long long)((ms % 1000) / 100));
@@ -315,14 +316,18 @@ static int print_table(struct driver *d, int64_t wall)
 			       keep_node_status_name(st), "-", "-", "-", "-", s->why);
 			continue;
 		}
-		age_text(age, sizeof(age), wall - s->obj.written_at_ms);
+		age_text(age, sizeof(age), keep_sub_sat_ms(wall, s->obj.written_at_ms));
 		note[0] = '\0';
 		if (st == KEEP_STATUS_FENCED)
 			snprintf(
 			    note, sizeof(note), "by %s, free in %llds",
 			    s->obj.fenced_by[0] ? s->obj.fenced_by : "?",
-			    (long long)((s->obj.written_at_ms +
-					 keep_timing_takeover_ms(&d->cfg.timing) - wall + 999) /
+			    (long long)(keep_add_sat_ms(
+					    keep_sub_sat_ms(keep_add_sat_ms(s->obj.written_at_ms,
+									    keep_timing_takeover_ms(
+										&d->cfg.timing)),
+							    wall),
+					    999) /
 					1000));
 		else if (st == KEEP_STATUS_RELEASED)
 			snprintf(note, sizeof(note), "clean stop");
@@ -378,6 +383,12 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 		keep_line_str(&b, "written_at_ms", NULL);
 	if (e->kind == KEEP_WEV_STALE) {
 		keep_line_int(&b, "unchanged_ms", e->unchanged_ms);
+		/* under which live period of this node it was judged: lease-fence
+		 * drops the line if this node lapsed since (docs/fencing.md) */
+		if (e->live_since_mono_ms > 0)
+			keep_line_int(&b, "live_since_mono_ms", e->live_since_mono_ms);
+		if (e->watch_since_mono_ms > 0)
+			keep_line_int(&b, "watch_since_mono_ms", e->watch_since_mono_ms);
 	} else if (e->format) {
 		keep_line_int(&b, "format", e->format);
 	} else {

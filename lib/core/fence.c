@@ -1,6 +1,7 @@
 /* keep — fencing and membership decisions (ADR 0020 §2, §6). See fence.h. */
 #include "fence.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,8 @@ enum keep_node_status keep_node_status(const struct keep_node_obj *o, int64_t no
 	if (o->format != 1 && o->format != 2)
 		return KEEP_STATUS_UNREADABLE;
 	/* §6: fresh by the start guard's test (or rewritten) = an old version running */
-	if (changed_recently || now_wall_ms - o->written_at_ms < keep_timing_takeover_ms(t))
+	if (changed_recently ||
+	    keep_sub_sat_ms(now_wall_ms, o->written_at_ms) < keep_timing_takeover_ms(t))
 		return KEEP_STATUS_OLD_RUNNING;
 	return KEEP_STATUS_OLD_RETIRED;
 }
@@ -163,7 +165,8 @@ static void observe(struct keep_watch_peer *p, const struct keep_watch_input *in
 
 static bool recently(const struct keep_watch *w, const struct keep_watch_peer *p, int64_t now)
 {
-	return p->changed_mono_ms && now - p->changed_mono_ms < keep_timing_takeover_ms(&w->t);
+	return p->changed_mono_ms &&
+	       keep_sub_sat_ms(now, p->changed_mono_ms) < keep_timing_takeover_ms(&w->t);
 }
 
 static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since,
@@ -285,10 +288,12 @@ static bool watchable(const struct keep_watch *w, const struct keep_watch_peer *
 static int64_t stale_due(const struct keep_watch *w, const struct keep_watch_peer *p,
 			 int64_t live_since)
 {
-	int64_t due = max64(p->since_mono_ms, live_since) + keep_watch_stale_after_ms(&w->t);
+	int64_t due =
+	    keep_add_sat_ms(max64(p->since_mono_ms, live_since), keep_watch_stale_after_ms(&w->t));
 
 	if (p->last_stale_mono_ms)
-		due = max64(due, p->last_stale_mono_ms + keep_timing_write_every_ms(&w->t));
+		due = max64(
+		    due, keep_add_sat_ms(p->last_stale_mono_ms, keep_timing_write_every_ms(&w->t)));
 	return due;
 }
 
@@ -321,7 +326,9 @@ static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_
 			rc = KEEP_ERR_NOMEM;
 			continue;
 		}
-		e->unchanged_ms = now - max64(p->since_mono_ms, live_since);
+		e->watch_since_mono_ms = max64(p->since_mono_ms, live_since);
+		e->live_since_mono_ms = live_since > 0 ? live_since : 0;
+		e->unchanged_ms = keep_sub_sat_ms(now, e->watch_since_mono_ms);
 	}
 	return rc;
 }
@@ -426,7 +433,7 @@ static bool read_usable(enum keep_outcome outcome, const struct keep_node_obj *o
 		verdict(d, KEEP_FV_BAD_OBJECT, "names another node");
 		return false;
 	}
-	d->free_at_ms = obj->written_at_ms + keep_timing_takeover_ms(t);
+	d->free_at_ms = keep_add_sat_ms(obj->written_at_ms, keep_timing_takeover_ms(t));
 	if (obj->format != 3) {
 		d->free_at_ms = 0;
 		verdict(d, on_old, "old-format");
@@ -435,16 +442,61 @@ static bool read_usable(enum keep_outcome outcome, const struct keep_node_obj *o
 	return true;
 }
 
-void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
-			    const struct keep_node_obj *obj, int derr, int64_t now_wall,
-			    const struct keep_timing *t, const char *self,
-			    struct keep_fence_decision *d)
+void keep_stale_of_event(const struct keep_watch_event *e, struct keep_stale *st)
 {
+	memset(st, 0, sizeof(*st));
+	copy_str(st->node, sizeof(st->node), e->node);
+	copy_str(st->instance, sizeof(st->instance), e->instance);
+	st->written_at_ms = e->written_at_ms;
+	st->live_since_mono_ms = e->live_since_mono_ms;
+	st->watch_since_mono_ms = e->watch_since_mono_ms;
+}
+
+int64_t keep_fence_earliest_mono_ms(const struct keep_stale *st, const struct keep_fencer *me,
+				    const struct keep_timing *t)
+{
+	return keep_add_sat_ms(max64(me->live_since_mono_ms, st->watch_since_mono_ms),
+			       keep_watch_stale_after_ms(t));
+}
+
+bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *me,
+			 const struct keep_timing *t, struct keep_fence_decision *d)
+{
+	int64_t earliest;
+
 	memset(d, 0, sizeof(*d));
-	if (!self_valid) {
+	if (!me->valid) {
 		verdict(d, KEEP_FV_NOT_VALID, "own lease not valid");
-		return;
+		return false;
 	}
+	if (me->live_since_mono_ms <= 0) {
+		/* valid, but from when? nothing to count a watch from */
+		verdict(d, KEEP_FV_NOT_VALID, "own live_since unknown");
+		return false;
+	}
+	/* the line was produced under another live period of this node: it
+	 * lapsed (and recovered) since, so that watch counts for nothing */
+	if ((st->live_since_mono_ms > 0 && st->live_since_mono_ms != me->live_since_mono_ms) ||
+	    (st->watch_since_mono_ms > 0 && st->watch_since_mono_ms < me->live_since_mono_ms)) {
+		verdict(d, KEEP_FV_REWATCH, "own-lapse");
+		return false;
+	}
+	/* never before a full watch counted from our own live_since (a line
+	 * that carries no watch start, or one that claims too much) */
+	earliest = keep_fence_earliest_mono_ms(st, me, t);
+	if (earliest == INT64_MAX || me->now_mono_ms < earliest) { /* saturated: never */
+		verdict(d, KEEP_FV_REWATCH, "watch-too-short");
+		return false;
+	}
+	return true;
+}
+
+/* The decision on the fresh read alone, once the fencer may act. */
+static void decide_on_read(const struct keep_stale *st, enum keep_outcome outcome,
+			   const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			   const struct keep_timing *t, const char *self,
+			   struct keep_fence_decision *d)
+{
 	if (!read_usable(outcome, obj, derr, st->node, t, KEEP_FV_REWATCH, d))
 		return;
 	if (obj->state == KEEP_NODE_FENCED) {
@@ -460,12 +512,35 @@ void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum k
 		verdict(d, KEEP_FV_REWATCH, "changed");
 		return;
 	}
-	if (now_wall < d->free_at_ms) {
+	if (d->free_at_ms == INT64_MAX || now_wall < d->free_at_ms) { /* saturated: never */
 		verdict(d, KEEP_FV_NOT_YET, NULL);
 		return;
 	}
 	make_fence(d, obj, self, now_wall);
 	verdict(d, KEEP_FV_FENCE, NULL);
+}
+
+void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer *me,
+			   enum keep_outcome outcome, const struct keep_node_obj *obj, int derr,
+			   int64_t now_wall, const struct keep_timing *t, const char *self,
+			   struct keep_fence_decision *d)
+{
+	if (!keep_fence_peer_may(st, me, t, d))
+		return;
+	decide_on_read(st, outcome, obj, derr, now_wall, t, self, d);
+}
+
+void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
+			    const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			    const struct keep_timing *t, const char *self,
+			    struct keep_fence_decision *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (!self_valid) {
+		verdict(d, KEEP_FV_NOT_VALID, "own lease not valid");
+		return;
+	}
+	decide_on_read(st, outcome, obj, derr, now_wall, t, self, d);
 }
 
 void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
@@ -510,7 +585,7 @@ void keep_fence_operator(const char *node, enum keep_outcome outcome,
 		d->obj.seq = 0;
 		copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), "operator");
 		d->obj.fenced_at_ms = now_wall;
-		d->free_at_ms = now_wall + keep_timing_takeover_ms(t);
+		d->free_at_ms = keep_add_sat_ms(now_wall, keep_timing_takeover_ms(t));
 		verdict(d, KEEP_FV_CREATE, "absent");
 		return;
 	}
@@ -547,8 +622,9 @@ enum keep_free keep_node_free(const char *node, const char *instance, bool prese
 	if (obj->state == KEEP_NODE_LIVE)
 		return instance && strcmp(obj->instance, instance) == 0 ? KEEP_FREE_NO
 									: KEEP_FREE_YES;
-	at = obj->written_at_ms + keep_timing_takeover_ms(t);
+	at = keep_add_sat_ms(obj->written_at_ms, keep_timing_takeover_ms(t));
 	if (free_at_ms)
 		*free_at_ms = at;
-	return now_wall >= at ? KEEP_FREE_YES : KEEP_FREE_LATER;
+	/* a saturated deadline (a written_at no decoder passes) is never reached */
+	return at != INT64_MAX && now_wall >= at ? KEEP_FREE_YES : KEEP_FREE_LATER;
 }

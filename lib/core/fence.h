@@ -6,14 +6,17 @@
  *   keep_node_status()      what one node object shows (cluster status, §6)
  *   struct keep_watch       node-watch's watch of every peer: join, change,
  *                           leave, and `stale` candidates (§2)
- *   keep_fence_peer_*()     lease-fence --stdin: the decision on one fresh
- *                           versioned read, and on the re-read after a
- *                           failed fence (§2)
+ *   keep_fence_peer_*()     lease-fence --stdin: may this node act on a
+ *                           stale line now (its own lease and live_since),
+ *                           the decision on one fresh versioned read, and
+ *                           on the re-read after a failed fence (§2)
  *   keep_fence_operator()   lease-fence NODE: the operator's fence (§2)
  *   keep_node_free()        the free rule of a record naming node A and
  *                           instance i (§2), for the ownership commands
  *
  * Nothing here reads a clock, sleeps, or touches a file or the store.
+ * Deadlines are computed with keep_add_sat_ms (timing.h): one that
+ * saturates is never reached, whatever time an object or a line carries.
  * *_mono_ms: a monotonic clock (this boot); *_wall_ms: the wall clock
  * (ms since the epoch), compared with other nodes' written_at. */
 #ifndef KEEP_CORE_FENCE_H
@@ -84,6 +87,13 @@ struct keep_watch_event {
 	char instance[KEEP_INSTANCE_LEN + 1]; /* "-" when none */
 	int64_t written_at_ms;		      /* 0 when unreadable */
 	int64_t unchanged_ms;		      /* STALE: how long watched unchanged */
+	/* STALE: this node's live_since_mono_ms the candidate was judged under
+	 * (0 when unknown), and when its watch started counting, the later of
+	 * the first read of this (instance, written_at) and that live_since
+	 * (monotonic ms). lease-fence drops the candidate when its own
+	 * live_since no longer matches (ADR §2; keep_fence_peer_may). */
+	int64_t live_since_mono_ms;
+	int64_t watch_since_mono_ms;
 };
 
 struct keep_watch_peer {
@@ -153,11 +163,29 @@ const char *keep_watch_event_name(enum keep_watch_event_kind k);
 
 /* ---- peer fence (lease-fence --stdin) --------------------------------------- */
 
-/* A stale line: what the watcher saw unchanged. */
+/* A stale line: what the watcher saw unchanged, and under which of its
+ * own live periods (docs/fencing.md, "After the fencer's own lapse"). */
 struct keep_stale {
 	char node[KEEP_NODE_ID_MAX + 1];
 	char instance[KEEP_INSTANCE_LEN + 1];
 	int64_t written_at_ms;
+	/* The watcher's live_since_mono_ms when it produced the line, and its
+	 * watch start for this peer (monotonic ms, this boot); 0 when the line
+	 * did not carry them (an older node-watch, or a line typed by hand):
+	 * the decision then counts the watch from the fencer's live_since. */
+	int64_t live_since_mono_ms;
+	int64_t watch_since_mono_ms;
+};
+
+/* The stale line of a KEEP_WEV_STALE event (every field copied). */
+void keep_stale_of_event(const struct keep_watch_event *e, struct keep_stale *st);
+
+/* The fencer's own node lease at the moment of a decision, read by the
+ * driver (lease state file, or the simulator's lease machine). */
+struct keep_fencer {
+	bool valid;		    /* the lease is valid now */
+	int64_t live_since_mono_ms; /* its first acknowledged write after its last lapse */
+	int64_t now_mono_ms;	    /* now, on the same monotonic clock */
 };
 
 enum keep_fence_verdict {
@@ -183,18 +211,52 @@ struct keep_fence_decision {
 	enum keep_fence_verdict verdict;
 	const char *reason;	  /* static; why (e.g. "changed", "old-format"), or NULL */
 	struct keep_node_obj obj; /* FENCE/CREATE: the object to write */
-	int64_t free_at_ms;	  /* written_at + ttl + grace of the object concerned; 0 */
+	int64_t free_at_ms;	  /* written_at + ttl + grace (saturated) of the object; 0 */
 };
 
+/* The earliest monotonic time at which this node may fence on st (§2):
+ * a full write_every + attempt_timeout counted from the later of its own
+ * live_since and the line's watch start (saturated: never overflows). */
+int64_t keep_fence_earliest_mono_ms(const struct keep_stale *st, const struct keep_fencer *me,
+				    const struct keep_timing *t);
+
+/* May this node act on stale line st now (§2: "only while B's own node
+ * lease is valid, and only after B has seen A's object unchanged for a
+ * full lease period plus one attempt timeout, counted from B's first
+ * acknowledged lease write after any lapse of its own")? The driver asks
+ * it before the read and again right before the fence write, each time
+ * with its lease state read then. true: go on. false, with d holding:
+ *   NOT_VALID "own lease not valid" (or "own live_since unknown": valid
+ *     with no live_since, which a lease-write never reports);
+ *   REWATCH "own-lapse": the line was produced under another live period
+ *     of this node (its live_since_mono_ms differs from me's, or its watch
+ *     started before me's live_since): this node lapsed since, and its
+ *     watch of the peer starts again (a queued or retried line included);
+ *   REWATCH "watch-too-short": now_mono_ms is before
+ *     keep_fence_earliest_mono_ms (a line without a watch start, fed right
+ *     after a recovery, or one that claims a watch it cannot have had). */
+bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *me,
+			 const struct keep_timing *t, struct keep_fence_decision *d);
+
 /* The peer's decision on one fresh versioned GET of nodes/<st->node>
- * (§2), decided on that read alone:
+ * (§2): keep_fence_peer_may first, then on that read alone:
  *   outcome/obj/decode_err: the GET's reply (obj NULL unless OK and decoded);
- *   self_valid: this node's lease is valid now;
- *   self: this node's id (the fence's fenced_by).
+ *   me: this node's lease now; self: this node's id (the fence's fenced_by).
  * FENCE when the object is format 3, live, names st's instance and
  * written_at, and written_at + ttl + grace <= now_wall_ms; the object to
  * write keeps the instance, written_at and heartbeat fields, state
- * fenced, seq + 1, fenced_by self, fenced_at now_wall_ms. */
+ * fenced, seq + 1, fenced_by self, fenced_at now_wall_ms. Otherwise the
+ * verdicts of the table in docs/fencing.md. All pointers borrowed; d is
+ * filled (caller-owned). */
+void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer *me,
+			   enum keep_outcome outcome, const struct keep_node_obj *obj,
+			   int decode_err, int64_t now_wall_ms, const struct keep_timing *t,
+			   const char *self, struct keep_fence_decision *d);
+
+/* LEGACY, for sim/ only until its fence task feeds keep_fence_peer_judge
+ * (issue 18): the same decision with self_valid alone, WITHOUT the rule
+ * after the fencer's own lapse (no live_since, no watch bound). No
+ * command uses it; remove it once sim/ no longer does. */
 void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
 			    const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
 			    const struct keep_timing *t, const char *self,
@@ -237,8 +299,9 @@ enum keep_free {
  * Free only on a format-3 object naming `node` in any state other than
  * live naming `instance`: live naming another instance -> YES;
  * fenced or released naming any instance -> YES once written_at + ttl +
- * grace <= now_wall_ms, else LATER (with *free_at_ms). Absent objects and
- * old formats (1, 2) free nothing. free_at_ms may be NULL. */
+ * grace <= now_wall_ms, else LATER (with *free_at_ms; INT64_MAX, never,
+ * when the sum saturates). Absent objects and old formats (1, 2) free
+ * nothing. free_at_ms may be NULL. */
 enum keep_free keep_node_free(const char *node, const char *instance, bool present,
 			      const struct keep_node_obj *obj, int64_t now_wall_ms,
 			      const struct keep_timing *t, int64_t *free_at_ms);

@@ -67,6 +67,7 @@ pipeline() {
 @test "fence-peer: bad input lines are reported and skipped; other node-watch lines ignored" {
 	start_bg n2 lease-write --node-id n2
 	wait_line 20 n2 '^live '
+	fencer_ready n2
 	now=$(now_ms)
 	w=$((now - 10000))
 	body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match >/dev/null
@@ -86,6 +87,7 @@ EOF
 @test "fence-peer: not yet past written_at + ttl + grace: not-yet, nothing written" {
 	start_bg n2 lease-write --node-id n2
 	wait_line 20 n2 '^live '
+	fencer_ready n2
 	now=$(now_ms)
 	v=$(body live $INST_A "$now" n1 | put_obj nodes/n1 --if-none-match)
 	run -0 lease-fence --node-id n2 --stdin <<<"stale node=n1 instance=$INST_A written_at_ms=$now"
@@ -101,6 +103,7 @@ EOF
 	keep_setup 9000 4500 1800 300 1000 # attempts bounded by 2400 ms
 	start_bg n2 lease-write --node-id n2
 	wait_line 30 n2 '^live '
+	fencer_ready n2 3400
 	now=$(now_ms)
 	w=$((now - 20000))
 	v1=$(body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match)
@@ -127,6 +130,8 @@ EOF
 	start_bg n3 lease-write --node-id n3
 	wait_line 20 n2 '^live '
 	wait_line 20 n3 '^live '
+	fencer_ready n2
+	fencer_ready n3
 	now=$(now_ms)
 	w=$((now - 10000))
 	body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match >/dev/null

@@ -153,6 +153,7 @@ live_lease() {
 
 @test "bad objects: nodes/ — a peer fence (lease-fence --stdin) answers bad-object and writes nothing" {
 	live_lease p1
+	fencer_ready p1
 	node_variants n5
 	for f in "$V"/*; do
 		echo "# variant ${f##*/}"

@@ -88,6 +88,7 @@ STATS_RE='^stats requests=[0-9]+ get=[0-9]+ head=[0-9]+ put=[0-9]+ delete=[0-9]+
 @test "lease-fence --stdin: a not-yet is decided again on a fresh read when free_at_ms passes; --stats counts it" {
 	start_bg n2 lease-write --node-id n2
 	wait_line 30 n2 '^live '
+	fencer_ready n2
 	w=$(($(now_ms) - 2000)) # free at w + 4500: in about 2.5 s
 	body live $INST_A $w n1 | keep-store put nodes/n1 --if-none-match >/dev/null
 	mkfifo "$BATS_TEST_TMPDIR/in"

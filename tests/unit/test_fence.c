@@ -1,4 +1,5 @@
 /* Unit tests: fencing and membership decisions (lib/core/fence.c, ADR 0020 §2, §6). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -319,6 +320,18 @@ static void stale(struct keep_stale *s, const char *node, const char *inst, int6
 	s->written_at_ms = w;
 }
 
+/* A fencer long live (since mono 1000), at mono 1000000: every watch bound passed. */
+static const struct keep_fencer ME = {
+    .valid = true, .live_since_mono_ms = 1000, .now_mono_ms = 1000000};
+static const struct keep_fencer NOT_ME = {.valid = false, .now_mono_ms = 1000000};
+
+static struct keep_fencer fencer(bool valid, int64_t live_since, int64_t now)
+{
+	struct keep_fencer m = {
+	    .valid = valid, .live_since_mono_ms = live_since, .now_mono_ms = now};
+	return m;
+}
+
 TEST(peer_fences_after_bound)
 {
 	struct keep_timing t;
@@ -329,10 +342,10 @@ TEST(peer_fences_after_bound)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 4499, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 4499, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
 	CHECK_EQ_INT(d.free_at_ms, W0 + 4500);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 4500, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 4500, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	CHECK_EQ_INT(d.obj.format, 3);
 	CHECK_EQ_INT(d.obj.state, KEEP_NODE_FENCED);
@@ -356,7 +369,7 @@ TEST(peer_only_while_own_lease_valid)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_decide(&s, false, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &NOT_ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
 }
 
@@ -370,29 +383,29 @@ TEST(peer_decides_on_the_read_not_the_watch)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0 + 1000); /* a wrote since */
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "changed");
 	obj(&a, "a", KEEP_NODE_LIVE, IB, W0); /* another instance, same written_at */
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	obj(&a, "a", KEEP_NODE_FENCED, IA, W0);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_ALREADY);
 	obj(&a, "a", KEEP_NODE_RELEASED, IA, W0);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "released");
-	keep_fence_peer_decide(&s, true, KEEP_STORE_NOT_FOUND, NULL, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_NOT_FOUND, NULL, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "absent");
-	keep_fence_peer_decide(&s, true, KEEP_STORE_AMBIGUOUS, NULL, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_AMBIGUOUS, NULL, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FAILED);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, NULL, KEEP_ERR_PARSE, W0 + 99999, &t, "b",
-			       &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, NULL, KEEP_ERR_PARSE, W0 + 99999, &t, "b",
+			      &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_BAD_OBJECT);
 	obj(&a, "x", KEEP_NODE_LIVE, IA, W0); /* names another node */
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_BAD_OBJECT);
 }
 
@@ -406,7 +419,7 @@ TEST(peer_never_fences_old_format)
 	timing(&t);
 	stale(&s, "a", "-", W0);
 	old(&a, "a", 2, W0);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "old-format");
 }
@@ -421,7 +434,7 @@ TEST(after_write_conflict)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 5000, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 5000, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	/* a renewed in between: alive */
 	obj(&r, "a", KEEP_NODE_LIVE, IA, W0 + 3000);
@@ -538,6 +551,305 @@ TEST(free_rule)
 	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0 + 9999999, &t, &at), KEEP_FREE_NO);
 }
 
+/* ---- after the fencer's own lapse (§2; issue 18 item 3) ---- */
+
+/* The first stale event of w (NULL when none). */
+static const struct keep_watch_event *first_stale(const struct keep_watch *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nev; i++)
+		if (w->ev[i].kind == KEEP_WEV_STALE)
+			return &w->ev[i];
+	return NULL;
+}
+
+TEST(stale_event_carries_live_since_and_watch_start)
+{
+	struct keep_timing t;
+	struct keep_watch w;
+	struct keep_node_obj a;
+	struct keep_stale s;
+	const struct keep_watch_event *e;
+
+	timing(&t);
+	keep_watch_init(&w, &t, "b");
+	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
+	pass1(&w, &a, "a", 1000, true, 500); /* watch since 1000 (after live_since 500) */
+	pass1(&w, &a, "a", 2800, true, 500);
+	e = first_stale(&w);
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	CHECK_EQ_INT(e->live_since_mono_ms, 500);
+	CHECK_EQ_INT(e->watch_since_mono_ms, 1000);
+	CHECK_EQ_INT(e->unchanged_ms, 1800);
+	keep_stale_of_event(e, &s);
+	CHECK_EQ_STR(s.node, "a");
+	CHECK_EQ_STR(s.instance, IA);
+	CHECK_EQ_INT(s.written_at_ms, W0);
+	CHECK_EQ_INT(s.live_since_mono_ms, 500);
+	CHECK_EQ_INT(s.watch_since_mono_ms, 1000);
+	keep_watch_release(&w);
+
+	/* counted from live_since when it is later than the first read */
+	keep_watch_init(&w, &t, "b");
+	pass1(&w, &a, "a", 1000, true, 1500);
+	pass1(&w, &a, "a", 3300, true, 1500);
+	e = first_stale(&w);
+	CHECK(e != NULL);
+	if (e) {
+		CHECK_EQ_INT(e->live_since_mono_ms, 1500);
+		CHECK_EQ_INT(e->watch_since_mono_ms, 1500);
+		CHECK_EQ_INT(e->unchanged_ms, 1800);
+	}
+	keep_watch_release(&w);
+}
+
+/* The issue's reproduction, through the core: b's stale line for a is
+ * answered not-yet; b lapses and recovers at R before free_at; the retry at
+ * free_at must not fence (the old decision, on self_valid alone, did), and
+ * the fence comes only from a new watch, at R + write_every + attempt. */
+TEST(peer_fencer_lapse_between_stale_and_free_at)
+{
+	struct keep_timing t;
+	struct keep_watch w;
+	struct keep_node_obj a;
+	struct keep_stale s, s2;
+	struct keep_fence_decision d;
+	struct keep_fencer me;
+	const struct keep_watch_event *e;
+	int64_t now, R = 4900;
+
+	timing(&t);
+	keep_watch_init(&w, &t, "b");
+	obj(&a, "a", KEEP_NODE_LIVE, IA, W0 + 1000); /* a's last write, wall at mono 1000 */
+	pass1(&w, &a, "a", 1000, true, 500);
+	pass1(&w, &a, "a", 2800, true, 500);
+	e = first_stale(&w);
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	keep_stale_of_event(e, &s);
+	me = fencer(true, 500, 2800);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 2800, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
+	CHECK_EQ_INT(d.free_at_ms, W0 + 5500);
+
+	/* b's own lease runs out (no stale, every watch restarts), and b
+	 * recovers at R = 4900, before free_at (mono 5500) */
+	pass1(&w, &a, "a", 3800, false, 0);
+	CHECK(first_stale(&w) == NULL);
+
+	/* the retry at free_at: b is valid again, but under another live period */
+	me = fencer(true, R, 5500);
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "own-lapse");
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "own-lapse");
+	/* the broken variant, "fence without re-watch after own lapse": the
+	 * legacy decision on self_valid alone fences here, at R + 600 */
+	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
+
+	/* the same line queued and handled late, long after every bound: its
+	 * watch was before the lapse and still counts for nothing */
+	me = fencer(true, R, 99999);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "own-lapse");
+
+	/* the watch, run again from R: no candidate before R + 1800 */
+	for (now = 5800; now < R + 1800; now += 300) {
+		pass1(&w, &a, "a", now, true, R);
+		CHECK(first_stale(&w) == NULL);
+	}
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, R), R + 1800);
+	CHECK_EQ_INT(keep_watch_tick(&w, R + 1799, true, R), 0);
+	CHECK(first_stale(&w) == NULL);
+	CHECK_EQ_INT(keep_watch_tick(&w, R + 1800, true, R), 0);
+	e = first_stale(&w);
+	CHECK(e != NULL);
+	if (!e)
+		return;
+	keep_stale_of_event(e, &s2);
+	CHECK_EQ_INT(s2.live_since_mono_ms, R);
+	CHECK_EQ_INT(s2.watch_since_mono_ms, R);
+	me = fencer(true, R, R + 1800);
+	keep_fence_peer_judge(&s2, &me, KEEP_STORE_OK, &a, 0, W0 + R + 1800, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
+	CHECK_EQ_INT(d.obj.fenced_at_ms, W0 + R + 1800);
+	keep_watch_release(&w);
+}
+
+TEST(peer_never_before_live_since_plus_watch)
+{
+	struct keep_timing t;
+	struct keep_stale s;
+	struct keep_node_obj a;
+	struct keep_fence_decision d;
+	struct keep_fencer me;
+
+	timing(&t);
+	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
+	/* a line without the watcher's fields (older node-watch, by hand):
+	 * counted from our own live_since alone */
+	stale(&s, "a", IA, W0);
+	CHECK_EQ_INT(keep_fence_earliest_mono_ms(&s, &ME, &t), 1000 + 1800);
+	me = fencer(true, 7000, 8799);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "watch-too-short");
+	CHECK_EQ_INT(d.obj.state, 0); /* nothing to write */
+	me.now_mono_ms = 8800;
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
+
+	/* a line claiming a watch that started later: counted from its start */
+	s.live_since_mono_ms = 7000;
+	s.watch_since_mono_ms = 9000;
+	me.now_mono_ms = 10799;
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_STR(d.reason, "watch-too-short");
+	me.now_mono_ms = 10800;
+	CHECK(keep_fence_peer_may(&s, &me, &t, &d));
+
+	/* a watch that started before our live_since: a lapse in between */
+	s.live_since_mono_ms = 0;
+	s.watch_since_mono_ms = 6999;
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "own-lapse");
+	/* produced under an earlier (or a later) live period */
+	s.watch_since_mono_ms = 0;
+	s.live_since_mono_ms = 6000;
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_STR(d.reason, "own-lapse");
+	s.live_since_mono_ms = 7001;
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_STR(d.reason, "own-lapse");
+
+	/* not valid, or valid with no live_since: nothing */
+	stale(&s, "a", IA, W0);
+	me = fencer(false, 7000, 99999);
+	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
+	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
+	me = fencer(true, 0, 99999);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
+	CHECK_EQ_STR(d.reason, "own live_since unknown");
+}
+
+TEST(peer_hostile_line_times_saturate)
+{
+	struct keep_timing t;
+	struct keep_stale s;
+	struct keep_node_obj a;
+	struct keep_fence_decision d;
+	struct keep_fencer me = fencer(true, 1000, INT64_MAX);
+
+	timing(&t);
+	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
+	stale(&s, "a", IA, W0);
+	s.watch_since_mono_ms = INT64_MAX; /* a watch start "never": never a fence */
+	CHECK_EQ_INT(keep_fence_earliest_mono_ms(&s, &me, &t), INT64_MAX);
+	me.now_mono_ms = INT64_MAX - 1;
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
+	CHECK_EQ_STR(d.reason, "watch-too-short");
+	s.watch_since_mono_ms = 0;
+	s.live_since_mono_ms = INT64_MAX;
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_STR(d.reason, "own-lapse");
+	/* our own live_since near the end of time */
+	s.live_since_mono_ms = 0;
+	me = fencer(true, INT64_MAX - 5, INT64_MAX);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	CHECK_EQ_STR(d.reason, "watch-too-short");
+}
+
+/* ---- time arithmetic on absurd objects (issue 18 item 4) ---- */
+
+TEST(saturating_add_sub)
+{
+	CHECK_EQ_INT(keep_add_sat_ms(1, 2), 3);
+	CHECK_EQ_INT(keep_add_sat_ms(INT64_MAX, 1), INT64_MAX);
+	CHECK_EQ_INT(keep_add_sat_ms(INT64_MAX - 4500, 4500), INT64_MAX);
+	CHECK_EQ_INT(keep_add_sat_ms(INT64_MAX - 4499, 4500), INT64_MAX);
+	CHECK_EQ_INT(keep_add_sat_ms(INT64_MIN, -1), INT64_MIN);
+	CHECK_EQ_INT(keep_add_sat_ms(INT64_MIN, INT64_MAX), -1);
+	CHECK_EQ_INT(keep_sub_sat_ms(5, 7), -2);
+	CHECK_EQ_INT(keep_sub_sat_ms(INT64_MIN, 1), INT64_MIN);
+	CHECK_EQ_INT(keep_sub_sat_ms(0, INT64_MIN), INT64_MAX);
+	CHECK_EQ_INT(keep_sub_sat_ms(INT64_MAX, -1), INT64_MAX);
+	CHECK_EQ_INT(keep_sub_sat_ms(1, INT64_MAX), INT64_MIN + 2);
+	/* the static bound leaves every deadline far inside int64 */
+	CHECK(KEEP_WALL_MAX_MS + 2 * 86400000LL < INT64_MAX / 2);
+}
+
+/* The core never overflows on a time it is handed, even one no decoder
+ * would pass (the bound at decode is the first line; this is the second). */
+TEST(absurd_written_at_never_frees_or_overflows)
+{
+	struct keep_timing t;
+	struct keep_node_obj a;
+	struct keep_stale s;
+	struct keep_fence_decision d;
+	struct keep_watch w;
+	int64_t at;
+
+	timing(&t);
+	/* fenced / released at INT64_MAX: LATER, at "never", not free */
+	obj(&a, "a", KEEP_NODE_FENCED, IB, INT64_MAX);
+	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0, &t, &at), KEEP_FREE_LATER);
+	CHECK_EQ_INT(at, INT64_MAX);
+	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, INT64_MAX, &t, &at), KEEP_FREE_LATER);
+	obj(&a, "a", KEEP_NODE_RELEASED, IA, INT64_MAX - 100);
+	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0, &t, &at), KEEP_FREE_LATER);
+	CHECK_EQ_INT(at, INT64_MAX);
+	/* live naming the record's instance: held, whatever its written_at */
+	obj(&a, "a", KEEP_NODE_LIVE, IA, INT64_MAX);
+	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0, &t, &at), KEEP_FREE_NO);
+	obj(&a, "a", KEEP_NODE_LIVE, IA, 1);
+	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, INT64_MAX, &t, &at), KEEP_FREE_NO);
+
+	/* the peer fence: not-yet, free at "never" */
+	obj(&a, "a", KEEP_NODE_LIVE, IA, INT64_MAX);
+	stale(&s, "a", IA, INT64_MAX);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
+	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
+	/* already fenced, and the operator's view */
+	obj(&a, "a", KEEP_NODE_FENCED, IA, INT64_MAX);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0, &t, "b", &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_ALREADY);
+	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
+	keep_fence_operator("a", KEEP_STORE_NOT_FOUND, NULL, 0, INT64_MAX - 1, &t, &d);
+	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
+
+	/* status: an old heartbeat at either end of time */
+	old(&a, "a", 1, INT64_MAX);
+	CHECK_EQ_INT(keep_node_status(&a, INT64_MIN, &t, false), KEEP_STATUS_OLD_RUNNING);
+	CHECK_EQ_INT(keep_node_status(&a, W0, &t, false), KEEP_STATUS_OLD_RUNNING);
+	old(&a, "a", 1, 1);
+	CHECK_EQ_INT(keep_node_status(&a, INT64_MAX, &t, false), KEEP_STATUS_OLD_RETIRED);
+
+	/* the watch, with monotonic times near the end of time */
+	keep_watch_init(&w, &t, "b");
+	obj(&a, "a", KEEP_NODE_LIVE, IA, INT64_MAX);
+	{
+		struct keep_watch_input in = {.node = "a", .readable = true, .obj = &a};
+		CHECK_EQ_INT(
+		    keep_watch_pass(&w, &in, 1, INT64_MAX - 1000, W0, true, INT64_MAX - 2000), 0);
+	}
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, INT64_MAX - 2000), INT64_MAX);
+	CHECK_EQ_INT(keep_watch_tick(&w, INT64_MAX - 1, true, INT64_MAX - 2000), 0);
+	CHECK(first_stale(&w) == NULL);
+	keep_watch_release(&w);
+}
+
 int main(void)
 {
 	RUN(status_format3_states);
@@ -561,5 +873,11 @@ int main(void)
 	RUN(operator_fence_absent_creates);
 	RUN(operator_refuses_fence_released_old);
 	RUN(free_rule);
+	RUN(stale_event_carries_live_since_and_watch_start);
+	RUN(peer_fencer_lapse_between_stale_and_free_at);
+	RUN(peer_never_before_live_since_plus_watch);
+	RUN(peer_hostile_line_times_saturate);
+	RUN(saturating_add_sub);
+	RUN(absurd_written_at_never_frees_or_overflows);
 	return unit_done();
 }

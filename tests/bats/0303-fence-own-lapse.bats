@@ -1,0 +1,123 @@
+#!/usr/bin/env bats
+# A fencer that lapses and recovers while a fence decision waits (ADR 0020
+# §2; docs/fencing.md "After the fencer's own lapse"; issue 18 item 3).
+# A node may fence a peer only after watching it unchanged for a full lease
+# period plus one attempt timeout, counted from its own first acknowledged
+# lease write after any lapse of its own (live_since). Here n2's lease-fence
+# answers `not-yet` for n1 and waits for its free_at; meanwhile n2's own
+# writes fail until its lease runs out, and it recovers (at R) shortly
+# before free_at. The fence must not go before R + 1000 + 800.
+#
+# n1 is a planted object that never renews (or renews once, by the test):
+# its written_at is set 2 s ahead so that free_at leaves room for n2's
+# lapse; only its timing matters here. fs store and real S3.
+# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000:
+# stale after 1000 + 800 unchanged; free at written_at + 4500.
+
+load helpers/common
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+INST_A=0123456789abcdef0123456789abcdef
+WATCH_MS=1800 # write_every + attempt_timeout
+
+body() { printf 'wasmkeep-node 3\n%s %s\nwritten_at_ms %s\nnode %s\nseq 1\n' "$@"; }
+put_obj() {
+	local key=$1; shift
+	keep-store put "$key" "$@" | sed -n 's/.*outcome=ok version=\([^ ]*\).*/\1/p'
+}
+
+# pipeline NAME NODE : node-watch --follow | lease-fence --stdin for NODE,
+# through a fifo (every process its own pid, killed by keep_teardown; no
+# faults: they read $FAULT_FILE, left empty); lease-fence's output in NAME.out.
+pipeline() {
+	local n=$1 node=$2 d=$BATS_TEST_TMPDIR
+	mkfifo "$d/$n.fifo"
+	start_bg "$n" sh -c "exec lease-fence --node-id $node --stdin < '$d/$n.fifo'"
+	start_bg "$n-p" sh -c "exec node-watch --node-id $node --follow > '$d/$n.fifo'"
+}
+
+# wait_until_ms T : poll until the wall clock reaches T (ms)
+wait_until_ms() {
+	wait_for 30 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $1 ]"
+}
+
+# wall_of_mono M : the wall time (ms) of monotonic time M on this host
+wall_of_mono() {
+	local c mono wall
+	c=$("$KEEP_TOOLDIR/clocks")
+	mono=${c#mono_ms=}; mono=${mono%% *}
+	wall=${c##*wall_ms=}
+	echo $(($1 + wall - mono))
+}
+
+live_since() { sed -n 's/^live_since_mono_ms //p' "$STATE_DIR/$1/lease"; }
+
+# lapse_n2_before F : make n2's writes fail until its lease ran out, then let
+# it recover from F - 800 on (so its recovery R lands just before free_at F,
+# and R + 1800 after it). Sets R_MONO (n2's live_since after the recovery).
+lapse_n2_before() {
+	echo 'put nodes/n2 fail' >"$F2"
+	wait_line 10 n2 '^ran-out '
+	wait_until_ms $(($1 - 800))
+	: >"$F2"
+	wait_line 10 n2 '^recovered '
+	R_MONO=$(live_since n2)
+	[ -n "$R_MONO" ] && [ "$R_MONO" -gt 0 ]
+}
+
+start_n2() {
+	F2="$BATS_TEST_TMPDIR/faults-n2"
+	: >"$F2"
+	start_bg n2 env KEEP_FAULT_FILE="$F2" lease-write --node-id n2
+	wait_line 20 n2 '^live '
+	pipeline f2 n2
+}
+
+@test "fence-own-lapse: a waiting not-yet is not fenced before the fencer's live_since + period + attempt" {
+	start_n2
+	w=$(($(now_ms) + 2000))
+	body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match >/dev/null
+	wait_line 10 f2 '^not-yet node=n1 '
+	f=$(sed -n 's/^not-yet node=n1 .*free_at_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/f2.out" | head -1)
+	[ "$f" -eq $((w + 4500)) ]
+	lapse_n2_before "$f"
+	r_wall=$(wall_of_mono "$R_MONO")
+	wait_line 20 f2 '^fenced node=n1 '
+	run -0 keep-store get nodes/n1
+	assert_line "fenced_by n2"
+	at=$(echo "$output" | sed -n 's/^fenced_at_ms //p')
+	echo "free_at=$f recovered=$r_wall fenced_at=$at (allowed from $((r_wall + WATCH_MS)))"
+	# n2 did not lapse again: R is the live_since the fence was decided under
+	[ "$(live_since n2)" = "$R_MONO" ]
+	[ "$at" -ge $((r_wall + WATCH_MS)) ]
+	# the candidate decided before the lapse was dropped at free_at
+	run -0 grep -E '^(rewatch node=n1 .*reason=own-lapse|skipped node=n1 .*reason="own lease not valid")$' "$BATS_TEST_TMPDIR/f2.out"
+	refute_sanitizer_reports
+}
+
+@test "fence-own-lapse: a peer that renews within the fencer's new watch is never fenced" {
+	start_n2
+	w=$(($(now_ms) + 2000))
+	v=$(body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match)
+	wait_line 10 f2 '^not-yet node=n1 '
+	f=$(sed -n 's/^not-yet node=n1 .*free_at_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/f2.out" | head -1)
+	[ "$f" -eq $((w + 4500)) ]
+	lapse_n2_before "$f"
+	r_wall=$(wall_of_mono "$R_MONO")
+	# n1's own outage ends 200 ms after free_at: it renews then, well before
+	# n2 has watched it for a full period + attempt since R
+	wait_until_ms $((f + 200))
+	[ $(($(now_ms) + 500)) -lt $((r_wall + WATCH_MS)) ]
+	v2=$(body live $INST_A $((f + 200)) n1 | put_obj nodes/n1 --if-match "$v")
+	[ -n "$v2" ]
+	# well past every bound of the old written_at: still live, never fenced
+	wait_until_ms $((r_wall + WATCH_MS + 1500))
+	run -0 keep-store get nodes/n1
+	assert_line --index 1 "live $INST_A"
+	assert_line --index 2 "written_at_ms $((f + 200))"
+	run ! grep -q '^fenced ' "$BATS_TEST_TMPDIR/f2.out"
+	[ "$(live_since n2)" = "$R_MONO" ]
+	refute_sanitizer_reports
+}
