@@ -143,6 +143,27 @@ static const char *node_of(const char *key)
 
 /* ---- guard ---------------------------------------------------------------- */
 
+/* Was id reported already? If not, remember it (as far as memory allows)
+ * and say no. */
+static bool warned_once(char (**set)[KEEP_NODE_ID_MAX + 1], size_t *n, const char *id)
+{
+	char(*ns)[KEEP_NODE_ID_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (strcmp((*set)[i], id) == 0)
+			return true;
+	if (*n >= KEEP_GUARD_NODES_MAX)
+		return true; /* enough said */
+	ns = realloc(*set, (*n + 1) * sizeof(**set));
+	if (!ns)
+		return false;
+	*set = ns;
+	snprintf(ns[*n], sizeof(ns[*n]), "%s", id);
+	(*n)++;
+	return false;
+}
+
 static int guard(struct ctx *x)
 {
 	struct keep_guard g;
@@ -150,7 +171,8 @@ static int guard(struct ctx *x)
 	struct keep_list l;
 	struct keep_node_obj *objs = NULL;
 	struct keep_guard_input *in = NULL;
-	size_t i, n, cap = 0;
+	char(*warned)[KEEP_NODE_ID_MAX + 1] = NULL; /* unreadable objects reported */
+	size_t i, n, cap = 0, nwarned = 0;
 	int failures = 0, rc = KEEP_EXIT_TEMP;
 
 	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
@@ -193,6 +215,11 @@ static int guard(struct ctx *x)
 			in[n].obj = nr.ok ? &objs[n] : NULL;
 			if (in[n].read_failed)
 				keep_warn(prog, "unable to read nodes/%s: %s", id, nr.why);
+			else if (!nr.ok && !warned_once(&warned, &nwarned, id))
+				/* not an old heartbeat the guard can judge, nor a node
+				 * lease: reported (once), never taken as one */
+				keep_warn(prog, "nodes/%s is not a valid node object (%s): ignored",
+					  id, nr.why);
 			n++;
 		}
 		now_mono = keep_mono_ms();
@@ -289,6 +316,7 @@ out:
 	keep_guard_release(&g);
 	free(objs);
 	free(in);
+	free(warned);
 	return rc;
 }
 

@@ -3,7 +3,9 @@
  * Untrusted bytes: any object under owners/. Properties: decode never
  * crashes; an accepted record is canonical (encode gives back the input
  * bytes) and within bounds (generation 1..2^53-1, a valid node id and a
- * 32-hex instance when held). */
+ * 32-hex instance when held). A record carries no time; the one number
+ * computed from it, the next acquisition's generation + 1, stays inside
+ * int64 (UBSan aborts otherwise; issue 18 item 4). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (r.held && (!keep_node_id_valid(r.node) || strlen(r.instance) != KEEP_INSTANCE_LEN))
 		abort();
+	{
+		volatile int64_t next = r.generation + 1; /* what an acquisition writes */
+
+		if (next <= r.generation)
+			abort();
+	}
 	keep_buf_init(&b, KEEP_OWNERREC_MAX);
 	if (keep_owner_rec_encode(&r, &b) != 0)
 		abort();
