@@ -121,3 +121,33 @@ start_n2() {
 	[ "$(live_since n2)" = "$R_MONO" ]
 	refute_sanitizer_reports
 }
+
+@test "fence-own-lapse: a stale line produced before the fencer's lapse and handled after it is dropped" {
+	F2="$BATS_TEST_TMPDIR/faults-n2"
+	: >"$F2"
+	start_bg n2 env KEEP_FAULT_FILE="$F2" lease-write --node-id n2
+	wait_line 20 n2 '^live '
+	fencer_ready n2
+	l1=$(live_since n2)
+	# n1 stopped writing long ago: free at once, a candidate after the watch
+	w=$(($(now_ms) - 10000))
+	v=$(body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match)
+	start_bg w node-watch --node-id n2 --follow
+	wait_line 10 w '^stale node=n1 '
+	line=$(grep -m1 '^stale node=n1 ' "$BATS_TEST_TMPDIR/w.out")
+	[[ "$line" =~ \ live_since_mono_ms=$l1\ watch_since_mono_ms=[0-9]+$ ]]
+	# the line waits (a full queue, a slow pipe) while n2 lapses and recovers
+	lapse_n2_before 0
+	[ "$R_MONO" -gt "$l1" ]
+	fencer_ready n2 # even past R + period + attempt, the old watch counts for nothing
+	run -0 --separate-stderr lease-fence --node-id n2 --stdin <<<"$line"
+	assert_output "rewatch node=n1 instance=$INST_A written_at_ms=$w reason=own-lapse"
+	run -0 keep-store stat nodes/n1
+	assert_output --partial "version=$v"
+	# node-watch's next candidate, judged under the new live period, is fenced
+	wait_line 10 w "^stale node=n1 .* live_since_mono_ms=$R_MONO "
+	line=$(grep -m1 "^stale node=n1 .* live_since_mono_ms=$R_MONO " "$BATS_TEST_TMPDIR/w.out")
+	run -0 --separate-stderr lease-fence --node-id n2 --stdin <<<"$line"
+	assert_output "fenced node=n1 instance=$INST_A written_at_ms=$w free_at_ms=$((w + 4500))"
+	refute_sanitizer_reports
+}
