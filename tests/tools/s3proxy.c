@@ -426,9 +426,10 @@ static size_t parse_rules(const char *buf, size_t n, struct rule **out, size_t *
 	return 0;
 }
 
-/* Read path (at most RULES_MAX bytes) into a new NUL-terminated buffer.
- * 0, or -errno; -EFBIG when too large. */
-static int read_file(const char *path, char **out, size_t *n)
+/* Read path (at most RULES_MAX bytes) into a new NUL-terminated buffer;
+ * *st (when not NULL) describes the file read. 0, or -errno; -EFBIG when
+ * too large. */
+static int read_file(const char *path, char **out, size_t *n, struct stat *st)
 {
 	char *p = malloc(RULES_MAX + 1);
 	size_t len = 0;
@@ -440,8 +441,10 @@ static int read_file(const char *path, char **out, size_t *n)
 	if (!p)
 		return -ENOMEM;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || (st && fstat(fd, st) < 0)) {
 		rc = -errno;
+		if (fd >= 0)
+			close(fd);
 		free(p);
 		return rc;
 	}
@@ -498,9 +501,11 @@ static void rules_refresh_locked(void)
 	    st.st_size == rules.size && st.st_mtim.tv_sec == rules.mtim.tv_sec &&
 	    st.st_mtim.tv_nsec == rules.mtim.tv_nsec)
 		return;
-	rc = read_file(cfg.rules_path, &buf, &n);
+	/* the stat of what is read: a file renamed over it meanwhile is
+	 * seen as a change at the next request */
+	rc = read_file(cfg.rules_path, &buf, &n, &st);
 	if (rc == -ENOENT)
-		return; /* replaced between stat and open: next request */
+		return; /* removed between stat and open: next request */
 	rules.have_stat = true;
 	rules.dev = st.st_dev;
 	rules.ino = st.st_ino;
@@ -1304,9 +1309,9 @@ static bool serve(struct conn *c)
 		return false;
 	}
 	if (forward(c)) {
-		if (cfg.verbose)
-			fprintf(stderr, "%s: conn %lu: %s %s: no reply from the server\n", prog,
-				c->id, c->req.method, c->req.target);
+		/* not a fault of ours: say so, the fault log will not */
+		fprintf(stderr, "%s: warning: conn %lu: %s %s: no reply from the server\n", prog,
+			c->id, c->req.method, c->req.target);
 		return false; /* as a broken network would: no answer */
 	}
 	if (cfg.verbose)
@@ -1483,7 +1488,7 @@ int main(int argc, char **argv)
 		int rc;
 		if (!cfg.rules_path)
 			usage_error("-n needs -r RULES");
-		rc = read_file(cfg.rules_path, &buf, &n);
+		rc = read_file(cfg.rules_path, &buf, &n, NULL);
 		if (rc == -ENOENT)
 			return 0; /* a missing file: no faults */
 		if (rc) {
