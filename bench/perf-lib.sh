@@ -11,11 +11,17 @@
 # Timings are the end-to-end tests' (ttl 3000, grace 1500, safety 600, skew
 # 300, period 1000 ms): request counts per period do not depend on them,
 # and failover trials take seconds instead of tens of seconds.
+# BENCH_DEFAULT_TIMINGS=1 uses ADR 0020's defaults instead (§5: ttl 10000,
+# grace 5000, safety 2000, skew 1000, period 3000 ms), for failover times
+# an operator will see.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${KEEP_BINDIR:-$ROOT/build/rel/bin}
 STORE_KIND=${BENCH_STORE:-fs}
 TTL=3000 GRACE=1500 SAFETY=600 SKEW=300 PERIOD=1000
+if [ "${BENCH_DEFAULT_TIMINGS:-0}" = 1 ]; then
+	TTL=10000 GRACE=5000 SAFETY=2000 SKEW=1000 PERIOD=3000
+fi
 TAKEOVER=$((TTL + GRACE))
 
 for b in lease-write node-watch lease-fence owner-acquire owner-release keep-store; do

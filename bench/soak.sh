@@ -14,6 +14,24 @@
 # worker keeps at once), SOAK_DIR (a new temp dir; kept), KEEP_BINDIR
 # (build/rel/bin), SOAK_STORE (fs | s3).
 #
+# Network faults (S3 only): SOAK_FAULTS holds s3proxy rules (docs/testing.md,
+# "The S3 fault proxy"), separated by ';' or newlines, or names a rules
+# file, e.g.
+#   SOAK_STORE=s3 SOAK_FAULTS='put nodes/ lose p=0.02; get * error 503 p=0.01' \
+#       bash bench/soak.sh
+# Every keep process of the soak then reaches the server through
+# tests/tools/s3proxy (SOAK_PROXY, default KEEP_BINDIR/../tools/s3proxy;
+# SOAK_SEED seeds its p= draws; SOAK_S3_TIMEOUT_MS sets the nodes'
+# s3.timeout_ms, so a `late` hold can outlast it); the rules are cleared when the soak stops,
+# before the clean stops and the audit. Faults injected are logged in
+# $SOAK_DIR/log/faults.
+#
+# Besides the summary line, it writes $SOAK_DIR/soak.csv, one row a minute
+# from the agents' start: minute,seconds,acquisitions,releases,writes,kills,
+# faults,lost_holds (seconds: how much of that minute the soak ran), and a
+# second line "soak-report minutes=… faults=… csv=…".
+# `bench/plot-soak CSV PNG` draws the CSV.
+#
 # Each node N is a keep-agent (node id sN; its own process group, restarted
 # 1 s after it ends, as systemd would) and an app worker. The worker loops:
 # pick a random actor t/soak/aNNN; not held: owner-acquire it (a hold at
@@ -93,6 +111,125 @@ done
 
 now_us() { echo "${EPOCHREALTIME/./}"; }
 log() { echo "soak: $*" >&2; }
+
+# ---- network faults (SOAK_FAULTS) and the per-minute report ----------------------
+PROXY_BIN=${SOAK_PROXY:-$BIN/../tools/s3proxy}
+
+# soak_net_start: note the start; with SOAK_FAULTS, start the fault proxy in
+# front of $S3_ENDPOINT and point every keep process at it.
+soak_net_start() {
+	local port="" end n
+	now_us >"$DIR/log/t0"
+	if [ -n "${SOAK_S3_TIMEOUT_MS:-}" ]; then
+		for n in $NODES; do printf 's3:\n  timeout_ms: %s\n' "$SOAK_S3_TIMEOUT_MS" >>"$DIR/$n.yaml"; done
+	fi
+	[ -n "${SOAK_FAULTS:-}" ] || return 0
+	if [ "$STORE_KIND" != s3 ]; then
+		echo "soak: SOAK_FAULTS needs SOAK_STORE=s3 (the fault proxy fronts the S3 server)" >&2
+		exit 100
+	fi
+	if [ ! -x "$PROXY_BIN" ]; then
+		echo "soak: $PROXY_BIN missing (make rel builds it, or set SOAK_PROXY)" >&2
+		exit 100
+	fi
+	if [ -f "$SOAK_FAULTS" ]; then
+		cp "$SOAK_FAULTS" "$DIR/faults.rules"
+	else
+		printf '%s\n' "$SOAK_FAULTS" | tr ';' '\n' >"$DIR/faults.rules"
+	fi
+	"$PROXY_BIN" -n -r "$DIR/faults.rules" >/dev/null || exit 100
+	cp "$DIR/faults.rules" "$DIR/faults.rules.run"
+	"$PROXY_BIN" -u "$S3_ENDPOINT" -r "$DIR/faults.rules.run" -l "$DIR/log/faults" \
+		-k "${STORE#s3://*/}" ${SOAK_SEED:+-s "$SOAK_SEED"} \
+		>"$DIR/log/proxy.out" 2>"$DIR/log/proxy.err" &
+	echo $! >"$DIR/proxy.pid"
+	trap soak_proxy_stop EXIT
+	end=$((SECONDS + 10))
+	while [ -z "$port" ]; do
+		port=$(sed -n 's/^listening port=\([0-9]*\) .*/\1/p' "$DIR/log/proxy.out")
+		[ -n "$port" ] && break
+		if [ $SECONDS -ge $end ] || ! kill -0 "$(cat "$DIR/proxy.pid")" 2>/dev/null; then
+			echo "soak: the fault proxy did not start: $(cat "$DIR/log/proxy.err")" >&2
+			exit 111
+		fi
+		sleep 0.1
+	done
+	export AWS_ENDPOINT_URL_S3="http://127.0.0.1:$port"
+	log "faults through s3proxy on 127.0.0.1:$port: $(grep -cvE '^[[:space:]]*(#|$)' "$DIR/faults.rules") rule(s), $(sed -n 's/.* seed=//p' "$DIR/log/proxy.out" | head -n 1) seed"
+}
+
+# soak_net_stop_faults: the soak is stopping: no more faults (the rules file
+# is emptied by a rename, the proxy re-reads it on its next request)
+soak_net_stop_faults() {
+	now_us >"$DIR/log/t1"
+	[ -s "$DIR/proxy.pid" ] || return 0
+	: >"$DIR/faults.rules.tmp"
+	mv -f "$DIR/faults.rules.tmp" "$DIR/faults.rules.run"
+}
+
+# soak_proxy_stop: SIGTERM the proxy and wait; its exit status (0 expected)
+soak_proxy_stop() {
+	local p rc=0
+	[ -s "$DIR/proxy.pid" ] || return 0
+	p=$(cat "$DIR/proxy.pid")
+	rm -f "$DIR/proxy.pid"
+	kill -TERM "$p" 2>/dev/null
+	wait "$p" 2>/dev/null || rc=$?
+	return $rc
+}
+
+# soak_report: $DIR/soak.csv (one row a minute) and the line
+# "soak-report minutes=N faults=N faults_forwarded=N fault_actions=A:N,… csv=PATH";
+# non-zero when the fault proxy did not exit 0.
+soak_report() {
+	local t0 t1 prc=0 csv="$DIR/soak.csv"
+	t0=$(cat "$DIR/log/t0")
+	t1=$(cat "$DIR/log/t1" 2>/dev/null || now_us)
+	soak_proxy_stop || prc=$?
+	touch "$DIR/log/faults" "$DIR/log/kills"
+	awk -v t0="$t0" -v t1="$t1" -v csv="$csv" '
+	function minute(us,  m) {
+		m = int((us - t0) / 60000000)
+		if (m < 0) m = 0
+		if (m > last) m = last
+		return m
+	}
+	BEGIN { last = int((t1 - t0 - 1) / 60000000); if (last < 0) last = 0 }
+	FILENAME ~ /app\.log$/ {
+		if ($1 == "acq" && $6 != "no") acq[minute($5)]++
+		else if ($1 == "rel") rel[minute($5)]++
+		else if ($1 == "ack") wr[minute($6)]++
+		else if ($1 == "lost") lost[minute($5)]++
+		next
+	}
+	FILENAME ~ /kills$/ { k[minute($1)]++; next }
+	FILENAME ~ /faults$/ {
+		for (i = 2; i <= NF; i++) if ($i ~ /^ms=/) t = substr($i, 4) * 1000
+		if ($1 == "fault") {
+			f[minute(t)]++; faults++
+			for (i = 2; i <= NF; i++) if ($i ~ /^action=/) by[substr($i, 8)]++
+		} else if ($1 == "forwarded") fwd++
+		next
+	}
+	END {
+		print "minute,seconds,acquisitions,releases,writes,kills,faults,lost_holds" >csv
+		for (m = 0; m <= last; m++) {
+			s = (t1 - t0) / 1000000 - m * 60
+			if (s > 60) s = 60
+			printf "%d,%d,%d,%d,%d,%d,%d,%d\n", m, s, acq[m], rel[m], wr[m], k[m], f[m], lost[m] >csv
+		}
+		acts = ""
+		for (a in by) acts = acts (acts == "" ? "" : ",") a ":" by[a]
+		printf "soak-report minutes=%d faults=%d faults_forwarded=%d fault_actions=%s csv=%s\n", \
+			last + 1, faults, fwd, acts == "" ? "-" : acts, csv
+	}' "$DIR/app.log" "$DIR/log/kills" "$DIR/log/faults"
+	if [ "$prc" -ne 0 ]; then
+		log "the fault proxy exited $prc (see $DIR/log/proxy.err)"
+		return 1
+	fi
+}
+
+soak_net_start
 
 # ---- a node: keep-agent under a restart loop ---------------------------------
 # The agent runs in its own process group (setsid), its pid in $DIR/sN.agent.
@@ -235,6 +372,7 @@ done
 
 # ---- stop: workers first, then a clean stop of every agent ----------------------
 touch "$DIR/stop"
+soak_net_stop_faults
 for n in $NODES; do
 	w=$(cat "$DIR/$n.worker" 2>/dev/null)
 	[ -n "$w" ] && kill -KILL -- "-$w" 2>/dev/null
@@ -328,5 +466,6 @@ END {
 	exit (viol > 0 ? 1 : 0)
 }' "$DIR/wal.list" "$DIR/app.log"
 rc=$?
+soak_report || { [ "$rc" -ne 0 ] || rc=1; }
 log "logs and the store are in $DIR"
 exit $rc

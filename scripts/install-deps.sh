@@ -1,10 +1,11 @@
 #!/bin/sh
-# install-deps.sh [--test] [--s3]: install the Debian packages keep needs
+# install-deps.sh [--test] [--s3] [--bench]: install the Debian packages keep needs
 # (as root, or through sudo). Idempotent.
 #   (none)   to build and run: compiler, libcurl, OpenSSL, libyaml, expat
 #   --test   also what `make check` uses: bats, clang + libFuzzer (fuzz smoke),
 #            valgrind, systemd-analyze, man, openssl (TLS test endpoint)
 #   --s3     also the Ceph RGW packages used as the real S3 server of the tests
+#   --bench  also gnuplot (bench/plot-soak draws a soak's per-minute CSV)
 set -eu
 pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev \
 curl ca-certificates procps util-linux"
@@ -12,7 +13,8 @@ for arg in "$@"; do
 	case $arg in
 	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl" ;;
 	--s3) pkgs="$pkgs radosgw ceph-mon ceph-osd" ;;
-	*) echo "usage: install-deps.sh [--test] [--s3]" >&2; exit 100 ;;
+	--bench) pkgs="$pkgs gnuplot-nox" ;;
+	*) echo "usage: install-deps.sh [--test] [--s3] [--bench]" >&2; exit 100 ;;
 	esac
 done
 missing=

@@ -171,3 +171,118 @@ refute_alive() {
 		fi
 	done
 }
+
+# ---- the S3 fault proxy (tests/tools/s3proxy.c; docs/testing.md) -----------
+# A test on the S3 pass puts s3proxy between keep and the real server:
+#   require_s3                       skip unless KEEP_TEST_STORE=s3 (the fs pass)
+#   keep_setup; start_proxy          every keep command of the test now goes
+#                                    through the proxy (AWS_ENDPOINT_URL_S3)
+#   proxy_rule 'put nodes/ lose count=1' 'get * delay 200'
+#   proxy_faults_count [ACTION [OP]] faults injected so far
+#   proxy_log_count TYPE [FIELD=VALUE...]  lines of the fault log
+#   proxy_wait SECONDS N TYPE [FIELD=VALUE...]  until N such lines are logged
+#   s3_direct CMD...                 CMD against the real server, not the proxy
+#   stop_proxy                       SIGTERM; it must exit 0 (no leak report)
+
+# require_s3 : skip this test on the fs pass (it needs the real S3 server).
+require_s3() {
+	[ "${KEEP_TEST_STORE:-fs}" = s3 ] ||
+		skip "${1:-the S3 fault proxy sits in front of the real S3 server: S3 pass only}"
+}
+
+# start_proxy [NAME] : start s3proxy (background process NAME, default
+# "proxy") in front of $S3_ENDPOINT, rules in $PROXY_RULES (empty: no
+# faults), fault log in $PROXY_LOG, the store prefix of $STORE_URL stripped
+# from keys (rules name keep's keys: nodes/n1, owners/...). Exports
+# PROXY_PORT, PROXY_URL, and AWS_ENDPOINT_URL_S3=$PROXY_URL so every keep
+# command of the test goes through it. Call after keep_setup.
+start_proxy() {
+	local n=${1:-proxy} prefix
+	[ "${KEEP_TEST_STORE:-fs}" = s3 ] || {
+		echo "start_proxy: needs KEEP_TEST_STORE=s3 (call require_s3 first)" >&2
+		return 1
+	}
+	prefix=${STORE_URL#s3://}
+	case $prefix in */*) prefix=${prefix#*/} ;; *) prefix= ;; esac
+	PROXY_RULES="$BATS_TEST_TMPDIR/$n.rules"
+	PROXY_LOG="$BATS_TEST_TMPDIR/$n.log"
+	: >"$PROXY_RULES"
+	: >"$PROXY_LOG"
+	start_bg "$n" "$KEEP_TOOLDIR/s3proxy" -u "$S3_ENDPOINT" -r "$PROXY_RULES" \
+		-l "$PROXY_LOG" ${prefix:+-k "$prefix"}
+	wait_line 10 "$n" '^listening port=[0-9]+ ' || return 1
+	PROXY_PORT=$(sed -n 's/^listening port=\([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/$n.out")
+	PROXY_URL="http://127.0.0.1:$PROXY_PORT"
+	PROXY_NAME=$n
+	export PROXY_NAME PROXY_RULES PROXY_LOG PROXY_PORT PROXY_URL AWS_ENDPOINT_URL_S3="$PROXY_URL"
+}
+
+# proxy_rule [RULE...] : replace the proxy's rules with these lines (none:
+# no faults). The syntax is checked first (s3proxy -n); the file is
+# replaced by a rename, so the proxy never reads half of it. Counts start
+# afresh with every change.
+proxy_rule() {
+	local tmp="$PROXY_RULES.tmp"
+	if [ $# -gt 0 ]; then printf '%s\n' "$@" >"$tmp"; else : >"$tmp"; fi
+	"$KEEP_TOOLDIR/s3proxy" -n -r "$tmp" >/dev/null || {
+		rm -f "$tmp"
+		return 1
+	}
+	mv -f "$tmp" "$PROXY_RULES"
+}
+
+# proxy_log_count TYPE [FIELD=VALUE...] : lines of the fault log of TYPE
+# (fault, forwarded, unsent) carrying every FIELD=VALUE given.
+proxy_log_count() {
+	local type=$1
+	shift
+	awk -v type="$type" -v want="$*" '
+	BEGIN { nw = split(want, w, " ") }
+	$1 == type {
+		for (i = 1; i <= nw; i++) {
+			hit = 0
+			for (j = 2; j <= NF; j++) if ($j == w[i]) { hit = 1; break }
+			if (!hit) next
+		}
+		n++
+	}
+	END { print n + 0 }' "$PROXY_LOG"
+}
+
+# proxy_faults_count [ACTION [OP]] : faults injected so far (of ACTION, on OP).
+proxy_faults_count() {
+	proxy_log_count fault ${1:+"action=$1"} ${2:+"op=$2"}
+}
+
+# proxy_wait SECONDS N TYPE [FIELD=VALUE...] : wait until the fault log has
+# at least N such lines (proxy_log_count); fail after SECONDS.
+proxy_wait() {
+	local secs=$1
+	shift
+	wait_for "$secs" _proxy_log_ge "$@"
+}
+_proxy_log_ge() {
+	local n=$1
+	shift
+	[ "$(proxy_log_count "$@")" -ge "$n" ]
+}
+
+# s3_direct CMD... : run CMD against the real server, bypassing the proxy.
+s3_direct() {
+	AWS_ENDPOINT_URL_S3="$S3_ENDPOINT" "$@"
+}
+
+# stop_proxy : SIGTERM the proxy; it must exit 0 within 15 s (an ASan leak
+# report would make it 99). Later commands go to the real server again.
+stop_proxy() {
+	local p rc
+	p=$(bg_pid "$PROXY_NAME")
+	kill -TERM "$p"
+	rc=$(wait_exit 15 "$PROXY_NAME") || return 1
+	export AWS_ENDPOINT_URL_S3="$S3_ENDPOINT"
+	[ "$rc" = 0 ] || {
+		echo "stop_proxy: s3proxy exited $rc" >&2
+		cat "$BATS_TEST_TMPDIR/$PROXY_NAME.err" >&2
+		return 1
+	}
+}
