@@ -58,3 +58,23 @@ teardown() { keep_teardown; }
 	assert_output --partial "node=n2"
 	refute_sanitizer_reports
 }
+
+@test "supervise: KEEP_SUPERVISOR_PID malformed is a usage error; naming a process already gone, nothing starts" {
+	run -100 --separate-stderr env KEEP_SUPERVISOR_PID=abc node-watch --follow --node-id n1
+	[[ "$stderr" == *"bad KEEP_SUPERVISOR_PID 'abc'"* ]]
+	# a pid that is gone: the agent ended before its child asked to follow it
+	sh -c 'exit 0' &
+	gone=$!
+	wait "$gone" || true
+	run -111 --separate-stderr env KEEP_SUPERVISOR_PID="$gone" lease-write --node-id n1
+	[[ "$stderr" == *"keep-agent (pid $gone) is gone: not starting"* ]]
+	run -15 lease-status --node-id n1 # it wrote nothing, not even its state
+	# started through a wrapper (not by the agent itself): it says so and
+	# follows the parent it has instead
+	start_bg w env KEEP_SUPERVISOR_PID=$$ sh -c 'node-watch --follow --node-id n1; exit 0'
+	wait_for 5 pgrep -P "$(bg_pid w)"
+	nw=$(pgrep -P "$(bg_pid w)")
+	wait_for 5 grep -q "node-watch: warning: started by pid $(bg_pid w), not by keep-agent (pid $$)" "$BATS_TEST_TMPDIR/w.err"
+	kill -KILL "$(bg_pid w)"
+	wait_for 2 refute_alive "$nw"
+}
