@@ -98,3 +98,13 @@ put_old_hb() { # NODE WRITTEN_AT_MS
 	run -1 grep -E '^(live|released) ' "$BATS_TEST_TMPDIR/agent.out"
 	refute_sanitizer_reports
 }
+
+@test "keep-agent: a second agent for the same node and state directory is refused (11); the first stays ready" {
+	start_bg a1 keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	run -11 --separate-stderr keep-agent --node-id n1
+	[[ "$stderr" == *"fatal: another keep-agent (pid $(bg_pid a1)) runs node n1 with state directory '$STATE_DIR/n1'"* ]]
+	run -0 keep-agent status --node-id n1
+	assert_output --partial "agent node=n1 running=yes pid=$(bg_pid a1) "
+	refute_sanitizer_reports
+}
