@@ -42,7 +42,7 @@ SCRIPTS := agent/keep-agent
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all rel san check unit deps test-deps run demo install clean sim-deep fmt
+.PHONY: all rel rel-bin san check unit deps test-deps run demo install clean sim-deep fmt
 # keep every object (cmd/, tests/, sim/ ones are intermediate otherwise, and
 # were deleted and rebuilt on every make)
 .SECONDARY:
@@ -107,10 +107,22 @@ unit: san
 sim-deep: san
 	KEEP_SIM_SEEDS=20000 sh tests/run-all.sh build/san sim
 
-run: rel
-	@mkdir -p run/bucket run/state
-	KEEP_BINDIR=$(CURDIR)/build/rel/bin build/rel/bin/keep-agent \
-		--store file://$(CURDIR)/run/bucket --node-id n1 --state-dir $(CURDIR)/run/state
+# make run: only the release commands are built (not the tests or the
+# simulator), quietly; then keep-agent runs node n1 on the embedded store
+# in RUN_DIR (./run). On a terminal it runs in a foreground process group
+# of its own (set -m): Ctrl-C reaches the agent alone, which makes its one
+# clean stop and exits 0, so make ends without an "Interrupt" error.
+RUN_DIR ?= $(CURDIR)/run
+rel-bin: $(addprefix build/rel/bin/,$(CMDS) keep-agent)
+run:
+	@echo "keep: building the commands (build/rel/bin) ..."
+	@$(MAKE) --no-print-directory -s rel-bin
+	@mkdir -p "$(RUN_DIR)/bucket" "$(RUN_DIR)/state"
+	@echo "keep: node n1 on the embedded store $(RUN_DIR)/bucket (state: $(RUN_DIR)/state); Ctrl-C stops it cleanly"
+	@sh -c 'if [ -t 0 ]; then set -m; fi; \
+		KEEP_BINDIR="$(CURDIR)/build/rel/bin" "$(CURDIR)/build/rel/bin/keep-agent" \
+		--store "file://$(RUN_DIR)/bucket" --node-id n1 --state-dir "$(RUN_DIR)/state"; \
+		rc=$$?; exit $$rc'
 
 demo: rel
 	KEEP_BINDIR=$(CURDIR)/build/rel/bin sh scripts/demo.sh

@@ -32,7 +32,7 @@
 # second line "soak-report minutes=… faults=… csv=…".
 # `bench/plot-soak CSV PNG` draws the CSV.
 #
-# Each node N is a keep-agent (node id sN; its own process group, restarted
+# Each node N is a keep-agent (node id sN; started plainly, no setsid, restarted
 # 1 s after it ends, as systemd would) and an app worker. The worker loops:
 # pick a random actor t/soak/aNNN; not held: owner-acquire it (a hold at
 # generation G); held: write 1..3 segments wal/t/soak/aNNN/G/SEQ, each with
@@ -44,17 +44,20 @@
 #   chk ACTOR GEN NODE T        owner-check passed (T before it was run)
 #   ack ACTOR GEN SEQ NODE T    segment put acknowledged
 #   lost|rel ACTOR GEN NODE T   the check failed / released
-# The killer SIGKILLs a random node every few tens of seconds: on odd kills
-# the keep-agent's whole process group only (the worker goes on: its checks
-# must start failing), on even kills the worker too (a node crash).
+# The killer SIGKILLs a random node every few tens of seconds: the
+# keep-agent's pid alone (`kill -9 PID`, no process-group kill: its
+# children must end by themselves, lib/supervise.h); on odd kills the
+# worker goes on (its checks must start failing), on even kills the
+# worker's process group is killed too (a node crash).
 #
 # The audit: no two holds of one actor overlapping in time (hold = from its
 # acq to its last passing chk), no generation acquired twice, generations of
 # an actor growing in acquisition order (a grant handed back to the node
 # that holds it, `new=no`, is the same hold), every acknowledged segment present
 # in the store (and no segment from a generation never acquired, no
-# If-None-Match conflict on a segment). Prints the counts; exit 0 only with
-# no violation.
+# If-None-Match conflict on a segment), and no process of a killed agent
+# still running 1.2 s after its kill, none of any node after the stop.
+# Prints the counts; exit 0 only with no violation.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -232,11 +235,11 @@ soak_report() {
 soak_net_start
 
 # ---- a node: keep-agent under a restart loop ---------------------------------
-# The agent runs in its own process group (setsid), its pid in $DIR/sN.agent.
+# The agent's pid is in $DIR/sN.agent (it is killed by that pid alone).
 supervise_agent() { # NODE
 	local n=$1 rc
 	while [ ! -e "$DIR/stop" ]; do
-		setsid keep-agent -c "$DIR/$n.yaml" >>"$DIR/log/$n.agent.out" 2>>"$DIR/log/$n.agent.err" &
+		keep-agent -c "$DIR/$n.yaml" >>"$DIR/log/$n.agent.out" 2>>"$DIR/log/$n.agent.err" &
 		echo $! >"$DIR/$n.agent"
 		wait $!
 		rc=$?
@@ -347,6 +350,7 @@ done
 
 start=$SECONDS
 kills=0
+orphans=0
 : >"$DIR/log/kills"
 while [ $((SECONDS - start)) -lt "$SECONDS_TOTAL" ]; do
 	wait_s=$((KILL_EVERY / 2 + RANDOM % (KILL_EVERY + 1)))
@@ -359,7 +363,8 @@ while [ $((SECONDS - start)) -lt "$SECONDS_TOTAL" ]; do
 	victim=$1
 	kills=$((kills + 1))
 	p=$(cat "$DIR/$victim.agent" 2>/dev/null)
-	[ -n "$p" ] && kill -KILL -- "-$p" 2>/dev/null
+	kids=$( [ -n "$p" ] && pgrep -P "$p" | paste -sd, -)
+	[ -n "$p" ] && kill -KILL "$p" 2>/dev/null # the agent alone: no orphan may stay
 	what=agent
 	if [ $((kills % 2)) -eq 0 ]; then
 		w=$(cat "$DIR/$victim.worker" 2>/dev/null)
@@ -368,6 +373,17 @@ while [ $((SECONDS - start)) -lt "$SECONDS_TOTAL" ]; do
 	fi
 	echo "$(now_us) $victim $what" >>"$DIR/log/kills"
 	log "kill $kills: $victim ($what) at +$((SECONDS - start)) s"
+	# its children end within a heartbeat period (1 s here); zombies are
+	# ended processes waiting for init
+	if [ -n "$kids" ]; then
+		sleep 1.2
+		left=$(ps -o pid=,stat=,args= -p "$kids" | awk '$2 !~ /^Z/')
+		if [ -n "$left" ]; then
+			orphans=$((orphans + 1))
+			log "VIOLATION kill $kills: children of the agent still running 1.2 s after:"
+			echo "$left" >&2
+		fi
+	fi
 done
 
 # ---- stop: workers first, then a clean stop of every agent ----------------------
@@ -384,11 +400,14 @@ done
 for p in "${pids[@]}"; do
 	wait "$p" 2>/dev/null
 done
+# every process of every node is gone after the clean stops
 sleep 1
-for n in $NODES; do # anything left of a group
-	p=$(cat "$DIR/$n.agent" 2>/dev/null)
-	[ -n "$p" ] && kill -KILL -- "-$p" 2>/dev/null
-done
+left=$(pgrep -af -- "$DIR/s[123].yaml" || true)
+if [ -n "$left" ]; then
+	orphans=$((orphans + 1))
+	log "VIOLATION processes left after the stop:"
+	echo "$left" >&2
+fi
 
 # ---- audit ---------------------------------------------------------------------------
 cat "$DIR"/log/app-*.log >"$DIR/app.log" 2>/dev/null
@@ -397,7 +416,7 @@ KEEP_CONFIG="$DIR/s1.yaml" keep-store list wal/ >"$DIR/wal.list" || {
 	exit 111
 }
 restarts=$(cat "$DIR"/log/*.agent.exits 2>/dev/null | wc -l) # the last 3 are the clean stops
-awk -v kills="$kills" -v restarts="$restarts" -v secs="$SECONDS_TOTAL" -v actors="$ACTORS" '
+awk -v kills="$kills" -v restarts="$restarts" -v secs="$SECONDS_TOTAL" -v actors="$ACTORS" -v orphans="$orphans" '
 FNR == 1 { file++ }
 file == 1 && $1 == "object" { # the listing of wal/
 	k = $2; sub(/^key=/, "", k)
@@ -461,8 +480,9 @@ END {
 	for (k in acked) if (!(k in inlist)) { viol++; missing++; print "VIOLATION acknowledged write missing: " k }
 	for (k in listed_gen) if (!(k in start)) { viol++; print "VIOLATION segment of a generation never acquired: " k }
 	nact = 0; for (a in ng) nact++
-	printf "soak seconds=%d nodes=3 actors=%d actors_acquired=%d acquisitions=%d regrants=%d releases=%d checks=%d writes=%d segments_listed=%d lost_holds=%d held_elsewhere=%d unknown=%d refused=%d put_failures=%d kills=%d agent_exits=%d missing_writes=%d violations=%d\n", \
-		secs, actors, nact, acq - regrants, regrants + 0, releases, checks, writes, listed, lost, busy, unknown, acqfail, putfail, kills, restarts, missing, viol
+	viol += orphans
+	printf "soak seconds=%d nodes=3 actors=%d actors_acquired=%d acquisitions=%d regrants=%d releases=%d checks=%d writes=%d segments_listed=%d lost_holds=%d held_elsewhere=%d unknown=%d refused=%d put_failures=%d kills=%d agent_exits=%d orphans=%d missing_writes=%d violations=%d\n", \
+		secs, actors, nact, acq - regrants, regrants + 0, releases, checks, writes, listed, lost, busy, unknown, acqfail, putfail, kills, restarts, orphans, missing, viol
 	exit (viol > 0 ? 1 : 0)
 }' "$DIR/wal.list" "$DIR/app.log"
 rc=$?

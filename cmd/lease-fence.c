@@ -36,6 +36,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] NODE\n"
@@ -672,6 +673,7 @@ int main(int argc, char **argv)
 	pthread_condattr_t ca;
 	int c, rc, i, nstores;
 
+	keep_supervised_start(prog); /* under keep-agent: never outlive it */
 	memset(&C, 0, sizeof(C));
 	pthread_mutex_init(&C.lock, NULL);
 	pthread_cond_init(&C.more, NULL);

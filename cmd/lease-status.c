@@ -12,15 +12,20 @@
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
+#include "../lib/metrics.h"
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR]\n"
+    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--paths]\n"
     "\n"
     "Print this node's lease state as one line and exit 0 only while the\n"
     "lease is valid (readiness). No store I/O.\n"
     "  lease node=ID phase=starting|live|ran-out|stopping|stopped|lost reason=..\n"
     "        instance=.. valid_ms=.. written_at_ms=.. lapses=..\n"
+    "\n"
+    "  --paths   print what keep-agent needs from the configuration, one a line,\n"
+    "            and exit 0: `node ID`, `dir STATE_DIR/ID`, `metrics FILE` (the\n"
+    "            agent's metrics textfile, empty when metrics are off)\n"
     "\n"
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
@@ -49,9 +54,26 @@ static int code_for(const struct keep_lease_state *s)
 	return KEEP_EXIT_NOT_LIVE;
 }
 
+/* --paths: the lines keep-agent reads with `read` (a path with a newline
+ * cannot be one line: refused). */
+static int print_paths(const struct keep_config *cfg, const char *dir)
+{
+	struct keep_metrics m;
+
+	keep_metrics_init(&m, NULL, cfg->node_id);
+	keep_metrics_set_prog(&m, cfg->metrics_textfile, "keep-agent");
+	if (strchr(dir, '\n') || strchr(m.path, '\n'))
+		keep_die(KEEP_EXIT_USAGE, "lease-status", "a path with a newline: refused");
+	printf("node %s\ndir %s\nmetrics %s\n", cfg->node_id, dir, m.path);
+	keep_metrics_release(&m);
+	return KEEP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	enum { OPT_PATHS = 0x2000 };
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, {"paths", no_argument, NULL, OPT_PATHS}, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_lease_state st;
@@ -59,12 +81,17 @@ int main(int argc, char **argv)
 	char dir[KEEP_PATH_MAX + 80], boot[64];
 	int64_t now;
 	int c, rc;
-	bool valid;
+	bool valid, paths = false;
 
 	keep_cli_init(&cli, "lease-status", usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (keep_cli_common_opt(&cli, c, optarg))
+			continue;
+		if (c == OPT_PATHS)
+			paths = true;
+		else
 			keep_cli_usage_error(&cli, "unknown option");
+	}
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	keep_cli_load_config(&cli, &cfg);
@@ -72,6 +99,8 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "state directory path too long");
+	if (paths)
+		return print_paths(&cfg, dir);
 
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	keep_line_start(&b, "lease");

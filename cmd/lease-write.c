@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,11 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                   [-v] [--check]\n"
+    "                   [-v] [--check] [--go-fd FD]\n"
     "\n"
     "Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
     "`released` (clean stop). Prints one event a line on stdout:\n"
@@ -35,11 +37,16 @@ static const char usage[] =
     "\n"
     "  -v, --verbose   also print every renewal\n"
     "  --check         validate the configuration, print `configuration OK`, exit\n"
+    "  --go-fd FD      hold the first write, after the start check, until a line\n"
+    "                  `go` is read from file descriptor FD (keep-agent: the start\n"
+    "                  guard passed); EOF first: stop, nothing written\n"
     "\n"
     "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
     "another; 13 object removed; 16 an old-format node runs under this id;\n"
     "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
     "release unconfirmed. See docs/exit-codes.md.\n";
+
+enum { OPT_GO_FD = 0x2000 };
 
 static volatile sig_atomic_t stop_flag;
 
@@ -59,6 +66,11 @@ struct driver {
 	struct keep_lease sm;
 	struct keep_metrics metrics;
 	bool verbose;
+	int go_fd;	 /* --go-fd, or -1 */
+	bool go;	 /* the first write may go (no --go-fd, or `go` read) */
+	char go_buf[64]; /* a partial line read from go_fd */
+	size_t go_len;
+	int64_t orphan_deadline_mono_ms; /* keep-agent gone: exit by then (0: not) */
 };
 
 static void save_state(struct driver *d, int64_t now_mono)
@@ -282,11 +294,66 @@ static void check_progress(struct driver *d, int64_t now_mono)
 	}
 }
 
+/* --go-fd: wait up to wait_ms (a signal ends it sooner) for input on
+ * go_fd. 1: a line `go` was read; 0: not yet; -1: EOF or a read error
+ * (the supervisor gave up: stop, nothing written). Other lines are
+ * ignored with a warning. */
+static int wait_go(struct driver *d, int wait_ms)
+{
+	struct pollfd p = {.fd = d->go_fd, .events = POLLIN};
+	ssize_t n;
+
+	if (poll(&p, 1, wait_ms) <= 0)
+		return 0;
+	n = read(d->go_fd, d->go_buf + d->go_len, sizeof(d->go_buf) - 1 - d->go_len);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (n == 0)
+		return -1;
+	d->go_len += (size_t)n;
+	for (;;) {
+		char *nl = memchr(d->go_buf, '\n', d->go_len);
+		size_t len;
+
+		if (!nl) {
+			if (d->go_len == sizeof(d->go_buf) - 1) {
+				keep_warn(d->prog, "--go-fd %d: line too long: ignored", d->go_fd);
+				d->go_len = 0;
+			}
+			return 0;
+		}
+		len = (size_t)(nl - d->go_buf);
+		if (len == 2 && memcmp(d->go_buf, "go", 2) == 0)
+			return 1;
+		keep_warn(d->prog, "--go-fd %d: ignored a line that is not `go`", d->go_fd);
+		memmove(d->go_buf, nl + 1, d->go_len - len - 1);
+		d->go_len -= len + 1;
+	}
+}
+
+/* The stop of an orphan (keep-agent gone, docs/lease.md "No supervisor"):
+ * the same clean stop, bounded by one write period instead of ttl -
+ * safety. */
+static void orphaned(struct driver *d, int64_t now)
+{
+	if (d->orphan_deadline_mono_ms)
+		return;
+	d->orphan_deadline_mono_ms = now + keep_timing_write_every_ms(&d->cfg.timing);
+	if (d->sm.phase == KEEP_LEASE_LIVE || d->sm.phase == KEEP_LEASE_RAN_OUT)
+		keep_warn(d->prog,
+			  "keep-agent is gone: the lease is invalid from now, every hold with it; "
+			  "writing released (no ownership record is released: they free ttl + "
+			  "grace after the last write)");
+	else
+		keep_warn(d->prog, "keep-agent is gone: stopping");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"verbose", no_argument, NULL, 'v'},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
+					     {"go-fd", required_argument, NULL, OPT_GO_FD},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
@@ -294,11 +361,14 @@ int main(int argc, char **argv)
 	struct keep_node_obj tmpl;
 	struct sigaction sa;
 	char err[512];
-	bool check_only = false;
-	int c, rc;
+	bool check_only = false, held = false;
+	int c, rc, orphan_rc = 0;
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "lease-write";
+	keep_supervised_start(d.prog);
+	d.go_fd = -1;
+	d.go = true;
 	keep_cli_init(&cli, d.prog, usage);
 	while ((c = getopt_long(argc, argv, "hc:v", opts, NULL)) != -1) {
 		if (keep_cli_common_opt(&cli, c, optarg))
@@ -310,6 +380,19 @@ int main(int argc, char **argv)
 		case KEEP_OPT_CHECK:
 			check_only = true;
 			break;
+		case OPT_GO_FD: {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 1023 ||
+			    fcntl((int)v, F_GETFD) < 0)
+				keep_cli_usage_error(&cli, "--go-fd needs an open file descriptor");
+			d.go_fd = (int)v;
+			d.go = false;
+			break;
+		}
 		default:
 			keep_cli_usage_error(&cli, "unknown option");
 		}
@@ -388,14 +471,61 @@ int main(int argc, char **argv)
 		struct keep_lease_action act;
 		int64_t now = keep_mono_ms();
 
+		if (!stop_flag && keep_supervisor_gone())
+			stop_flag = 1; /* the death signal is the rule; this, the backstop */
 		if (stop_flag == 1) {
 			stop_flag = 2;
+			if (keep_supervisor_gone())
+				orphaned(&d, now);
 			keep_lease_stop(&d.sm, now);
+		}
+		if (d.orphan_deadline_mono_ms && now >= d.orphan_deadline_mono_ms) {
+			keep_warn(d.prog,
+				  "released not written within a write period: peers fence "
+				  "nodes/%s after ttl + grace",
+				  d.cfg.node_id);
+			orphan_rc = KEEP_EXIT_TEMP;
+			break;
+		}
+		if (!d.go && d.sm.phase == KEEP_LEASE_FIRST && !d.sm.readback && !d.sm.inflight) {
+			int g;
+
+			if (stop_flag == 1)
+				continue; /* a stop came in just now: handled above, nothing sent */
+
+			/* the start check passed: hold the first write for `go` */
+			g = wait_go(&d, held ? 100 : 0);
+			if (!g && !held) {
+				held = true;
+				check_progress(&d, now);
+				keep_info(d.prog,
+					  "start check passed; the first write waits for `go` "
+					  "on fd %d (keep-agent: the start guard)",
+					  d.go_fd);
+			}
+			if (g > 0) {
+				d.go = true;
+				close(d.go_fd);
+			} else if (g < 0) {
+				keep_info(d.prog,
+					  "fd %d closed before `go`: stopping, nothing written",
+					  d.go_fd);
+				if (!stop_flag)
+					stop_flag = 1;
+			}
+			continue;
 		}
 		keep_lease_next(&d.sm, now, keep_wall_ms(), &act);
 		drain_events(&d);
 		if (act.kind == KEEP_LACT_DONE)
 			break;
+		if (d.orphan_deadline_mono_ms &&
+		    (act.kind == KEEP_LACT_READ || act.kind == KEEP_LACT_WRITE)) {
+			int64_t left = d.orphan_deadline_mono_ms - now;
+
+			if (act.timeout_ms > left)
+				act.timeout_ms = left > 1 ? left : 1;
+		}
 		switch (act.kind) {
 		case KEEP_LACT_WAIT:
 			check_progress(&d, now);
@@ -414,7 +544,7 @@ int main(int argc, char **argv)
 		drain_events(&d);
 	}
 	save_state(&d, keep_mono_ms());
-	rc = keep_lease_exit_code(&d.sm);
+	rc = orphan_rc ? orphan_rc : keep_lease_exit_code(&d.sm);
 	keep_store_free(d.store);
 	keep_metrics_release(&d.metrics);
 	return rc;

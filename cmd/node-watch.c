@@ -23,6 +23,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -526,6 +527,7 @@ int main(int argc, char **argv)
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "node-watch";
+	keep_supervised_start(d.prog); /* under keep-agent: never outlive it */
 	keep_cli_init(&cli, d.prog, usage);
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
 		if (keep_cli_common_opt(&cli, c, optarg))

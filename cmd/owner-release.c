@@ -28,6 +28,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+#include "../lib/supervise.h"
 
 #define JOBS_MAX KEEP_BATCH_JOBS_MAX
 
@@ -520,6 +521,7 @@ int main(int argc, char **argv)
 	struct keep_store *stores[JOBS_MAX];
 	size_t left;
 
+	keep_supervised_start(prog); /* under keep-agent: never outlive it */
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {

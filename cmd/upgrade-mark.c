@@ -8,6 +8,7 @@
  *   forget   deletes stale old-format heartbeats (never a format-3 object) */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
+#include "../lib/supervise.h"
 #include "../lib/upgrade.h"
 
 static const char usage[] =
@@ -53,7 +55,8 @@ static const char usage[] =
     "  --check          validate the configuration, print `configuration OK`, exit\n"
     "\n"
     "exit: 0 done; 1 held (actors), kept (forget NODE); 16 an old node is running\n"
-    "(guard); 17 an object is not ours or malformed; 100 usage; 111 store failure.\n"
+    "(guard); 17 an object is not ours or malformed; 100 usage; 111 store failure,\n"
+    "or the guard stopped (SIGTERM, SIGINT) before it passed.\n"
     "See docs/upgrade.md.\n";
 
 enum { OPT_HORIZON = 0x2000, OPT_ALL, OPT_STALE };
@@ -61,6 +64,14 @@ enum { OPT_HORIZON = 0x2000, OPT_ALL, OPT_STALE };
 static const char *prog = "upgrade-mark";
 
 #define GUARD_LIST_FAILURES 10 /* failed listings in a row before the guard gives up */
+
+static volatile sig_atomic_t guard_stop; /* SIGTERM/SIGINT during the guard */
+
+static void on_guard_signal(int sig)
+{
+	(void)sig;
+	guard_stop = 1;
+}
 
 struct ctx {
 	struct keep_config cfg;
@@ -178,9 +189,22 @@ static int guard(struct ctx *x)
 	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
 	keep_metrics_init(&m, NULL, x->cfg.node_id);
 	keep_metrics_set_prog(&m, x->cfg.metrics_textfile, prog);
+	{
+		/* a stop ends the wait at once (111: not passed) */
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_guard_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	for (;;) {
 		int64_t now_mono, now_wall;
 		bool listed;
+
+		if (guard_stop)
+			goto out;
 
 		keep_list_init(&l);
 		keep_store_set_timeout(x->store, keep_timing_attempt_timeout_ms(&x->cfg.timing));
@@ -640,6 +664,7 @@ int main(int argc, char **argv)
 	bool all = false, stale = false, check_only = false;
 	int c, rc;
 
+	keep_supervised_start(prog); /* under keep-agent: never outlive it */
 	memset(&x, 0, sizeof(x));
 	x.horizon_ms = KEEP_UPGRADE_HORIZON_MS;
 	keep_cli_init(&cli, prog, usage);

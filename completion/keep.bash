@@ -68,7 +68,7 @@ _keep() {
 		COMPREPLY=($(compgen -W "$(_keep_nodes)" -- "$cur"))
 		return
 		;;
-	--wait-ms | --if-match | --seed | --seeds)
+	--wait-ms | --if-match | --seed | --seeds | --go-fd)
 		return
 		;;
 	esac
@@ -82,7 +82,7 @@ _keep() {
 	local nargs=0
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match) ((i++)) ;;
+		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --go-fd) ((i++)) ;;
 		-*) ;;
 		*) ((nargs++)) ;;
 		esac

@@ -15,7 +15,9 @@
 #define KEEP_EXIT_NOT_LIVE 15	 /* node lease not valid: starting, stopped, or no lease state */
 #define KEEP_EXIT_OLD_RUNNING 16 /* an old-format (per-actor lease) node is running */
 #define KEEP_EXIT_BAD_OBJECT                                                                       \
-	17		     /* an object in the bucket is malformed or not ours; nothing written */
+	17 /* an object in the bucket is malformed or not ours; nothing written */
+#define KEEP_EXIT_NOT_READY                                                                        \
+	18 /* keep-agent status: the lease is valid but a part of the node is down */
 #define KEEP_EXIT_UNKNOWN 20 /* outcome unknown: kept pending, resolved in the background */
 #define KEEP_EXIT_USAGE 100  /* usage or configuration error: do not retry */
 #define KEEP_EXIT_TEMP 111   /* temporary failure (store unreachable, 5xx, timeout): retry */

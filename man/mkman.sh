@@ -111,6 +111,17 @@ page() {
 			p ".TP"
 			p ".B KEEP_BINDIR"
 			p "where to find the commands it runs (default: beside the script, then \\fBPATH\\fP)."
+			p ".TP"
+			p ".B KEEP_SUPERVISOR_PID"
+			p "set by the agent, to its own pid, for the commands it starts: each then runs in a"
+			p "process group of its own and ends when the agent is gone (docs/lease.md)."
+			;;
+		lease-write | node-watch | lease-fence | owner-release | upgrade-mark)
+			p ".TP"
+			p ".B KEEP_SUPERVISOR_PID"
+			p "set by \\fBkeep-agent\\fP(1) for its children: this process then runs in a process"
+			p "group of its own and ends within a heartbeat period when the agent is gone"
+			p "(docs/lease.md, \\(lqNo supervisor\\(rq)."
 			;;
 		esac
 		p ".SH FILES"
@@ -119,7 +130,8 @@ page() {
 		p "the default configuration."
 		p ".TP"
 		p ".I /var/lib/keep/ID/"
-		p "the node's state: lease state, holds, pending releases, per\\-actor locks."
+		p "the node's state: lease state, holds, pending releases, per\\-actor locks,"
+		p "keep\\-agent's state (\\fIagent\\fP: its children's pids, read by \\fBkeep\\-agent status\\fP)."
 		p ".SH SEE ALSO"
 		others=
 		for o in $NAMES; do

@@ -26,3 +26,18 @@ ROOT="$BATS_TEST_DIRNAME/../.."
 	run dash -n "$ROOT/agent/keep-agent"
 	[ "$status" -eq 0 ]
 }
+
+@test "lint: every bats run without an exact status (-N, !) is followed by a test of its status or output" {
+	# `run cmd` never fails a test by itself: a `run wait_for ...` whose
+	# status nobody reads passes even when the wait timed out. The next
+	# statement must be a [ ], [[ ]], (( )) or case reading $status,
+	# $output, $lines or $stderr, or an assert_/refute_ call.
+	run awk -f "$ROOT/tests/bats/helpers/lint-run.awk" "$ROOT"/tests/bats/*.bats "$ROOT"/tests/bats/helpers/*.bash
+	[ "$status" -eq 0 ] || { echo "runs whose status nobody checks:"; echo "$output"; false; }
+}
+
+@test "lint: keep-agent is shellcheck clean" {
+	command -v shellcheck >/dev/null || skip "shellcheck not installed"
+	run shellcheck "$ROOT/agent/keep-agent"
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}

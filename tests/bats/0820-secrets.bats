@@ -28,12 +28,14 @@ fs_only() { [ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent (runs i
 # logged CMD... : run CMD, keep its stdout and stderr in $LOG (and in
 # $output / $stderr / $status, as `run`)
 logged() {
+	local crashed=
 	run --separate-stderr "$@"
+	[ "$status" -eq 124 ] || refute_crash || crashed=1 # 124: a bounded run (timeout) ended it
 	{
 		echo "## $* -> $status"
 		printf '%s\n' "$output" "$stderr"
 	} >>"$LOG"
-	[ "$status" -eq 124 ] || refute_crash # 124: a bounded run (timeout) ended it
+	[ -z "$crashed" ]
 }
 
 # no_secret SECRET... : none of the secrets in $LOG, in any background
@@ -118,11 +120,14 @@ YAML
 	logged node-watch --once
 	logged lease-fence bad
 	[ "$status" -eq 17 ]
-	run wait_for 20 keep-agent status --node-id a1
+	wait_for 20 keep-agent status --node-id a1
 	logged keep-agent status --node-id a1
+	[ "$status" -eq 0 ]
 	kill -TERM "$(bg_pid lw)" "$(bg_pid agent)"
 	run wait_exit 20 lw
+	[ "$output" = 0 ]
 	run wait_exit 30 agent
+	[ "$output" = 0 ]
 	no_secret "$S3_SECRET_KEY" "$AWS_SECRET_ACCESS_KEY"
 	refute_sanitizer_reports
 }

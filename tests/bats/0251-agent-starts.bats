@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# keep-agent starts its peer-fencing pipeline every time: no FIFO race
+# (issue: 1 start in 25 hung with lease-fence blocked in open(), node-watch
+# writing into a plain file in $TMPDIR; 2 more restarted it).
+
+load helpers/common
+load helpers/agent
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+@test "keep-agent: 50 starts in a row, the fencing pipeline is wired every time (bounded: 10 s each)" {
+	local i n=${KEEP_AGENT_STARTS:-50} t0
+	# a TMPDIR of its own: nothing may be left in it
+	export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+	mkdir -p "$TMPDIR"
+	t0=$(now_ms)
+	for ((i = 1; i <= n; i++)); do
+		start_bg "a$i" keep-agent --node-id n1
+		wait_for 10 fencing_wired n1 || {
+			echo "start $i of $n: the fencing pipeline is not up after 10 s"
+			keep-agent status --node-id n1 || true
+			cat "$BATS_TEST_TMPDIR/a$i.err"
+			false
+		}
+		kill -TERM "$(bg_pid "a$i")"
+		run wait_exit 10 "a$i"
+		[ "$output" = 0 ] || { echo "start $i: agent exit '$output'"; cat "$BATS_TEST_TMPDIR/a$i.err"; false; }
+	done
+	echo "# $n starts, pipeline wired each time, in $(($(now_ms) - t0)) ms" >&3
+	# a stop during the start check wrote nothing, every time
+	run -1 keep-store stat nodes/n1
+	# no FIFO or private directory left behind: not in the state dir, nothing in $TMPDIR
+	run -0 find "$STATE_DIR" \( -type p -o -name 'agent.fifo' \)
+	[ -z "$output" ]
+	run -0 ls -A "$TMPDIR"
+	[ -z "$output" ]
+	run -1 grep -l 'restarted\|warning' "$BATS_TEST_TMPDIR"/a*.err
+	refute_sanitizer_reports
+}

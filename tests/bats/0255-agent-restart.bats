@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# The agent's children under one supervision shape: a child that ends is
+# restarted after a growing delay, with a warning naming it and how it
+# ended, counted in keep_agent_restarts_total{child}; one that keeps ending
+# makes the agent stop the node and exit 111 (systemd restarts it).
+
+load helpers/common
+load helpers/agent
+
+setup() {
+	keep_setup
+	printf 'metrics:\n  textfile: %s/keep.prom\n' "$BATS_TEST_TMPDIR" >>"$KEEP_CONFIG"
+	PROM="$BATS_TEST_TMPDIR/keep.keep-agent.prom"
+}
+teardown() { keep_teardown; }
+
+@test "keep-agent: the resolver killed is restarted with a warning, and a release parked meanwhile lands" {
+	start_bg agent keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	grep -qx 'keep_agent_restarts_total{node="n1",child="resolver"} 0' "$PROM"
+	run -0 owner-acquire --node-id n1 t/c/a
+	rs=$(agent_field n1 resolver pid)
+	kill -KILL "$rs"
+	# park a release: the store refuses it now
+	echo "put owners/ fail" >"$FAULT_FILE"
+	run -20 owner-release --node-id n1 t/c/a
+	assert_output --partial "pending key=t/c/a"
+	run -0 owner-show t/c/a
+	assert_output --partial "state=held node=n1"
+	# the agent says so and restarts the resolver
+	wait_for 5 grep -q "warning: resolver (owner-release --pending --follow) ended: killed by SIGKILL (status 137); restarting it in 1 s" "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 5 agent_field_is n1 resolver restarts 1
+	new=$(agent_field n1 resolver pid)
+	[ "$new" != "$rs" ]
+	run -0 keep-agent status --node-id n1
+	assert_output --partial "resolver node=n1 state=running pid=$new restarts=1"
+	grep -qx 'keep_agent_restarts_total{node="n1",child="resolver"} 1' "$PROM"
+	# the store back: the restarted resolver lands the parked release
+	: >"$FAULT_FILE"
+	wait_for 10 nothing_pending n1
+	run -0 owner-show t/c/a
+	assert_output --partial "state=nobody"
+	refute_sanitizer_reports
+}
+
+@test "keep-agent: a fencing pipeline that ends is restarted whole and wired again" {
+	start_bg agent keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	wait_for 5 fencing_wired n1
+	nw=$(agent_field n1 fencing node_watch)
+	lf=$(agent_field n1 fencing lease_fence)
+	kill -KILL "$lf"
+	wait_for 5 grep -q "warning: fencing (lease-fence) ended: killed by SIGKILL (status 137); restarting it in 1 s" "$BATS_TEST_TMPDIR/agent.err"
+	# its node-watch was stopped with it; both come back, wired to each other
+	wait_for 3 refute_alive "$nw"
+	wait_for 5 fencing_wired n1
+	[ "$(agent_field n1 fencing node_watch)" != "$nw" ]
+	[ "$(agent_field n1 fencing restarts)" = 1 ]
+	run -0 keep-agent status --node-id n1
+	grep -qx 'keep_agent_restarts_total{node="n1",child="fencing"} 1' "$PROM"
+	# and node-watch's end restarts both too
+	nw=$(agent_field n1 fencing node_watch)
+	kill -TERM "$nw"
+	wait_for 5 grep -q "warning: fencing (node-watch) ended: exit 0; restarting it in " "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 8 fencing_wired n1
+	[ "$(agent_field n1 fencing restarts)" = 2 ]
+	refute_sanitizer_reports
+}
+
+@test "keep-agent: not ready while a part is down (exit 18), ready again once it is back" {
+	start_bg agent keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	run -0 keep-agent status --node-id n1
+	assert_output --partial "status node=n1 ready=yes lease=valid agent=yes fencing=running resolver=running"
+	kill -STOP "$(bg_pid agent)" # no restart while we look
+	kill -KILL "$(agent_field n1 resolver pid)"
+	run -18 keep-agent status --node-id n1
+	assert_output --partial "status node=n1 ready=no lease=valid agent=yes fencing=running resolver=down"
+	kill -CONT "$(bg_pid agent)"
+	wait_for 5 keep-agent status --node-id n1
+}
+
+@test "keep-agent: a child that keeps ending stops the node (clean stop) and exits 111" {
+	# a bindir whose owner-release --follow ends at once (the drain works)
+	local bin=$BATS_TEST_TMPDIR/bin c
+	mkdir -p "$bin"
+	for c in "$KEEP_BINDIR"/*; do ln -s "$c" "$bin/"; done
+	rm "$bin/owner-release"
+	printf '#!/bin/sh\ncase " $* " in *" --follow "*) echo "resolver broken" >&2; exit 3 ;; esac\nexec %q "$@"\n' \
+		"$KEEP_BINDIR/owner-release" >"$bin/owner-release"
+	chmod +x "$bin/owner-release"
+	KEEP_BINDIR=$bin start_bg agent "$bin/keep-agent" --node-id n1
+	# ends 1..4 are restarted after 1, 2, 4, 8 s; the 5th stops the node
+	run wait_exit 40 agent
+	[ "$output" = 111 ]
+	run -0 grep -c "warning: resolver (owner-release --pending --follow) ended: exit 3; restarting it in" "$BATS_TEST_TMPDIR/agent.err"
+	[ "$output" = 4 ]
+	for d in 1 2 4 8; do
+		grep -q "ended: exit 3; restarting it in $d s" "$BATS_TEST_TMPDIR/agent.err"
+	done
+	grep -q "fatal: resolver (owner-release --pending --follow) ended 5 times in a row, last: exit 3; stopping the node" "$BATS_TEST_TMPDIR/agent.err"
+	grep -qx 'keep_agent_restarts_total{node="n1",child="resolver"} 4' "$PROM"
+	# a clean stop: it went live meanwhile, so it drained and wrote released
+	node_state n1 released
+	refute_sanitizer_reports
+}
