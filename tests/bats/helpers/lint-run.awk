@@ -20,7 +20,9 @@ FNR == 1 { pending = 0; cont = 0 }
 	for (i = 1; i <= n; i++) if (t[i] == "run") break
 	for (i++; i <= n; i++) {
 		if (t[i] == "!" || t[i] ~ /^-[0-9]+$/) { exact = 1; break }
-		if (t[i] !~ /^-/) break
+		# an exact status held in a variable: run "-$code", run -"$code"
+		if (t[i] ~ /^"?-"?\$\{?[A-Za-z_][A-Za-z_0-9]*\}?"?$/) { exact = 1; break }
+		if (t[i] !~ /^-/ && t[i] !~ /^"-/) break
 	}
 	if (exact) next
 	pline = FNR; ptext = $0
