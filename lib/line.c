@@ -104,6 +104,35 @@ int keep_line_value(struct keep_buf *b, const void *v, size_t n)
 	return err;
 }
 
+const char *keep_line_escaped(const char *s, char *out, size_t outlen)
+{
+	struct keep_buf b;
+	size_t n = strlen(s);
+
+	if (outlen == 0)
+		return out;
+	out[0] = '\0';
+	keep_buf_init(&b, 4 * n + 8);
+	if (n && keep_line_value(&b, s, n) == 0 && b.data) {
+		const char *p = b.data;
+		size_t len = b.len;
+
+		if (len >= 2 && p[0] == '"') {
+			p++;
+			len -= 2;
+		}
+		if (len < outlen) {
+			memcpy(out, p, len);
+			out[len] = '\0';
+		} else if (outlen > 4) {
+			memcpy(out, p, outlen - 4);
+			memcpy(out + outlen - 4, "...", 4);
+		}
+	}
+	keep_buf_release(&b);
+	return out;
+}
+
 static int add_value(struct keep_buf *b, const char *v)
 {
 	return keep_line_value(b, v, strlen(v));

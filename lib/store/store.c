@@ -280,3 +280,16 @@ int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *
 		return refused_locally(KEEP_ERR_INVAL, reply);
 	return refused_locally(s->ops->list(s, prefix, out, reply), reply);
 }
+
+int keep_store_get_ours(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_reply *reply)
+{
+	int rc = keep_store_get(s, key, body, reply);
+
+	if (reply->outcome == KEEP_STORE_REFUSED && reply->not_ours) {
+		keep_buf_reset(body);
+		reply->outcome = KEEP_STORE_OK;
+		reply->version[0] = '\0';
+	}
+	return rc;
+}

@@ -175,6 +175,15 @@ int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
 int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply);
 
+/* keep_store_get for an object keep is about to decode: an object no
+ * object of keep's can be (reply->not_ours: over KEEP_BODY_MAX, or a
+ * foreign fs file) is answered OK with an empty body, not_ours still set
+ * and the detail kept, so the caller's decoder refuses it as not ours
+ * (exit 17) instead of the read failing. Otherwise exactly keep_store_get
+ * (same return value; reply always filled). body: KEEP_BODY_MAX bytes. */
+int keep_store_get_ours(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_reply *reply);
+
 /* A key is valid when it is 1..KEEP_KEY_MAX bytes, does not start with
  * '/', has no empty, "." or ".." segment, no NUL (implied), no control
  * byte, no backslash, and is valid for every backend. A prefix for LIST
