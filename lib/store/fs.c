@@ -272,7 +272,7 @@ static const char *obj_err(int rc)
 	case FS_NOT_OURS:
 		return "not an object in keep's fs format";
 	case FS_TOO_BIG:
-		return "object too large";
+		return "object larger than 65536 bytes: no object of keep's";
 	default:
 		return rc < 0 && rc > -4096 ? strerror(-rc) : "unknown error";
 	}
