@@ -413,8 +413,9 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	res = &d2;
 	reason = d2.reason;
 	if (d2.verdict == KEEP_FV_FENCED) {
+		/* our fence landed (a lost reply): `fenced`, with its free_at */
 		metric_inc("keep_fences_total");
-		res = &d;
+		d2.free_at_ms = d.free_at_ms;
 	} else if (d2.verdict == KEEP_FV_FAILED && r.outcome == KEEP_STORE_OK) {
 		/* A did not write and our fence is not there: the write was
 		 * refused by another request (a 409), or never landed */
