@@ -12,7 +12,7 @@ load helpers/foreign
 
 setup() {
 	keep_setup
-	printf 'x' >"$BATS_TEST_TMPDIR/x"
+	printf 'x' >"$BATS_TEST_TMPDIR/one-byte"
 	: >"$BATS_TEST_TMPDIR/empty"
 }
 teardown() { keep_teardown; }
@@ -24,8 +24,8 @@ CTRL=$(printf '\001')
 big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 
 @test "foreign keys: a key with a control byte is skipped and named (escaped), the rest is listed" {
-	foreign_put "nodes/bad${CTRL}id" "$BATS_TEST_TMPDIR/x"
-	foreign_put "nodes/new"$'\n'"line" "$BATS_TEST_TMPDIR/x"
+	foreign_put "nodes/bad${CTRL}id" "$BATS_TEST_TMPDIR/one-byte"
+	foreign_put "nodes/new"$'\n'"line" "$BATS_TEST_TMPDIR/one-byte"
 	keep-store put nodes/n1 <<<"hello" >/dev/null
 	run -0 --separate-stderr keep-store list nodes/
 	[ "${#lines[@]}" -eq 1 ]
@@ -72,7 +72,7 @@ big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 	start_bg n2 lease-write --node-id n2
 	wait_line 20 n1 '^live '
 	wait_line 20 n2 '^live '
-	foreign_put "nodes/bad${CTRL}id" "$BATS_TEST_TMPDIR/x"
+	foreign_put "nodes/bad${CTRL}id" "$BATS_TEST_TMPDIR/one-byte"
 	local d=$BATS_TEST_TMPDIR
 	mkfifo "$d/w.fifo"
 	start_bg f sh -c "exec lease-fence --node-id n2 --stdin < '$d/w.fifo'"
@@ -147,7 +147,7 @@ big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 
 @test "foreign objects: a non-empty key ending in '/' is skipped and named (s3)" {
 	[ "${KEEP_TEST_STORE:-fs}" = s3 ] || skip "s3 only: a file system has no such key"
-	foreign_put wal/t/c/a/ "$BATS_TEST_TMPDIR/x"
+	foreign_put wal/t/c/a/ "$BATS_TEST_TMPDIR/one-byte"
 	run -0 --separate-stderr keep-store list wal/
 	assert_output ""
 	[ "$stderr" = "keep-store: warning: listing wal/: skipped wal/t/c/a/: not a key keep can use" ]
