@@ -159,6 +159,8 @@ big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 	[[ $stderr == "keep-store: invalid key 'a\nb'"* ]]
 	run -100 --separate-stderr owner-show "t/c/x${CTRL}"
 	[[ $stderr == "owner-show: invalid key 't/c/x\x01'"* ]]
+	run -100 --separate-stderr owner-check --node-id n1 "t/c/x${CTRL}" 3
+	[[ $stderr == "owner-check: invalid key 't/c/x\x01'"* ]]
 	run -100 --separate-stderr upgrade-mark actors <<<"t/c/x${CTRL}y"
 	[[ $stderr == *"invalid key 't/c/x\x01y'"* ]]
 	assert_output 'error key="t/c/x\x01y" reason=invalid-key'
