@@ -11,6 +11,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
 #include "../lib/store/store.h"
+#include "../lib/storecmd.h"
 
 static const char USAGE[] =
     "usage: keep-store [-c FILE] [--store URL] get KEY\n"
@@ -33,30 +34,17 @@ enum { OPT_IF_MATCH = 0x2000, OPT_IF_NONE_MATCH };
 
 static const char *prog = "keep-store";
 
-/* The exit code for a store outcome (the table in USAGE). */
-static int exit_of(enum keep_outcome o)
-{
-	switch (o) {
-	case KEEP_STORE_OK:
-		return KEEP_EXIT_OK;
-	case KEEP_STORE_CONFLICT:
-	case KEEP_STORE_NOT_FOUND:
-	case KEEP_STORE_REFUSED:
-		return KEEP_EXIT_NO;
-	case KEEP_STORE_AMBIGUOUS:
-		break;
-	}
-	return KEEP_EXIT_TEMP;
-}
-
 /* A local refusal (rc < 0 from the store layer) is fatal. */
 static void check_rc(int rc, const char *verb, const char *key)
 {
+	char shown[300];
+
 	if (rc == KEEP_ERR_INVAL)
-		keep_die(KEEP_EXIT_USAGE, prog, "unable to %s '%s': invalid key", verb, key);
+		keep_die(KEEP_EXIT_USAGE, prog, "unable to %s '%s': invalid key", verb,
+			 keep_line_escaped(key, shown, sizeof(shown)));
 	if (rc)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to %s '%s': %s", verb, key,
-			 keep_strerror(rc));
+		keep_die(KEEP_EXIT_TEMP, prog, "unable to %s '%s': %s", verb,
+			 keep_line_escaped(key, shown, sizeof(shown)), keep_strerror(rc));
 }
 
 /* Diagnose a reply that is not OK and return its exit code. */
@@ -68,7 +56,8 @@ static int fail_reply(const char *verb, const char *key, const struct keep_reply
 	else
 		fprintf(stderr, "%s: fatal: unable to %s '%s': %s%s%s\n", prog, verb, key,
 			keep_outcome_name(r->outcome), r->detail[0] ? ": " : "", r->detail);
-	return exit_of(r->outcome);
+	/* a raw tool: an object it cannot read is a refusal (1) like any other */
+	return r->outcome == KEEP_STORE_REFUSED ? KEEP_EXIT_NO : keep_exit_of_reply(r);
 }
 
 static void emit(struct keep_buf *b)
@@ -178,13 +167,18 @@ static int do_list(struct keep_store *s, const char *prefix, struct keep_buf *b)
 
 	keep_list_init(&l);
 	rc = keep_store_list(s, prefix, &l, &r);
-	if (rc == KEEP_ERR_INVAL)
-		keep_die(KEEP_EXIT_USAGE, prog, "unable to list '%s': invalid prefix", prefix);
+	if (rc == KEEP_ERR_INVAL) {
+		char shown[300];
+
+		keep_die(KEEP_EXIT_USAGE, prog, "unable to list '%s': invalid prefix",
+			 keep_line_escaped(prefix, shown, sizeof(shown)));
+	}
 	check_rc(rc, "list", prefix);
 	if (r.outcome != KEEP_STORE_OK) {
 		keep_list_release(&l);
 		return fail_reply("list", prefix, &r);
 	}
+	keep_warn_skipped(prog, prefix, &l);
 	for (i = 0; i < l.n; i++) {
 		keep_line_start(b, "object");
 		keep_line_str(b, "key", l.v[i].key);
@@ -205,12 +199,10 @@ int main(int argc, char **argv)
 	};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_store_opts so;
 	struct keep_store *s;
 	struct keep_buf b;
 	const char *cmd, *arg, *if_match = NULL;
 	bool if_none = false;
-	char err[512];
 	int opt, rc, nargs;
 
 	keep_cli_init(&cli, prog, USAGE);
@@ -238,8 +230,12 @@ int main(int argc, char **argv)
 		   strcmp(cmd, "del") == 0) {
 		if (nargs != 2)
 			keep_cli_usage_error(&cli, "%s takes exactly one KEY", cmd);
-		if (!keep_key_valid(arg))
-			keep_cli_usage_error(&cli, "invalid key '%s'", arg);
+		if (!keep_key_valid(arg)) {
+			char shown[300];
+
+			keep_cli_usage_error(&cli, "invalid key '%s'",
+					     keep_line_escaped(arg, shown, sizeof(shown)));
+		}
 	} else {
 		keep_cli_usage_error(&cli, "unknown command '%s'", cmd);
 	}
@@ -255,12 +251,7 @@ int main(int argc, char **argv)
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.store[0])
 		keep_die(KEEP_EXIT_USAGE, prog, "no store configured (use --store or -c FILE)");
-	keep_config_store_opts(&cfg, &so);
-	rc = keep_store_open(cfg.store, &so, &s, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_STORE || rc == KEEP_ERR_NOMEM ? KEEP_EXIT_TEMP
-								      : KEEP_EXIT_USAGE,
-			 prog, "unable to open store '%s': %s", cfg.store, err);
+	s = keep_store_open_or_die(prog, &cfg, NULL);
 
 	keep_buf_init(&b, KEEP_LINE_MAX * 2);
 	if (strcmp(cmd, "get") == 0)

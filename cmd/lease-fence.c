@@ -37,6 +37,7 @@
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
 #include "../lib/supervise.h"
+#include "../lib/storecmd.h"
 
 static const char usage[] =
     "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] NODE\n"
@@ -56,6 +57,10 @@ static const char usage[] =
     "         at most 8 fences at once. One line per stale line:\n"
     "         fenced|rewatch|not-yet|alive|already-fenced|skipped|failed|bad-object\n"
     "         node=.. instance=.. written_at_ms=.. [free_at_ms=..] [reason=..]\n"
+    "         (after a fence that did not land, the line says what a fresh read\n"
+    "         shows: alive reason=wrote, already-fenced, or failed\n"
+    "         reason=conflict-unchanged|ambiguous-unchanged when the node did not\n"
+    "         write)\n"
     "         A not-yet is decided again on a fresh read when free_at_ms passes\n"
     "         (its own answer line follows), unless the input ended meanwhile.\n"
     "  --stats  at exit, one line on stderr: `stats requests=N get=N head=N put=N\n"
@@ -63,9 +68,10 @@ static const char usage[] =
     "         prog=lease-fence`\n"
     "  --check  validate the configuration, print `configuration OK`, exit\n"
     "\n"
-    "exit (NODE): 0 fenced; 1 refused (already fenced, released, old format);\n"
-    "17 nodes/NODE is not a keep node object; 100 usage or configuration;\n"
-    "111 store unreachable or the outcome unknown (run it again).\n"
+    "exit (NODE): 0 fenced; 1 refused (already fenced, released, old format), or\n"
+    "the store refused the request (403, no such bucket); 17 nodes/NODE is not a\n"
+    "keep node object; 100 usage or configuration; 111 store unreachable, the\n"
+    "outcome unknown, or 5 fences that did not land (run it again).\n"
     "exit (--stdin): 0 at end of input or on SIGTERM; 100 usage; 111 store unusable.\n"
     "See docs/fencing.md.\n";
 
@@ -115,32 +121,21 @@ static void emit_locked(struct keep_buf *b)
 	pthread_mutex_unlock(&C.lock);
 }
 
-/* Versioned GET of nodes/<node>, decoded. *derr: 0 or the decode error. */
+/* Versioned GET of nodes/<node>, decoded (keep_node_read): *r the GET's
+ * reply, *derr 0 or why the object is unusable. */
 static void read_node(struct keep_store *s, const char *node, struct keep_reply *r,
 		      struct keep_node_obj *obj, int *derr)
 {
-	char key[KEEP_NODE_ID_MAX + 8], err[160];
-	struct keep_buf body;
-	int rc;
+	struct keep_node_read nr;
 
-	snprintf(key, sizeof(key), "nodes/%s", node);
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	memset(r, 0, sizeof(*r));
-	*derr = 0;
 	keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
-	rc = keep_store_get(s, key, &body, r);
-	if (rc)
-		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	if (r->outcome == KEEP_STORE_OK) {
-		*derr = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
-					     sizeof(err));
-		if (*derr)
-			keep_warn(prog, "nodes/%s is not a valid node object: %s", node, err);
-	} else if (r->outcome != KEEP_STORE_NOT_FOUND) {
-		keep_warn(prog, "unable to read nodes/%s: %s: %s", node,
-			  keep_outcome_name(r->outcome), r->detail);
-	}
-	keep_buf_release(&body);
+	keep_node_read(s, node, KEEP_NODE_READ_ANY_FORMAT, obj, &nr);
+	*r = nr.reply;
+	*derr = nr.derr;
+	if (nr.reply.outcome == KEEP_STORE_OK && nr.derr)
+		keep_warn(prog, "nodes/%s is not a valid node object: %s", node, nr.why);
+	else if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND)
+		keep_warn(prog, "unable to read nodes/%s: %s", node, nr.why);
 }
 
 /* Conditional PUT of o to nodes/<o->node>. */
@@ -161,10 +156,8 @@ static void write_node(struct keep_store *s, const struct keep_node_obj *o, enum
 		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "encode: %s", keep_strerror(rc));
 	} else {
 		keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
-		rc = keep_store_put(s, key, body.data, body.len, cond,
-				    cond == KEEP_COND_IF_MATCH ? version : NULL, r);
-		if (rc)
-			keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		keep_store_put(s, key, body.data, body.len, cond,
+			       cond == KEEP_COND_IF_MATCH ? version : NULL, r);
 	}
 	if (r->outcome != KEEP_STORE_OK)
 		keep_warn(prog, "fence of nodes/%s: %s: %s", o->node, keep_outcome_name(r->outcome),
@@ -197,11 +190,14 @@ static void print_result(const char *type, const char *node, const struct keep_n
 	keep_buf_release(&b);
 }
 
+#define OPERATOR_TRIES 5 /* fresh reads and fences before giving up */
+
 static int operator_fence(struct keep_store *s, const char *node)
 {
+	char last[KEEP_DETAIL_MAX + 64] = "-";
 	int attempt;
 
-	for (attempt = 0; attempt < 5; attempt++) {
+	for (attempt = 0; attempt < OPERATOR_TRIES; attempt++) {
 		struct keep_reply r;
 		struct keep_node_obj obj;
 		struct keep_fence_decision d, d2;
@@ -239,8 +235,9 @@ static int operator_fence(struct keep_store *s, const char *node)
 				 "nodes/%s is not a keep node object (%s): nothing written", node,
 				 d.reason ? d.reason : "unreadable");
 		default:
-			keep_die(KEEP_EXIT_TEMP, prog, "unable to read nodes/%s: %s: %s", node,
-				 keep_outcome_name(r.outcome), r.detail);
+			/* 403, no such bucket: 1; a timeout or 5xx: 111 */
+			keep_die(keep_exit_of_reply(&r), prog, "unable to read nodes/%s: %s: %s",
+				 node, keep_outcome_name(r.outcome), r.detail);
 		}
 		write_node(s, &d.obj,
 			   d.verdict == KEEP_FV_CREATE ? KEEP_COND_IF_NONE_MATCH
@@ -252,8 +249,11 @@ static int operator_fence(struct keep_store *s, const char *node)
 			keep_metrics_flush(&C.metrics);
 			return KEEP_EXIT_OK;
 		}
+		snprintf(last, sizeof(last), "%s: %s", keep_outcome_name(r.outcome),
+			 r.detail[0] ? r.detail : "-");
 		if (r.outcome == KEEP_STORE_REFUSED)
-			keep_die(KEEP_EXIT_TEMP, prog, "unable to fence nodes/%s: %s", node,
+			keep_die(keep_exit_of_reply(&r), prog,
+				 "unable to fence nodes/%s: the store refused the write: %s", node,
 				 r.detail);
 		if (r.outcome == KEEP_STORE_AMBIGUOUS) {
 			/* the fence may have landed: read it back once */
@@ -266,16 +266,20 @@ static int operator_fence(struct keep_store *s, const char *node)
 				print_result("fenced", node, &d.obj, d.free_at_ms, NULL);
 				return KEEP_EXIT_OK;
 			}
-			if (d2.verdict == KEEP_FV_FAILED)
-				keep_die(KEEP_EXIT_TEMP, prog,
-					 "fence of nodes/%s: outcome unknown, and the read-back "
-					 "failed: run it again",
-					 node);
+			if (d2.verdict == KEEP_FV_FAILED && r.outcome != KEEP_STORE_OK)
+				keep_die(
+				    KEEP_EXIT_TEMP, prog,
+				    "fence of nodes/%s: outcome unknown (%s), and the read-back "
+				    "failed: run it again",
+				    node, last);
 		}
-		/* a conflict: the object changed since our read; decide again */
+		/* a conflict (the object changed since our read, or another
+		 * request refused ours), or a fence that did not land: decide
+		 * again on a fresh read */
 	}
-	keep_die(KEEP_EXIT_TEMP, prog, "nodes/%s kept changing under the fence: run it again",
-		 node);
+	keep_die(KEEP_EXIT_TEMP, prog,
+		 "nodes/%s: %d fences did not land (the last: %s): run it again", node,
+		 OPERATOR_TRIES, last);
 }
 
 /* ---- peer mode ------------------------------------------------------------------- */
@@ -393,6 +397,8 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	struct keep_fence_decision d, d2;
 	const struct keep_fence_decision *res;
 	struct keep_fencer me;
+	enum keep_outcome wrote;
+	const char *reason;
 	int derr;
 
 	if (!may_act(st))
@@ -422,19 +428,28 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 		peer_line("failed", st, 0, keep_outcome_name(r.outcome));
 		return false;
 	}
-	/* the condition failed (or the reply was lost): read once more (§2) */
+	/* the condition failed (or the reply was lost): read once more (§2);
+	 * the line says what that read shows, never more */
+	wrote = r.outcome;
 	read_node(s, st->node, &r, &obj, &derr);
 	keep_fence_after_write(&d.obj, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
 			       derr, &C.cfg.timing, &d2);
 	res = &d2;
+	reason = d2.reason;
 	if (d2.verdict == KEEP_FV_FENCED) {
+		/* our fence landed (a lost reply): `fenced`, with its free_at */
 		metric_inc("keep_fences_total");
-		res = &d;
+		d2.free_at_ms = d.free_at_ms;
+	} else if (d2.verdict == KEEP_FV_FAILED && r.outcome == KEEP_STORE_OK) {
+		/* A did not write and our fence is not there: the write was
+		 * refused by another request (a 409), or never landed */
+		reason =
+		    wrote == KEEP_STORE_CONFLICT ? "conflict-unchanged" : "ambiguous-unchanged";
 	}
 	peer_line(
 	    keep_fence_verdict_name(res->verdict), st,
 	    res->verdict == KEEP_FV_FENCED || res->verdict == KEEP_FV_ALREADY ? res->free_at_ms : 0,
-	    d2.reason);
+	    reason);
 	return false;
 }
 
@@ -664,11 +679,9 @@ int main(int argc, char **argv)
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
-	struct keep_store_opts so;
 	struct keep_store *stores[KEEP_FENCE_CONCURRENCY];
 	struct sigaction sa;
 	const char *target = NULL;
-	char err[512];
 	bool from_stdin = false, check_only = false, opt_stats = false;
 	pthread_condattr_t ca;
 	int c, rc, i, nstores;
@@ -732,20 +745,9 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	keep_config_store_opts(&C.cfg, &so);
 	nstores = from_stdin ? KEEP_FENCE_CONCURRENCY : 1;
-	for (i = 0; i < nstores; i++) {
-		rc = keep_store_open(C.cfg.store, &so, &stores[i], err, sizeof(err));
-		if (rc == 0) {
-			rc = keep_store_counted(stores[i], &C.stats, &stores[i]);
-			if (rc)
-				snprintf(err, sizeof(err), "out of memory");
-		}
-		if (rc)
-			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-									     : KEEP_EXIT_TEMP,
-				 prog, "unable to open store '%s': %s", C.cfg.store, err);
-	}
+	for (i = 0; i < nstores; i++)
+		stores[i] = keep_store_open_or_die(prog, &C.cfg, &C.stats);
 	rc = from_stdin ? peer_mode(stores) : operator_fence(stores[0], target);
 	for (i = 0; i < nstores; i++)
 		keep_store_free(stores[i]);

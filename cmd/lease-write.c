@@ -24,6 +24,7 @@
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
 #include "../lib/supervise.h"
+#include "../lib/storecmd.h"
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -216,36 +217,19 @@ static void drain_events(struct driver *d)
 
 static void do_read(struct driver *d, const struct keep_lease_action *act)
 {
-	struct keep_reply r;
-	struct keep_buf body;
+	struct keep_node_read nr;
 	struct keep_node_obj obj;
-	char err[256];
-	int derr = 0, rc;
 
-	keep_buf_init(&body, KEEP_BODY_MAX);
 	keep_store_set_timeout(d->store, act->timeout_ms);
-	memset(&r, 0, sizeof(r));
-	rc = keep_store_get(d->store, d->key, &body, &r);
-	if (rc)
-		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	keep_metrics_store(&d->metrics, "get", r.outcome);
-	if (r.outcome == KEEP_STORE_OK) {
-		derr = keep_node_obj_decode(body.data ? body.data : "", body.len, &obj, err,
-					    sizeof(err));
-		if (!derr && obj.format == 3 && strcmp(obj.node, d->cfg.node_id) != 0) {
-			derr = KEEP_ERR_PARSE;
-			snprintf(err, sizeof(err), "object names node '%s'", obj.node);
-		}
-		if (derr)
-			keep_warn(d->prog, "nodes/%s is not a valid node lease: %s", d->cfg.node_id,
-				  err);
-	} else if (r.outcome != KEEP_STORE_NOT_FOUND) {
-		keep_warn(d->prog, "unable to read nodes/%s: %s: %s", d->cfg.node_id,
-			  keep_outcome_name(r.outcome), r.detail);
-	}
-	keep_lease_on_read(&d->sm, keep_mono_ms(), keep_wall_ms(), r.outcome, r.version,
-			   r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr);
-	keep_buf_release(&body);
+	keep_node_read(d->store, d->cfg.node_id, KEEP_NODE_READ_V3_ONLY, &obj, &nr);
+	keep_metrics_store(&d->metrics, "get", nr.reply.outcome);
+	if (nr.reply.outcome == KEEP_STORE_OK && nr.derr)
+		keep_warn(d->prog, "nodes/%s is not a valid node lease: %s", d->cfg.node_id,
+			  nr.why);
+	else if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND)
+		keep_warn(d->prog, "unable to read nodes/%s: %s", d->cfg.node_id, nr.why);
+	keep_lease_on_read(&d->sm, keep_mono_ms(), keep_wall_ms(), nr.reply.outcome,
+			   nr.reply.version, nr.ok ? &obj : NULL, nr.derr);
 }
 
 static void do_write(struct driver *d, const struct keep_lease_action *act)
@@ -262,10 +246,8 @@ static void do_write(struct driver *d, const struct keep_lease_action *act)
 		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "encode: %s", keep_strerror(rc));
 	} else {
 		keep_store_set_timeout(d->store, act->timeout_ms);
-		rc = keep_store_put(d->store, d->key, body.data, body.len, act->cond,
-				    act->cond == KEEP_COND_IF_MATCH ? act->if_match : NULL, &r);
-		if (rc)
-			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		keep_store_put(d->store, d->key, body.data, body.len, act->cond,
+			       act->cond == KEEP_COND_IF_MATCH ? act->if_match : NULL, &r);
 	}
 	keep_metrics_store(&d->metrics, "put", r.outcome);
 	if (r.outcome != KEEP_STORE_OK)
@@ -357,10 +339,8 @@ int main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
-	struct keep_store_opts so;
 	struct keep_node_obj tmpl;
 	struct sigaction sa;
-	char err[512];
 	bool check_only = false, held = false;
 	int c, rc, orphan_rc = 0;
 
@@ -440,12 +420,7 @@ int main(int argc, char **argv)
 	keep_metrics_inc(&d.metrics, "keep_node_lease_failures_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_node_lease_ran_out_total", 0);
 
-	keep_config_store_opts(&d.cfg, &so);
-	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 d.prog, "unable to open store '%s': %s", d.cfg.store, err);
+	d.store = keep_store_open_or_die(d.prog, &d.cfg, NULL);
 
 	memset(&tmpl, 0, sizeof(tmpl));
 	snprintf(tmpl.node, sizeof(tmpl.node), "%s", d.cfg.node_id);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/fence.h"
@@ -24,6 +26,7 @@
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
 #include "../lib/supervise.h"
+#include "../lib/storecmd.h"
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -48,9 +51,10 @@ static const char usage[] =
     "             ambiguous=N prog=node-watch`\n"
     "  --check    validate the configuration, print `configuration OK`, exit\n"
     "\n"
-    "exit: 0 done (--once) or stopped by a signal; 100 usage or configuration;\n"
-    "111 the store could not be listed or a node could not be read (--once), or\n"
-    "stdout closed. See docs/fencing.md.\n";
+    "exit: 0 done (--once) or stopped by a signal; 1 the store refused the listing\n"
+    "or a read (--once: 403, no such bucket); 100 usage or configuration; 111 the\n"
+    "listing or a read failed for now (--once: timeout, 5xx), or stdout closed.\n"
+    "See docs/fencing.md.\n";
 
 enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS };
 
@@ -69,10 +73,15 @@ struct seen {
 	char body_version[KEEP_VERSION_MAX]; /* the GET's version of obj ("" if none) */
 	enum keep_outcome outcome;	     /* of the last GET */
 	bool decoded;
-	bool wrote; /* not read this pass: the listed token changed (a write landed) */
+	bool wrote;    /* not read this pass: the listed token changed (a write landed) */
+	int read_exit; /* the failed GET's exit code (keep_exit_of_reply), or 0 */
 	struct keep_node_obj obj;
 	char why[160]; /* unreadable: why */
 };
+
+/* The health of the listings (--follow), for readiness: the state file
+ * STATE_DIR/ID/watch is rewritten on every change of `state`. */
+enum listing_state { LISTING_OK = 0, LISTING_FAILING, LISTING_FAILED };
 
 struct driver {
 	const char *prog;
@@ -84,6 +93,13 @@ struct driver {
 	char boot_id[64];
 	struct seen *v, *prev; /* this pass, the last pass (both sorted by node) */
 	size_t n, alloc, nprev, prevalloc;
+	/* listings */
+	enum listing_state lstate;
+	bool lstate_written;
+	int64_t failing_since_mono_ms, failing_since_wall_ms; /* 0 while listings succeed */
+	int64_t failures;				      /* in a row */
+	char last_failure[KEEP_DETAIL_MAX + 32];
+	char skipped_seen[KEEP_LIST_SKIP_TEXT + 32]; /* last skip set warned about */
 };
 
 /* The last pass's entry for node, or NULL. */
@@ -125,28 +141,40 @@ static bool need_body(const struct seen *p, const char *listed, bool every, bool
 	return strcmp(p->body_version, listed) != 0;
 }
 
-/* List nodes/ and read the bodies needed (every one when every). 0, or
- * KEEP_EXIT_TEMP when the listing failed (the last pass is kept). */
+/* Warn about the keys a listing of nodes/ skipped, once per change of
+ * what was skipped (not every period), and gauge how many. */
+static void report_skipped(struct driver *d, const struct keep_list *l)
+{
+	char fp[sizeof(d->skipped_seen)];
+
+	snprintf(fp, sizeof(fp), "%zu %s", l->nskipped, l->nskipped ? l->skipped[0].key : "");
+	if (strcmp(fp, d->skipped_seen) != 0) {
+		keep_warn_skipped(d->prog, "nodes/", l);
+		snprintf(d->skipped_seen, sizeof(d->skipped_seen), "%s", fp);
+	}
+	keep_metrics_set(&d->metrics, "keep_list_skipped_keys", (int64_t)l->nskipped);
+}
+
+/* List nodes/ and read the bodies needed (every one when every). 0, or the
+ * listing's exit code (keep_exit_of_reply: 1 refused, 111 ambiguous) when
+ * it failed: the last pass is kept, the failure in d->last_failure. */
 static int read_all(struct driver *d, bool every)
 {
 	struct keep_list l;
 	struct keep_reply r;
-	struct keep_buf body;
 	size_t i;
-	int rc;
 
 	keep_list_init(&l);
-	memset(&r, 0, sizeof(r));
 	keep_store_set_timeout(d->store, keep_timing_attempt_timeout_ms(&d->cfg.timing));
-	rc = keep_store_list(d->store, "nodes/", &l, &r);
-	if (rc)
-		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	keep_store_list(d->store, "nodes/", &l, &r);
 	if (r.outcome != KEEP_STORE_OK) {
-		keep_warn(d->prog, "unable to list nodes/: %s: %s", keep_outcome_name(r.outcome),
-			  r.detail);
+		snprintf(d->last_failure, sizeof(d->last_failure), "%s: %s",
+			 keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+		keep_warn(d->prog, "unable to list nodes/: %s", d->last_failure);
 		keep_list_release(&l);
-		return KEEP_EXIT_TEMP;
+		return keep_exit_of_reply(&r);
 	}
+	report_skipped(d, &l);
 	/* this pass's array: the last pass's becomes d->prev */
 	{
 		struct seen *t = d->prev;
@@ -164,19 +192,18 @@ static int read_all(struct driver *d, bool every)
 		if (!nv) {
 			keep_list_release(&l);
 			keep_warn(d->prog, "out of memory");
+			snprintf(d->last_failure, sizeof(d->last_failure), "out of memory");
 			return KEEP_EXIT_TEMP;
 		}
 		d->v = nv;
 		d->alloc = l.n;
 	}
-	keep_buf_init(&body, KEEP_BODY_MAX);
 	for (i = 0; i < l.n; i++) {
 		const char *id = l.v[i].key + strlen("nodes/");
 		const struct seen *p;
+		struct keep_node_read nr;
 		struct seen *s;
-		char err[160];
 		bool wrote;
-		int derr;
 
 		if (strncmp(l.v[i].key, "nodes/", 6) != 0 || !keep_node_id_valid(id))
 			continue; /* not a node key (nodes/x/y, a bad id): not ours */
@@ -194,35 +221,26 @@ static int read_all(struct driver *d, bool every)
 		memset(s, 0, sizeof(*s));
 		snprintf(s->node, sizeof(s->node), "%s", id);
 		snprintf(s->listed, sizeof(s->listed), "%s", l.v[i].version);
-		keep_buf_reset(&body);
-		memset(&r, 0, sizeof(r));
-		rc = keep_store_get(d->store, l.v[i].key, &body, &r);
-		if (rc)
-			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-		s->outcome = r.outcome;
-		if (r.outcome == KEEP_STORE_OK)
-			snprintf(s->body_version, sizeof(s->body_version), "%s", r.version);
-		if (r.outcome == KEEP_STORE_NOT_FOUND)
+		keep_node_read(d->store, id, KEEP_NODE_READ_ANY_FORMAT, &s->obj, &nr);
+		s->outcome = nr.reply.outcome;
+		if (nr.reply.outcome == KEEP_STORE_OK)
+			snprintf(s->body_version, sizeof(s->body_version), "%s", nr.reply.version);
+		if (nr.reply.outcome == KEEP_STORE_NOT_FOUND)
 			continue; /* gone since the listing */
 		d->n++;
-		if (r.outcome != KEEP_STORE_OK) {
-			snprintf(s->why, sizeof(s->why), "read %s", keep_outcome_name(r.outcome));
+		if (nr.reply.outcome != KEEP_STORE_OK) {
+			snprintf(s->why, sizeof(s->why), "read %s",
+				 keep_outcome_name(nr.reply.outcome));
+			s->read_exit = keep_exit_of_reply(&nr.reply);
 			continue;
 		}
-		derr = keep_node_obj_decode(body.data ? body.data : "", body.len, &s->obj, err,
-					    sizeof(err));
-		if (!derr && strcmp(s->obj.node, id) != 0) {
-			derr = KEEP_ERR_PARSE;
-			snprintf(err, sizeof(err), "object names node '%s'", s->obj.node);
-		}
-		if (derr) {
+		if (!nr.ok) {
 			snprintf(s->why, sizeof(s->why), "%s",
-				 derr == KEEP_ERR_NOTOURS ? "not a node object" : err);
+				 nr.derr == KEEP_ERR_NOTOURS ? "not a node object" : nr.why);
 			continue;
 		}
 		s->decoded = true;
 	}
-	keep_buf_release(&body);
 	keep_list_release(&l);
 	return 0;
 }
@@ -347,8 +365,7 @@ static int once(struct driver *d, bool table)
 {
 	int64_t wall;
 	size_t i;
-	int rc = read_all(d, true), prc = 0;
-	bool failed = false;
+	int rc = read_all(d, true), prc = 0, worst = KEEP_EXIT_OK;
 
 	if (rc)
 		return rc;
@@ -360,11 +377,11 @@ static int once(struct driver *d, bool table)
 			prc = print_status_line(d, &d->v[i], wall);
 	}
 	for (i = 0; i < d->n; i++)
-		if (!d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK)
-			failed = true;
+		if (!d->v[i].decoded && d->v[i].read_exit)
+			keep_exit_worst(&worst, d->v[i].read_exit);
 	keep_reqstats_to_metrics(&d->stats, &d->metrics);
 	keep_metrics_flush(&d->metrics);
-	return prc ? prc : failed ? KEEP_EXIT_TEMP : KEEP_EXIT_OK;
+	return prc ? prc : worst;
 }
 
 static int print_event(struct driver *d, const struct keep_watch_event *e)
@@ -420,6 +437,78 @@ static int print_events(struct driver *d, const struct keep_watch *w)
 	return rc;
 }
 
+static const char *listing_state_name(enum listing_state st)
+{
+	return st == LISTING_OK ? "ok" : st == LISTING_FAILING ? "failing" : "failed";
+}
+
+/* Write STATE_DIR/ID/watch (one line, the stdout line format):
+ *   watch node=ID pid=P boot=B listing=ok|failing|failed since_mono_ms=M
+ *         since_wall_ms=W failures=N reason=..
+ * since_*: when the listings started failing (0 while ok). */
+static void write_watch_state(struct driver *d)
+{
+	char path[KEEP_PATH_MAX + 100];
+	struct keep_buf b;
+
+	if (!d->cfg.node_id[0] || !d->node_dir[0])
+		return;
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "watch");
+	keep_line_str(&b, "node", d->cfg.node_id);
+	keep_line_int(&b, "pid", (int64_t)getpid());
+	keep_line_str(&b, "boot", d->boot_id);
+	keep_line_str(&b, "listing", listing_state_name(d->lstate));
+	keep_line_int(&b, "since_mono_ms", d->failing_since_mono_ms);
+	keep_line_int(&b, "since_wall_ms", d->failing_since_wall_ms);
+	keep_line_int(&b, "failures", d->failures);
+	keep_line_str(&b, "reason", d->lstate == LISTING_OK ? NULL : d->last_failure);
+	keep_buf_add(&b, "\n", 1);
+	snprintf(path, sizeof(path), "%s/watch", d->node_dir);
+	if (keep_mkdirs(d->node_dir) != 0 || keep_write_atomic(path, b.data, b.len) != 0)
+		keep_warn(d->prog, "unable to write '%s': %s", path, strerror(errno));
+	keep_buf_release(&b);
+}
+
+/* After each listing (--follow): count failures, and move the health
+ * ok -> failing (first failure) -> failed (failing for ttl_ms: no stale
+ * candidate can have been seen in time; readiness should drop) -> ok.
+ * Each change rewrites the state file; the metrics follow every pass. */
+static void listing_health(struct driver *d, bool listed)
+{
+	int64_t now = keep_mono_ms();
+	enum listing_state st;
+
+	if (listed) {
+		d->failures = 0;
+		d->failing_since_mono_ms = d->failing_since_wall_ms = 0;
+		st = LISTING_OK;
+	} else {
+		keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 1);
+		if (d->failures++ == 0) {
+			d->failing_since_mono_ms = now;
+			d->failing_since_wall_ms = keep_wall_ms();
+		}
+		st = now - d->failing_since_mono_ms >= d->cfg.timing.ttl_ms ? LISTING_FAILED
+									    : LISTING_FAILING;
+	}
+	keep_metrics_set(&d->metrics, "keep_watch_listing_failing_ms",
+			 d->failing_since_mono_ms ? now - d->failing_since_mono_ms : 0);
+	if (st != d->lstate || !d->lstate_written) {
+		if (st == LISTING_FAILED)
+			keep_warn(d->prog,
+				  "listings of nodes/ have failed for %lld ms (%lld in a row): no "
+				  "peer can be fenced; this node should not be ready",
+				  (long long)(now - d->failing_since_mono_ms),
+				  (long long)d->failures);
+		else if (st == LISTING_OK && d->lstate != LISTING_OK)
+			keep_info(d->prog, "listing nodes/ again");
+		d->lstate = st;
+		d->lstate_written = true;
+		write_watch_state(d);
+	}
+}
+
 /* One listing pass fed to the watch. 0, or an exit code to stop with.
  * *listed: the listing succeeded. */
 static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch_input **in,
@@ -430,6 +519,7 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 	size_t i;
 
 	*listed = read_all(d, false) == 0;
+	listing_health(d, *listed);
 	if (!*listed)
 		return 0; /* the listing failed: the watch stays as it was */
 	if (d->n > *inalloc) {
@@ -472,6 +562,8 @@ static int follow(struct driver *d)
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
+	/* counters exist from the start: an alert on the first increase sees it */
+	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
 	while (!stop_flag) {
 		int64_t now = keep_mono_ms(), wake, due;
 
@@ -518,9 +610,7 @@ int main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
-	struct keep_store_opts so;
 	struct sigaction sa;
-	char err[512];
 	bool opt_once = false, opt_follow = false, opt_table = false, check_only = false,
 	     opt_stats = false;
 	int c, rc;
@@ -573,18 +663,8 @@ int main(int argc, char **argv)
 	 * run on a node host must not wipe the agent's counters */
 	keep_metrics_set_prog(&d.metrics, opt_once ? NULL : d.cfg.metrics_textfile, d.prog);
 
-	keep_config_store_opts(&d.cfg, &so);
 	keep_reqstats_init(&d.stats);
-	rc = keep_store_open(d.cfg.store, &so, &d.store, err, sizeof(err));
-	if (rc == 0) {
-		rc = keep_store_counted(d.store, &d.stats, &d.store);
-		if (rc)
-			snprintf(err, sizeof(err), "out of memory");
-	}
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 d.prog, "unable to open store '%s': %s", d.cfg.store, err);
+	d.store = keep_store_open_or_die(d.prog, &d.cfg, &d.stats);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	struct keep_grant_input in;
 	struct keep_hold h;
 	struct keep_buf b;
-	char dir[KEEP_PATH_MAX + 80], *end;
+	char dir[KEEP_PATH_MAX + 80], shown[300], *end;
 	const char *key;
 	long long gen;
 	int c, lc, hr, code;
@@ -56,11 +56,13 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "KEY and GENERATION expected");
 	key = argv[optind];
 	if (!keep_owner_key_valid(key))
-		keep_cli_usage_error(&cli, "invalid key '%s'", key);
+		keep_cli_usage_error(&cli, "invalid key '%s'",
+				     keep_line_escaped(key, shown, sizeof(shown)));
 	errno = 0;
 	gen = strtoll(argv[optind + 1], &end, 10);
 	if (errno || end == argv[optind + 1] || *end || gen < 1 || gen > KEEP_OWNER_GEN_MAX)
-		keep_cli_usage_error(&cli, "invalid generation '%s'", argv[optind + 1]);
+		keep_cli_usage_error(&cli, "invalid generation '%s'",
+				     keep_line_escaped(argv[optind + 1], shown, sizeof(shown)));
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");

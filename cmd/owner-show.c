@@ -15,6 +15,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/storecmd.h"
 
 static const char usage[] =
     "usage: owner-show [-c FILE] [--store URL] KEY\n"
@@ -25,7 +26,8 @@ static const char usage[] =
     "free=yes: an acquisition may take it now (nobody, absent, or the §2 free\n"
     "rule holds on the read of nodes/N made after the record read).\n"
     "\n"
-    "exit: 0 shown; 17 the record is not ours; 100 usage; 111 a read failed.\n";
+    "exit: 0 shown; 1 the store refused a read (403, no such bucket); 17 the\n"
+    "record is not ours; 100 usage; 111 a read failed for now (timeout, 5xx).\n";
 
 static const char *prog = "owner-show";
 
@@ -34,15 +36,15 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_store_opts so;
 	struct keep_store *store;
 	struct keep_owner_rec rec;
 	struct keep_node_obj obj;
+	struct keep_node_read nr;
 	struct keep_reply r;
 	struct keep_buf b;
-	char err[512];
+	char shown[300];
 	const char *key, *state, *holder = "-", *free_s = "yes";
-	int c, rc, derr;
+	int c, derr;
 
 	keep_cli_init(&cli, prog, usage);
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
@@ -52,27 +54,23 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "exactly one KEY");
 	key = argv[optind];
 	if (!keep_owner_key_valid(key))
-		keep_cli_usage_error(&cli, "invalid key '%s'", key);
+		keep_cli_usage_error(&cli, "invalid key '%s'",
+				     keep_line_escaped(key, shown, sizeof(shown)));
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.store[0])
 		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	keep_config_store_opts(&cfg, &so);
-	rc = keep_store_open(cfg.store, &so, &store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 prog, "unable to open store '%s': %s", cfg.store, err);
+	store = keep_store_open_or_die(prog, &cfg, NULL);
 
 	keep_owner_get(store, key, &rec, &derr, &r);
 	if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
 		keep_store_free(store);
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to read owners/%s: %s: %s", key,
+		keep_die(keep_exit_of_reply(&r), prog, "unable to read owners/%s: %s: %s", key,
 			 keep_outcome_name(r.outcome), r.detail);
 	}
 	if (r.outcome == KEEP_STORE_OK && derr) {
 		keep_store_free(store);
-		keep_die(KEEP_EXIT_BAD_OBJECT, prog, "owners/%s is not a keep ownership record",
-			 key);
+		keep_die(KEEP_EXIT_BAD_OBJECT, prog, "owners/%s is not a keep ownership record%s%s",
+			 key, r.not_ours ? ": " : "", r.not_ours ? r.detail : "");
 	}
 	if (r.outcome == KEEP_STORE_NOT_FOUND) {
 		state = "absent";
@@ -83,23 +81,22 @@ int main(int argc, char **argv)
 		enum keep_free f;
 
 		state = "held";
-		keep_owner_get_node(store, rec.node, &obj, &derr, &r);
-		if (r.outcome == KEEP_STORE_NOT_FOUND)
+		keep_node_read(store, rec.node, KEEP_NODE_READ_ANY_FORMAT, &obj, &nr);
+		if (nr.reply.outcome == KEEP_STORE_NOT_FOUND)
 			holder = "absent";
-		else if (r.outcome != KEEP_STORE_OK || derr)
+		else if (!nr.ok)
 			holder = "unreadable";
 		else if (obj.format != 3)
 			holder = "old-format";
 		else
 			holder = keep_node_state_name(obj.state);
-		if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
+		if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND) {
 			keep_store_free(store);
-			keep_die(KEEP_EXIT_TEMP, prog, "unable to read nodes/%s: %s: %s", rec.node,
-				 keep_outcome_name(r.outcome), r.detail);
+			keep_die(keep_exit_of_reply(&nr.reply), prog, "unable to read nodes/%s: %s",
+				 rec.node, nr.why);
 		}
-		f = keep_node_free(rec.node, rec.instance, r.outcome == KEEP_STORE_OK,
-				   r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-				   keep_wall_ms(), &cfg.timing, NULL);
+		f = keep_node_free(rec.node, rec.instance, nr.reply.outcome == KEEP_STORE_OK,
+				   nr.ok ? &obj : NULL, keep_wall_ms(), &cfg.timing, NULL);
 		free_s = f == KEEP_FREE_YES ? "yes" : "no";
 		/* live naming the record's instance shows as live; live naming
 		 * another instance is a newer process of that node */

@@ -17,6 +17,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
 #include "../lib/store/store.h"
+#include "../lib/storecmd.h"
 
 static const char USAGE[] =
     "usage: store-probe [-c FILE] [--store URL]\n"
@@ -164,12 +165,10 @@ int main(int argc, char **argv)
 	};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_store_opts so;
 	struct probe p;
 	unsigned char rnd[8];
 	size_t got = 0, i;
 	ssize_t k;
-	char err[512];
 	int opt, rc;
 
 	keep_cli_init(&cli, prog, USAGE);
@@ -199,12 +198,7 @@ int main(int argc, char **argv)
 	p.key[6 + 2 * sizeof(rnd)] = '\0';
 	p.url = cfg.store;
 
-	keep_config_store_opts(&cfg, &so);
-	rc = keep_store_open(cfg.store, &so, &p.s, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_STORE || rc == KEEP_ERR_NOMEM ? KEEP_EXIT_TEMP
-								      : KEEP_EXIT_USAGE,
-			 prog, "unable to open store '%s': %s", cfg.store, err);
+	p.s = keep_store_open_or_die(prog, &cfg, NULL);
 	keep_buf_init(&p.line, KEEP_LINE_MAX * 2);
 	rc = run(&p);
 	keep_buf_release(&p.line);

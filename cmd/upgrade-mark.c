@@ -23,6 +23,7 @@
 #include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
 #include "../lib/supervise.h"
+#include "../lib/storecmd.h"
 #include "../lib/upgrade.h"
 
 static const char usage[] =
@@ -54,9 +55,11 @@ static const char usage[] =
     "                   (default 10000, the old binary's heartbeat ttl)\n"
     "  --check          validate the configuration, print `configuration OK`, exit\n"
     "\n"
-    "exit: 0 done; 1 held (actors), kept (forget NODE); 16 an old node is running\n"
-    "(guard); 17 an object is not ours or malformed; 100 usage; 111 store failure,\n"
-    "or the guard stopped (SIGTERM, SIGINT) before it passed.\n"
+    "exit: 0 done; 1 held (actors), kept (forget NODE), or the store refused a\n"
+    "request (403, no such bucket); 16 an old node is running (guard); 17 an\n"
+    "object is not ours or malformed; 100 usage; 111 store failure for now\n"
+    "(timeout, 5xx: run it again), or the guard stopped (SIGTERM, SIGINT)\n"
+    "before it passed.\n"
     "See docs/upgrade.md.\n";
 
 enum { OPT_HORIZON = 0x2000, OPT_ALL, OPT_STALE };
@@ -81,64 +84,19 @@ struct ctx {
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* One node object read: GET nodes/<id> and decode; an object naming
- * another node than its key is unreadable. ok: decoded into *o. */
-struct node_read {
-	enum keep_outcome outcome;
-	char version[KEEP_VERSION_MAX];
-	bool ok;
-	int derr;
-	char why[160];
-};
-
-static void read_node(struct keep_store *s, const char *id, struct keep_node_obj *o,
-		      struct node_read *nr)
-{
-	char k[KEEP_NODE_ID_MAX + 8];
-	struct keep_buf body;
-	struct keep_reply r;
-	int rc;
-
-	memset(nr, 0, sizeof(*nr));
-	snprintf(k, sizeof(k), "nodes/%s", id);
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	memset(&r, 0, sizeof(r));
-	rc = keep_store_get(s, k, &body, &r);
-	if (rc)
-		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	nr->outcome = r.outcome;
-	snprintf(nr->version, sizeof(nr->version), "%s", r.version);
-	if (r.outcome != KEEP_STORE_OK) {
-		snprintf(nr->why, sizeof(nr->why), "%s: %.120s", keep_outcome_name(r.outcome),
-			 r.detail[0] ? r.detail : "-");
-		keep_buf_release(&body);
-		return;
-	}
-	nr->derr =
-	    keep_node_obj_decode(body.data ? body.data : "", body.len, o, nr->why, sizeof(nr->why));
-	if (!nr->derr && strcmp(o->node, id) != 0) {
-		nr->derr = KEEP_ERR_PARSE;
-		snprintf(nr->why, sizeof(nr->why), "object names node '%s'", o->node);
-	}
-	nr->ok = nr->derr == 0;
-	keep_buf_release(&body);
-}
-
-/* LIST nodes/ into *l (caller inits and releases). 0 or KEEP_EXIT_TEMP. */
+/* LIST nodes/ into *l (caller inits and releases), naming what it
+ * skipped. 0, or the exit code of the failure (1 refused, 111 for now). */
 static int list_nodes(struct ctx *x, struct keep_list *l)
 {
 	struct keep_reply r;
-	int rc;
 
-	memset(&r, 0, sizeof(r));
-	rc = keep_store_list(x->store, "nodes/", l, &r);
-	if (rc)
-		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	keep_store_list(x->store, "nodes/", l, &r);
 	if (r.outcome != KEEP_STORE_OK) {
 		keep_warn(prog, "unable to list nodes/: %s: %s", keep_outcome_name(r.outcome),
 			  r.detail[0] ? r.detail : "-");
-		return KEEP_EXIT_TEMP;
+		return keep_exit_of_reply(&r);
 	}
+	keep_warn_skipped(prog, "nodes/", l);
 	return 0;
 }
 
@@ -184,7 +142,7 @@ static int guard(struct ctx *x)
 	struct keep_guard_input *in = NULL;
 	char(*warned)[KEEP_NODE_ID_MAX + 1] = NULL; /* unreadable objects reported */
 	size_t i, n, cap = 0, nwarned = 0;
-	int failures = 0, rc = KEEP_EXIT_TEMP;
+	int failures = 0, rc = KEEP_EXIT_TEMP, lrc;
 
 	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
 	keep_metrics_init(&m, NULL, x->cfg.node_id);
@@ -208,7 +166,14 @@ static int guard(struct ctx *x)
 
 		keep_list_init(&l);
 		keep_store_set_timeout(x->store, keep_timing_attempt_timeout_ms(&x->cfg.timing));
-		listed = list_nodes(x, &l) == 0;
+		lrc = list_nodes(x, &l);
+		listed = lrc == 0;
+		if (lrc == KEEP_EXIT_NO) {
+			/* refused (403, no such bucket): listing again cannot help */
+			keep_list_release(&l);
+			rc = KEEP_EXIT_NO;
+			goto out;
+		}
 		if (listed && l.n > cap) {
 			struct keep_node_obj *no = realloc(objs, l.n * sizeof(*no));
 			struct keep_guard_input *ni;
@@ -227,15 +192,15 @@ static int guard(struct ctx *x)
 		n = 0;
 		for (i = 0; listed && i < l.n; i++) {
 			const char *id = node_of(l.v[i].key);
-			struct node_read nr;
+			struct keep_node_read nr;
 
 			if (!id)
 				continue;
-			read_node(x->store, id, &objs[n], &nr);
-			if (nr.outcome == KEEP_STORE_NOT_FOUND)
+			keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &objs[n], &nr);
+			if (nr.reply.outcome == KEEP_STORE_NOT_FOUND)
 				continue; /* gone since the listing */
 			in[n].node = id;
-			in[n].read_failed = nr.outcome != KEEP_STORE_OK;
+			in[n].read_failed = nr.reply.outcome != KEEP_STORE_OK;
 			in[n].obj = nr.ok ? &objs[n] : NULL;
 			if (in[n].read_failed)
 				keep_warn(prog, "unable to read nodes/%s: %s", id, nr.why);
@@ -364,10 +329,12 @@ static int mark_one(struct ctx *x, const char *key)
 	struct keep_buf b;
 
 	if (!keep_owner_key_valid(key)) {
+		char shown[300];
+
 		keep_warn(prog,
 			  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, "
 			  "not starting with '.')",
-			  key);
+			  keep_line_escaped(key, shown, sizeof(shown)));
 		line_key("error", key, "invalid-key");
 		return KEEP_EXIT_USAGE;
 	}
@@ -411,7 +378,7 @@ static int mark_one(struct ctx *x, const char *key)
 	}
 	keep_warn(prog, "unable to mark '%s': %s", key, res.detail);
 	line_key("error", key, "store");
-	return KEEP_EXIT_TEMP;
+	return res.refused ? KEEP_EXIT_NO : KEEP_EXIT_TEMP;
 }
 
 /* Every actor found under leases/, owners/, wal/ and snapshot/, sorted,
@@ -422,7 +389,6 @@ static int find_actors(struct ctx *x, struct keep_list *keys)
 					   KEEP_SNAPSHOT_PREFIX};
 	struct keep_list all;
 	size_t t, i, w;
-	int rc;
 
 	keep_list_init(&all);
 	for (t = 0; t < sizeof(tops) / sizeof(tops[0]); t++) {
@@ -430,17 +396,15 @@ static int find_actors(struct ctx *x, struct keep_list *keys)
 		struct keep_reply r;
 
 		keep_list_init(&l);
-		memset(&r, 0, sizeof(r));
-		rc = keep_store_list(x->store, tops[t], &l, &r);
-		if (rc)
-			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		keep_store_list(x->store, tops[t], &l, &r);
 		if (r.outcome != KEEP_STORE_OK) {
 			keep_warn(prog, "unable to list %s: %s: %s", tops[t],
 				  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
 			keep_list_release(&l);
 			keep_list_release(&all);
-			return KEEP_EXIT_TEMP;
+			return keep_exit_of_reply(&r);
 		}
+		keep_warn_skipped(prog, tops[t], &l);
 		for (i = 0; i < l.n; i++) {
 			char key[KEEP_OWNER_KEY_MAX + 1];
 
@@ -528,16 +492,15 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
 static int forget_one(struct ctx *x, const char *id, bool quiet)
 {
 	struct keep_node_obj o;
-	struct node_read nr;
+	struct keep_node_read nr;
 	enum keep_forget_verdict v;
 	struct keep_reply r;
 	struct keep_buf b;
 	char k[KEEP_NODE_ID_MAX + 8];
 	int64_t left = 0;
-	int rc;
 
-	read_node(x->store, id, &o, &nr);
-	v = keep_upgrade_forget_decide(nr.outcome, nr.ok ? &o : NULL, nr.derr, keep_wall_ms(),
+	keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o, &nr);
+	v = keep_upgrade_forget_decide(nr.reply.outcome, nr.ok ? &o : NULL, nr.derr, keep_wall_ms(),
 				       &x->cfg.timing, x->horizon_ms, &left);
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	switch (v) {
@@ -556,7 +519,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_str(&b, "reason", "store");
 		keep_line_emit(&b);
 		keep_buf_release(&b);
-		return KEEP_EXIT_TEMP;
+		return keep_exit_of_reply(&nr.reply);
 	case KEEP_FORGET_FORMAT3:
 		if (!quiet) {
 			keep_line_start(&b, "kept");
@@ -591,10 +554,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	 * RGW does, may delete a body rewritten since: an old-format heartbeat
 	 * frees nothing either way, and a running old node writes it again) */
 	snprintf(k, sizeof(k), "nodes/%s", id);
-	memset(&r, 0, sizeof(r));
-	rc = keep_store_del(x->store, k, nr.version, &r);
-	if (rc)
-		keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+	keep_store_del(x->store, k, nr.reply.version, &r);
 	if (r.outcome == KEEP_STORE_OK || r.outcome == KEEP_STORE_NOT_FOUND) {
 		keep_line_start(&b, "forgot");
 		keep_line_str(&b, "node", id);
@@ -605,10 +565,20 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		return KEEP_EXIT_OK;
 	}
 	if (r.outcome == KEEP_STORE_CONFLICT) {
-		/* rewritten since our read: look again next time */
+		/* the delete's condition failed: read again to say why — the
+		 * object was rewritten since our read (look again next time), or
+		 * it is unchanged and another request refused ours (a 409) */
+		struct keep_node_read again;
+		struct keep_node_obj o2;
+
+		keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o2, &again);
 		keep_line_start(&b, "kept");
 		keep_line_str(&b, "node", id);
-		keep_line_str(&b, "reason", "changed");
+		keep_line_str(&b, "reason",
+			      again.reply.outcome == KEEP_STORE_OK &&
+				      strcmp(again.reply.version, nr.reply.version) == 0
+				  ? "conflict-unchanged"
+				  : "changed");
 		keep_line_emit(&b);
 		keep_buf_release(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
@@ -620,21 +590,22 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	keep_line_str(&b, "reason", "store");
 	keep_line_emit(&b);
 	keep_buf_release(&b);
-	return KEEP_EXIT_TEMP;
+	return keep_exit_of_reply(&r);
 }
 
 static int forget(struct ctx *x, const char *node, bool stale)
 {
 	struct keep_list l;
 	size_t i;
-	int worst = KEEP_EXIT_OK;
+	int worst = KEEP_EXIT_OK, rc;
 
 	if (!stale)
 		return forget_one(x, node, false);
 	keep_list_init(&l);
-	if (list_nodes(x, &l) != 0) {
+	rc = list_nodes(x, &l);
+	if (rc) {
 		keep_list_release(&l);
-		return KEEP_EXIT_TEMP;
+		return rc;
 	}
 	for (i = 0; i < l.n; i++) {
 		const char *id = node_of(l.v[i].key);
@@ -657,10 +628,8 @@ int main(int argc, char **argv)
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
-	struct keep_store_opts so;
 	struct ctx x;
 	const char *sub;
-	char err[512];
 	bool all = false, stale = false, check_only = false;
 	int c, rc;
 
@@ -722,12 +691,7 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "unknown subcommand '%s'", sub);
 	}
 
-	keep_config_store_opts(&x.cfg, &so);
-	rc = keep_store_open(x.cfg.store, &so, &x.store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 prog, "unable to open store '%s': %s", x.cfg.store, err);
+	x.store = keep_store_open_or_die(prog, &x.cfg, NULL);
 	if (strcmp(sub, "guard") == 0)
 		rc = guard(&x);
 	else if (strcmp(sub, "actors") == 0)

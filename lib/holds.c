@@ -559,7 +559,8 @@ int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec 
 		return 0;
 	}
 	keep_buf_init(&body, KEEP_BODY_MAX);
-	rc = keep_store_get(s, rk, &body, reply);
+	/* an object keep cannot hold (over 64 KiB) reads as not ours: 17 */
+	rc = keep_store_get_ours(s, rk, &body, reply);
 	if (rc)
 		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
 	else if (reply->outcome == KEEP_STORE_OK)
@@ -581,7 +582,7 @@ int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node
 	*decode_err = 0;
 	snprintf(k, sizeof(k), "nodes/%s", node);
 	keep_buf_init(&body, KEEP_BODY_MAX);
-	rc = keep_store_get(s, k, &body, reply);
+	rc = keep_store_get_ours(s, k, &body, reply);
 	if (rc)
 		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
 	else if (reply->outcome == KEEP_STORE_OK) {

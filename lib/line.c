@@ -58,44 +58,84 @@ int keep_line_start(struct keep_buf *b, const char *type)
 	return keep_buf_adds(b, type);
 }
 
-static int add_value(struct keep_buf *b, const char *v)
+int keep_line_value(struct keep_buf *b, const void *v, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p;
-	int bare = *v != '\0';
+	const unsigned char *p = v, *e = p + n;
+	size_t old = b->len, i;
+	int bare = n > 0;
 	int err;
 
-	for (p = (const unsigned char *)v; *p && bare; p++)
-		bare = bare_char(*p);
+	for (i = 0; i < n && bare; i++)
+		bare = bare_char(p[i]);
 	if (bare)
-		return keep_buf_adds(b, v);
+		return keep_buf_add(b, v, n);
 	if ((err = keep_buf_add(b, "\"", 1)))
 		return err;
-	for (p = (const unsigned char *)v; *p; p++) {
+	for (; p < e; p++) {
 		char esc[4];
-		size_t n = 0;
+		size_t k = 0;
 
 		if (*p == '"' || *p == '\\') {
-			esc[n++] = '\\';
-			esc[n++] = (char)*p;
+			esc[k++] = '\\';
+			esc[k++] = (char)*p;
 		} else if (*p == '\n') {
-			esc[n++] = '\\';
-			esc[n++] = 'n';
+			esc[k++] = '\\';
+			esc[k++] = 'n';
 		} else if (*p == '\t') {
-			esc[n++] = '\\';
-			esc[n++] = 't';
+			esc[k++] = '\\';
+			esc[k++] = 't';
 		} else if (*p < 0x20 || *p >= 0x7f) {
-			esc[n++] = '\\';
-			esc[n++] = 'x';
-			esc[n++] = hex[*p >> 4];
-			esc[n++] = hex[*p & 0xf];
+			esc[k++] = '\\';
+			esc[k++] = 'x';
+			esc[k++] = hex[*p >> 4];
+			esc[k++] = hex[*p & 0xf];
 		} else {
-			esc[n++] = (char)*p;
+			esc[k++] = (char)*p;
 		}
-		if ((err = keep_buf_add(b, esc, n)))
+		if ((err = keep_buf_add(b, esc, k))) {
+			truncate_to(b, old);
 			return err;
+		}
 	}
-	return keep_buf_add(b, "\"", 1);
+	err = keep_buf_add(b, "\"", 1);
+	if (err)
+		truncate_to(b, old);
+	return err;
+}
+
+const char *keep_line_escaped(const char *s, char *out, size_t outlen)
+{
+	struct keep_buf b;
+	size_t n = strlen(s);
+
+	if (outlen == 0)
+		return out;
+	out[0] = '\0';
+	keep_buf_init(&b, 4 * n + 8);
+	if (n && keep_line_value(&b, s, n) == 0 && b.data) {
+		const char *p = b.data;
+		size_t len = b.len;
+
+		if (len >= 2 && p[0] == '"') {
+			p++;
+			len -= 2;
+		}
+		if (len < outlen) {
+			memcpy(out, p, len);
+			out[len] = '\0';
+		} else if (outlen > 4) {
+			memcpy(out, p, outlen - 4);
+			memcpy(out + outlen - 4, "...", 4);
+		}
+	}
+	keep_buf_release(&b);
+	return out;
+}
+
+static int add_value(struct keep_buf *b, const char *v)
+{
+	return keep_line_value(b, v, strlen(v));
 }
 
 int keep_line_str(struct keep_buf *b, const char *key, const char *value)

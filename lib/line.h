@@ -31,6 +31,17 @@ struct keep_line {
 int keep_line_start(struct keep_buf *b, const char *type);
 /* Append " key=value" (value quoted as needed; NULL -> "-"). */
 int keep_line_str(struct keep_buf *b, const char *key, const char *value);
+/* Append the n bytes at v (any bytes, NUL included) as the value of a
+ * field is written: bare, or quoted and escaped as above ("" for n = 0).
+ * For diagnostics that name a foreign key or value on stderr in the same
+ * form (one line, whatever the bytes). 0 or buffer errors (b unchanged). */
+int keep_line_value(struct keep_buf *b, const void *v, size_t n);
+/* s with the escapes of a quoted value (\" \\ \n \t \xHH for other
+ * control bytes and bytes >= 0x7f) and no surrounding quotes, into out
+ * (outlen bytes, NUL included; cut with "..." when it does not fit).
+ * Returns out. For diagnostics quoting user input on one line, e.g.
+ * "invalid key '%s'". */
+const char *keep_line_escaped(const char *s, char *out, size_t outlen);
 /* Append " key=<decimal int>". */
 int keep_line_int(struct keep_buf *b, const char *key, int64_t v);
 /* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract).

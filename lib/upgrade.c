@@ -39,15 +39,12 @@ static int keys_max_under(struct keep_store *s, const char *top, const char *key
 		return KEEP_ERR_PARSE;
 	}
 	keep_list_init(&l);
-	memset(&r, 0, sizeof(r));
-	rc = keep_store_list(s, prefix, &l, &r);
-	if (rc || r.outcome != KEEP_STORE_OK) {
-		snprintf(detail, KEEP_DETAIL_MAX, "unable to list %.100s: %.100s", prefix,
-			 rc	       ? keep_strerror(rc)
-			 : r.detail[0] ? r.detail
-				       : keep_outcome_name(r.outcome));
+	keep_store_list(s, prefix, &l, &r);
+	if (r.outcome != KEEP_STORE_OK) {
+		snprintf(detail, KEEP_DETAIL_MAX, "unable to list %.100s: %s: %.100s", prefix,
+			 keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
 		keep_list_release(&l);
-		return KEEP_ERR_STORE;
+		return r.outcome == KEEP_STORE_REFUSED ? KEEP_ERR_PERM : KEEP_ERR_STORE;
 	}
 	for (i = 0; i < l.n; i++) {
 		int64_t g;
@@ -84,6 +81,7 @@ int keep_upgrade_keys_max(struct keep_store *s, const char *key, int64_t *highes
 static void keys_failed(struct keep_mark_result *res, int rc)
 {
 	res->kind = rc == KEEP_ERR_PARSE ? KEEP_MR_BAD_KEY : KEEP_MR_FAILED;
+	res->refused = rc == KEEP_ERR_PERM;
 }
 
 int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_wall_ms,
@@ -111,15 +109,17 @@ int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_w
 		int64_t highest = 0;
 
 		keep_buf_reset(&body);
-		memset(&r, 0, sizeof(r));
-		rc = keep_store_get(s, lk, &body, &r);
-		if (rc)
-			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		/* an object keep cannot hold (over 64 KiB) reads as not ours */
+		keep_store_get_ours(s, lk, &body, &r);
 		derr = 0;
 		err[0] = '\0';
-		if (r.outcome == KEEP_STORE_OK)
+		if (r.outcome == KEEP_STORE_OK && r.not_ours) {
+			derr = KEEP_ERR_NOTOURS;
+			snprintf(err, sizeof(err), "%.150s", r.detail);
+		} else if (r.outcome == KEEP_STORE_OK) {
 			derr = keep_lease_obj_decode(body.data ? body.data : "", body.len, &o, err,
 						     sizeof(err));
+		}
 		v = keep_upgrade_mark_decide(r.outcome,
 					     r.outcome == KEEP_STORE_OK && !derr ? &o : NULL, derr,
 					     now_wall_ms, t);
@@ -137,6 +137,7 @@ int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_w
 			goto done;
 		case KEEP_MARK_FAILED:
 			res->kind = KEEP_MR_FAILED;
+			res->refused = r.outcome == KEEP_STORE_REFUSED;
 			snprintf(res->detail, sizeof(res->detail),
 				 "unable to read %.100s: %s: %.100s", lk,
 				 keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
@@ -173,11 +174,8 @@ int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_w
 		}
 		cond = v == KEEP_MARK_CREATE ? KEEP_COND_IF_NONE_MATCH : KEEP_COND_IF_MATCH;
 		snprintf(read_version, sizeof(read_version), "%s", r.version);
-		memset(&r, 0, sizeof(r));
-		rc = keep_store_put(s, lk, enc.data, enc.len, cond,
-				    cond == KEEP_COND_IF_MATCH ? read_version : NULL, &r);
-		if (rc)
-			keep_reply_set(&r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+		keep_store_put(s, lk, enc.data, enc.len, cond,
+			       cond == KEEP_COND_IF_MATCH ? read_version : NULL, &r);
 		if (r.outcome == KEEP_STORE_OK) {
 			res->kind = KEEP_MR_MARKED;
 			res->action = v;
@@ -189,6 +187,7 @@ int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_w
 		}
 		if (r.outcome == KEEP_STORE_REFUSED) {
 			res->kind = KEEP_MR_FAILED;
+			res->refused = true;
 			snprintf(res->detail, sizeof(res->detail),
 				 "write of %.100s refused: %.100s", lk,
 				 r.detail[0] ? r.detail : "-");

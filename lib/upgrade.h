@@ -34,7 +34,9 @@ struct keep_mark_result {
 	int64_t keys_max;	       /* MARKED: highest generation in the segment keys, 0 */
 	struct keep_lease_obj old;     /* HELD: the live old lease; REPLACE: the one replaced */
 	int64_t live_until_ms;	       /* HELD: expires_at + grace (wall ms) */
-	char detail[KEEP_DETAIL_MAX];  /* not MARKED: a one-line reason (object, key, store) */
+	bool refused; /* FAILED: the store refused a request (403, no such bucket: retrying
+			 cannot help), not a timeout, 5xx or repeated conflicts */
+	char detail[KEEP_DETAIL_MAX]; /* not MARKED: a one-line reason (object, key, store) */
 };
 
 /* The highest generation carried by the actor's segment keys: LIST

@@ -21,9 +21,15 @@
 # 1 s default makes the start take ~13 s) and cephx on (with auth=none the OSD
 # sometimes fails to start with a zero fsid).
 #
+# The beast frontend runs with tcp_nodelay=1: RGW writes a reply's headers
+# and body in two sends, and without it Nagle's algorithm holds the body
+# until the client's delayed ACK, ~40 ms on every request of a kept-alive
+# connection (docs/performance.md, "Kept-alive S3 requests").
+#
 # Env: S3_ACCESS_KEY S3_SECRET_KEY (test credentials), S3_BUCKET, MON_PORT,
 #      MEMSTORE_BYTES (default 1 GiB), START_TIMEOUT (default 120 s),
-#      STOP_TIMEOUT (default 10 s).
+#      STOP_TIMEOUT (default 10 s), S3_TCP_NODELAY (default 1; 0 starts RGW
+#      as before, for bench/s3-latency.sh's comparison).
 # Needs: radosgw ceph-mon ceph-osd curl (scripts/install-deps.sh --s3).
 set -euo pipefail
 
@@ -71,7 +77,7 @@ do_stop() { # DATA_DIR [--purge]
 }
 
 # ---- start ---------------------------------------------------------------------
-D='' PORT='' MON_PORT='' AK='' SK='' BUCKET='' CONF='' ENDPOINT='' deadline='' T0=''
+D='' PORT='' FRONTEND='' MON_PORT='' AK='' SK='' BUCKET='' CONF='' ENDPOINT='' deadline='' T0=''
 
 alive() { # name comm
 	local f=$D/run/$1.spid
@@ -159,6 +165,11 @@ do_start() { # DATA_DIR [PORT]
 	D=$(cd "$D" && pwd)
 	CONF=$D/ceph.conf
 	ENDPOINT=http://127.0.0.1:$PORT
+	case ${S3_TCP_NODELAY:-1} in
+	1) FRONTEND="beast endpoint=127.0.0.1:$PORT tcp_nodelay=1" ;;
+	0) FRONTEND="beast endpoint=127.0.0.1:$PORT" ;;
+	*) usage ;;
+	esac
 
 	for b in ceph-mon ceph-osd radosgw radosgw-admin monmaptool ceph-authtool ceph curl setsid; do
 		command -v "$b" >/dev/null || {
@@ -168,7 +179,7 @@ do_start() { # DATA_DIR [PORT]
 	done
 
 	# already running: print the info again (and make sure of the bucket)
-	if [ -f "$CONF" ] && grep -q "endpoint=127.0.0.1:$PORT\$" "$CONF" &&
+	if [ -f "$CONF" ] && grep -qxF "rgw frontends = $FRONTEND" "$CONF" &&
 		alive mon.a ceph-mon && alive osd.0 ceph-osd && alive rgw radosgw &&
 		curl -s -o /dev/null -m 2 "$ENDPOINT/"; then
 		mkdir -p "$D/log"
@@ -245,7 +256,7 @@ osd crush update on start = true
 osd mon shutdown timeout = 0.2
 
 [client.rgw]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw frontends = $FRONTEND
 rgw data = $D/rgw
 log file = $D/log/rgw.log
 CONF

@@ -564,7 +564,15 @@ void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome 
 		verdict(d, KEEP_FV_REWATCH, "released");
 		return;
 	case KEEP_NODE_LIVE:
-		verdict(d, KEEP_FV_ALIVE, NULL);
+		/* the node changes written_at on every write (§1): the same
+		 * instance and written_at means it did not write, and the
+		 * fence did not land: another request refused it (409), or an
+		 * ambiguous write never landed. Not `alive`. */
+		if (strcmp(obj->instance, sent->instance) == 0 &&
+		    obj->written_at_ms == sent->written_at_ms)
+			verdict(d, KEEP_FV_FAILED, "unchanged");
+		else
+			verdict(d, KEEP_FV_ALIVE, "wrote");
 		return;
 	}
 	verdict(d, KEEP_FV_BAD_OBJECT, "unreadable");

@@ -266,8 +266,12 @@ void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum k
  * ambiguous reply), the one re-read: `sent` is the fence we wrote.
  * FENCED when the read shows our own fence (same fenced_by and
  * fenced_at_ms, same instance and written_at: an ambiguous write that
- * landed); ALREADY for any other fence; ALIVE for a live object; REWATCH
- * for released or absent; BAD_OBJECT / FAILED as the read says. */
+ * landed); ALREADY for any other fence; ALIVE (reason "wrote") for a live
+ * object with another instance or written_at (the node wrote); FAILED
+ * (reason "unchanged") for a live object with the fence's instance and
+ * written_at: the node did not write, and the fence did not land (another
+ * request refused it, or an ambiguous write never landed); REWATCH for
+ * released or absent; BAD_OBJECT / FAILED as the read says. */
 void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
 			    const struct keep_node_obj *obj, int decode_err,
 			    const struct keep_timing *t, struct keep_fence_decision *d);

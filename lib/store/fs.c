@@ -13,13 +13,26 @@
  * fresh for every write, so a token never repeats for a key (no ABA) even
  * when the same body is written twice.
  *
- * Locking. Every write (PUT, DELETE) takes an exclusive flock(2) on the
- * per-bucket lock file DIR/.keep-lock (opened anew for each call, so it
- * excludes threads of one process as well as other processes), then
- * compares the current version, writes the new object to a hidden temp file
- * DIR/<parent>/.keep-tmp-* in the same directory, fsyncs it, renames it over
- * the key and fsyncs the directory. Reads take no lock: a file opened before
- * a rename keeps its old, complete contents.
+ * Locking: one lock per key, so that writes to different keys never wait
+ * on each other (a node's lease write never waits on a data-plane write).
+ * The lock of key P/N is the directory P/.keep-lock-<hash of N>. A writer
+ * builds its own directory P/.keep-lock-<hash>-<nonce> holding a file
+ * "holder" (its pid), and takes the lock by renaming it into place with
+ * RENAME_NOREPLACE. Under the lock it compares the current version, writes
+ * the new object as "obj-<nonce>" INSIDE its lock directory and fsyncs it,
+ * then renames it over the key by the PATH .keep-lock-<hash>/obj-<nonce>
+ * (and fsyncs P). That rename can only succeed while its directory is the
+ * one at the lock's name: the commit is conditional on still holding the
+ * lock. A lock whose directory has not changed for FS_LOCK_STALE_MS (its
+ * holder stopped, died, or is stalled in I/O) is broken by the next writer:
+ * it swaps its own lock directory in with RENAME_EXCHANGE, then empties and
+ * removes the stale one BEFORE it reads the current version, so a stalled
+ * holder that resumes finds no object to rename and its write fails,
+ * nothing written (AMBIGUOUS, as a timeout). Reads take no lock: a file
+ * opened before a rename keeps its old, complete contents. DELETE checks,
+ * right before its unlink, that its lock directory is still in place; a
+ * delete stalled in that instant may land late, as a delayed S3 DELETE may
+ * (the protocol never relies on If-Match on DELETE; docs/store.md).
  *
  * Names starting with ".keep" are ours (lock file, temp files): they never
  * appear in a listing, and a key with any segment starting with ".keep" is
@@ -30,16 +43,19 @@
  * Outcomes: missing object -> NOT_FOUND; failed condition -> CONFLICT; a
  * local I/O error before the rename -> REFUSED (nothing written); a failure
  * after the rename (directory fsync) -> AMBIGUOUS; the lock not obtained
- * within the store's timeout -> AMBIGUOUS (nothing written, but temporary). */
+ * within the store's timeout, or broken while this writer stalled ->
+ * AMBIGUOUS (nothing written, but temporary). A file that is not an object
+ * of keep's (no header, over KEEP_BODY_MAX) is REFUSED with not_ours set on
+ * GET and HEAD, and skipped, named, in listings. */
 #include "store.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -51,7 +67,10 @@
 #define FS_MAGIC "KEEPFS1 "
 #define FS_MAGIC_LEN (sizeof(FS_MAGIC) - 1)
 #define FS_HDR_MAX (FS_MAGIC_LEN + KEEP_VERSION_MAX) /* magic + version + '\n' */
-#define FS_LOCK ".keep-lock"
+#define FS_LOCK ".keep-lock-"			     /* + 16 hex: the lock directory of one key */
+#define FS_LOCK_NAME_MAX 64			     /* bytes: a lock name, with "-<nonce>" */
+#define FS_LOCK_STALE_MS 1000			     /* a lock unchanged this long is broken */
+#define FS_LOCK_POLL_NS 1000000			     /* 1 ms between tries for a held lock */
 #define FS_DEFAULT_TIMEOUT_MS 10000
 
 /* Results of obj_read beyond -errno. */
@@ -253,7 +272,7 @@ static const char *obj_err(int rc)
 	case FS_NOT_OURS:
 		return "not an object in keep's fs format";
 	case FS_TOO_BIG:
-		return "object too large";
+		return "object larger than 65536 bytes: no object of keep's";
 	default:
 		return rc < 0 && rc > -4096 ? strerror(-rc) : "unknown error";
 	}
@@ -282,36 +301,6 @@ static int make_version(char *v)
 	return 0;
 }
 
-/* Take the bucket's write lock within timeout_ms. *fd: the lock fd (close
- * it to release). 0, -ETIMEDOUT, or -errno. */
-static int lock_take(struct keep_store *s, int *fd)
-{
-	int64_t t = s->timeout_ms > 0 ? s->timeout_ms : FS_DEFAULT_TIMEOUT_MS;
-	int64_t deadline = keep_mono_ms() + t;
-	struct timespec pause = {0, 1000000};
-	int lfd, rc;
-
-	lfd = openat(fs_of(s)->root_fd, FS_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (lfd < 0)
-		return -errno;
-	for (;;) {
-		if (flock(lfd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			rc = -errno;
-			close(lfd);
-			return rc;
-		}
-		if (keep_mono_ms() >= deadline) {
-			close(lfd);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&pause, NULL);
-	}
-	*fd = lfd;
-	return 0;
-}
-
 static int write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -329,26 +318,232 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Write version+body to a temp file in dfd and rename it over leaf.
- * 0; on a failure before the rename, -errno with nothing written (the temp
- * file removed); the caller fsyncs dfd afterwards. */
-static int obj_replace(int dfd, const char *leaf, const char *v, const void *body, size_t len)
+/* ---- per-key locks --------------------------------------------------------- */
+
+/* A lock held on one key: its directory (opened) and names. */
+struct fs_lock {
+	int d;			     /* O_DIRECTORY fd of our lock directory, or -1 */
+	char name[FS_LOCK_NAME_MAX]; /* ".keep-lock-<hash>": where the lock lives */
+	char prep[FS_LOCK_NAME_MAX]; /* ".keep-lock-<hash>-<nonce>": ours before it is taken */
+	char nonce[20];		     /* 16 hex */
+	char obj[FS_LOCK_NAME_MAX];  /* "obj-<nonce>" */
+	char objpath[2 * FS_LOCK_NAME_MAX]; /* "<name>/obj-<nonce>", relative to the parent */
+};
+
+/* FNV-1a, 64 bits: the lock name of a leaf (a shared lock on a collision
+ * only makes two keys wait on each other; never unsafe). */
+static uint64_t fnv1a(const char *s)
 {
-	char tmp[64], ver2[KEEP_VERSION_MAX];
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static int random_hex16(char out[17])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[8];
+	size_t got = 0, i;
+	ssize_t k;
+
+	while (got < sizeof(r)) {
+		k = getrandom(r + got, sizeof(r) - got, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		got += (size_t)k;
+	}
+	for (i = 0; i < 8; i++) {
+		out[2 * i] = hex[r[i] >> 4];
+		out[2 * i + 1] = hex[r[i] & 15];
+	}
+	out[16] = '\0';
+	return 0;
+}
+
+/* Empty the directory at name in dfd (files only: a lock directory holds
+ * "holder" and obj-* files) and remove it. Best effort: a stalled holder
+ * may still add its object file once; the loop takes it too. */
+static void reap_dir(int dfd, const char *name)
+{
+	int tries, d;
+
+	for (tries = 0; tries < 4; tries++) {
+		DIR *dir;
+		struct dirent *de;
+
+		d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (d < 0)
+			return;
+		dir = fdopendir(d);
+		if (!dir) {
+			close(d);
+			return;
+		}
+		while ((de = readdir(dir)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+				unlinkat(dirfd(dir), de->d_name, 0);
+		closedir(dir);
+		if (unlinkat(dfd, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY)
+			return;
+	}
+}
+
+/* Realtime now in ms on the clock file times are stamped with. */
+static int64_t coarse_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long the lock directory `name` in dfd has been unchanged (ms); -1
+ * when it is absent. */
+static int64_t lock_age_ms(int dfd, const char *name)
+{
+	struct stat st;
+	int64_t m, c;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	m = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+	c = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+	return coarse_wall_ms() - (m > c ? m : c);
+}
+
+/* Build our lock directory lk->prep in dfd (with its holder file). */
+static int lock_prepare(int dfd, struct fs_lock *lk)
+{
+	char pid[32];
+	int fd, n, rc;
+
+	if (mkdirat(dfd, lk->prep, 0700) < 0)
+		return -errno;
+	lk->d = openat(dfd, lk->prep, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (lk->d < 0) {
+		rc = -errno;
+		unlinkat(dfd, lk->prep, AT_REMOVEDIR);
+		return rc;
+	}
+	fd = openat(lk->d, "holder", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		close(lk->d);
+		lk->d = -1;
+		unlinkat(dfd, lk->prep, AT_REMOVEDIR);
+		return rc;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (write(fd, pid, (size_t)n) < 0) {
+		/* the holder file only keeps the directory non-empty */
+	}
+	close(fd);
+	return 0;
+}
+
+/* Give up our prepared or held lock directory (the lock itself, when we
+ * hold it: removing a directory that another writer swapped in fails,
+ * since every lock directory holds a file). */
+static void lock_release(int dfd, struct fs_lock *lk, bool held)
+{
+	if (lk->d >= 0) {
+		unlinkat(lk->d, lk->obj, 0);
+		unlinkat(lk->d, "holder", 0);
+		close(lk->d);
+		lk->d = -1;
+	}
+	unlinkat(dfd, held ? lk->name : lk->prep, AT_REMOVEDIR);
+}
+
+/* Take the lock of leaf in dfd within timeout_ms. 0 (lk filled, held),
+ * -ETIMEDOUT, or -errno (nothing held). */
+static int lock_take(struct keep_store *s, int dfd, const char *leaf, struct fs_lock *lk)
+{
+	int64_t t = s->timeout_ms > 0 ? s->timeout_ms : FS_DEFAULT_TIMEOUT_MS;
+	int64_t deadline = keep_mono_ms() + t;
+	struct timespec pause = {0, FS_LOCK_POLL_NS};
+	int rc;
+
+	memset(lk, 0, sizeof(*lk));
+	lk->d = -1;
+	rc = random_hex16(lk->nonce);
+	if (rc)
+		return rc;
+	snprintf(lk->name, sizeof(lk->name), "%s%016llx", FS_LOCK, (unsigned long long)fnv1a(leaf));
+	if (snprintf(lk->prep, sizeof(lk->prep), "%s-%s", lk->name, lk->nonce) < 0 ||
+	    snprintf(lk->obj, sizeof(lk->obj), "obj-%s", lk->nonce) < 0 ||
+	    snprintf(lk->objpath, sizeof(lk->objpath), "%s/%s", lk->name, lk->obj) < 0)
+		return -EOVERFLOW;
+	rc = lock_prepare(dfd, lk);
+	if (rc)
+		return rc;
+	for (;;) {
+		int64_t age;
+
+		if (renameat2(dfd, lk->prep, dfd, lk->name, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			rc = -errno;
+			break;
+		}
+		age = lock_age_ms(dfd, lk->name);
+		if (age > FS_LOCK_STALE_MS) {
+			/* a stopped, dead or stalled holder: swap ours in, then
+			 * clear the stale directory before anything else, so its
+			 * holder's commit (a rename out of it) cannot land later */
+			if (renameat2(dfd, lk->prep, dfd, lk->name, RENAME_EXCHANGE) == 0) {
+				reap_dir(dfd, lk->prep);
+				return 0;
+			}
+			if (errno != ENOENT && errno != EINVAL) {
+				rc = -errno;
+				break;
+			}
+			/* ENOENT: released meanwhile, try again at once; EINVAL:
+			 * no RENAME_EXCHANGE here, wait for the holder */
+			if (errno == ENOENT)
+				continue;
+		}
+		if (keep_mono_ms() >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	lock_release(dfd, lk, false);
+	return rc;
+}
+
+/* Is our lock directory still the one at the lock's name? */
+static bool lock_still_held(int dfd, const struct fs_lock *lk)
+{
+	struct stat a, b;
+
+	return fstat(lk->d, &a) == 0 && fstatat(dfd, lk->name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+/* Write version+body as the object file lk->obj inside our lock directory
+ * and fsync it. 0 or -errno (the file removed). */
+static int obj_stage(const struct fs_lock *lk, const char *v, const void *body, size_t len)
+{
 	char hdr[FS_HDR_MAX + 1];
 	int fd, rc, hn;
 
-	rc = make_version(ver2); /* just 16 random hex + time for a unique name */
-	if (rc)
-		return rc;
-	snprintf(tmp, sizeof(tmp), ".keep-tmp-%ld-%.40s", (long)getpid(), ver2);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	fd = openat(lk->d, lk->obj, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
 	hn = snprintf(hdr, sizeof(hdr), "%s%s\n", FS_MAGIC, v);
 	if (hn < 0 || (size_t)hn >= sizeof(hdr)) {
-		rc = -EOVERFLOW;
-		goto fail;
+		close(fd);
+		unlinkat(lk->d, lk->obj, 0);
+		return -EOVERFLOW;
 	}
 	rc = write_all(fd, hdr, (size_t)hn);
 	if (!rc && len)
@@ -357,19 +552,24 @@ static int obj_replace(int dfd, const char *leaf, const char *v, const void *bod
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
 		rc = -errno;
-	fd = -1;
 	if (rc)
-		goto fail;
-	if (renameat(dfd, tmp, dfd, leaf) < 0) {
-		rc = -errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
+		unlinkat(lk->d, lk->obj, 0);
 	return rc;
+}
+
+/* Set reply for an obj_read result rc on key (0: OK with version v). */
+static void reply_read(struct keep_reply *reply, const char *key, int rc, const char *v)
+{
+	if (rc == -ENOENT || rc == -EISDIR) {
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
+	} else if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
+			       obj_err(rc));
+		reply->not_ours = rc == FS_NOT_OURS || rc == FS_TOO_BIG;
+	} else {
+		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
+		memcpy(reply->version, v, KEEP_VERSION_MAX);
+	}
 }
 
 static int fs_get(struct keep_store *s, const char *key, struct keep_buf *body,
@@ -382,28 +582,13 @@ static int fs_get(struct keep_store *s, const char *key, struct keep_buf *body,
 	if (!fs_key_ok(key))
 		return KEEP_ERR_INVAL;
 	rc = open_parent(fs_of(s)->root_fd, key, false, &dfd, &leaf);
-	if (rc == -ENOENT) {
-		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
-		return 0;
+	if (rc == 0) {
+		rc = obj_read(dfd, leaf, v, body);
+		close(dfd);
 	}
-	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
-			       obj_err(rc));
-		return 0;
-	}
-	rc = obj_read(dfd, leaf, v, body);
-	close(dfd);
 	if (rc == KEEP_ERR_NOMEM)
 		return rc;
-	if (rc == -ENOENT || rc == -EISDIR)
-		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
-	else if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
-			       obj_err(rc));
-	else {
-		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
-		memcpy(reply->version, v, sizeof(v));
-	}
+	reply_read(reply, key, rc, v);
 	return 0;
 }
 
@@ -422,32 +607,18 @@ static int fs_head(struct keep_store *s, const char *key, struct keep_reply *rep
 	}
 	if (rc == KEEP_ERR_NOMEM)
 		return rc;
-	if (rc == -ENOENT || rc == -EISDIR)
-		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
-	else if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
-			       obj_err(rc));
-	else {
-		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
-		memcpy(reply->version, v, sizeof(v));
-	}
+	reply_read(reply, key, rc, v);
 	return 0;
 }
 
-/* Under the lock: the current version of key into cur ("" when absent) and
- * the parent dir into *dfd (-1 when missing). 0 or an obj_read error. */
-static int current(struct keep_store *s, const char *key, int *dfd, const char **leaf, char *cur)
+/* Under the lock: the current version of leaf in dfd into cur ("" when
+ * absent). 0 or an obj_read error. */
+static int current(int dfd, const char *leaf, char *cur)
 {
 	int rc;
 
 	cur[0] = '\0';
-	*dfd = -1;
-	rc = open_parent(fs_of(s)->root_fd, key, false, dfd, leaf);
-	if (rc == -ENOENT)
-		return 0;
-	if (rc)
-		return rc;
-	rc = obj_read(*dfd, *leaf, cur, NULL);
+	rc = obj_read(dfd, leaf, cur, NULL);
 	if (rc == -ENOENT) {
 		cur[0] = '\0';
 		return 0;
@@ -459,29 +630,51 @@ static void reply_lock_err(struct keep_reply *reply, const char *op, const char 
 {
 	if (rc == -ETIMEDOUT)
 		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
-			       "timed out waiting for the store lock (nothing written)");
+			       "timed out waiting for the lock of '%s' (nothing written)", key);
 	else
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0,
-			       "unable to lock the store for %s '%s': %s", op, key, strerror(-rc));
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to lock '%s' for %s: %s", key,
+			       op, strerror(-rc));
+}
+
+static void reply_lock_lost(struct keep_reply *reply, const char *key)
+{
+	keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+		       "stalled past %d ms holding the lock of '%s': another writer broke it "
+		       "(nothing written)",
+		       FS_LOCK_STALE_MS, key);
 }
 
 static int fs_put(struct keep_store *s, const char *key, const void *body, size_t len,
 		  enum keep_cond cond, const char *if_match, struct keep_reply *reply)
 {
 	char cur[KEEP_VERSION_MAX], v[KEEP_VERSION_MAX];
+	struct fs_lock lk;
 	const char *leaf;
-	int lfd, dfd = -1, rc;
+	int dfd, rc;
 
 	if (!fs_key_ok(key) || len > KEEP_BODY_MAX || (len && !body))
 		return KEEP_ERR_INVAL;
 	if (cond == KEEP_COND_IF_MATCH && (!if_match || !*if_match))
 		return KEEP_ERR_INVAL;
-	rc = lock_take(s, &lfd);
-	if (rc) {
-		reply_lock_err(reply, "put", key, rc);
+	/* the lock lives beside the key: its directory must exist (an
+	 * If-Match on a key whose directory is missing fails at once) */
+	rc = open_parent(fs_of(s)->root_fd, key, cond != KEEP_COND_IF_MATCH, &dfd, &leaf);
+	if (rc == -ENOENT && cond == KEEP_COND_IF_MATCH) {
+		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "no such object");
 		return 0;
 	}
-	rc = current(s, key, &dfd, &leaf, cur);
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
+			       obj_err(rc));
+		return 0;
+	}
+	rc = lock_take(s, dfd, leaf, &lk);
+	if (rc) {
+		reply_lock_err(reply, "put", key, rc);
+		close(dfd);
+		return 0;
+	}
+	rc = current(dfd, leaf, cur);
 	if (rc) {
 		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
 			       obj_err(rc));
@@ -499,21 +692,21 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "version does not match");
 		goto out;
 	}
-	if (dfd < 0) {
-		rc = open_parent(fs_of(s)->root_fd, key, true, &dfd, &leaf);
-		if (rc) {
-			dfd = -1;
-			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
-				       obj_err(rc));
-			goto out;
-		}
-	}
 	rc = make_version(v);
 	if (!rc)
-		rc = obj_replace(dfd, leaf, v, body, len);
+		rc = obj_stage(&lk, v, body, len);
 	if (rc) {
 		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
 			       obj_err(rc));
+		goto out;
+	}
+	/* the commit: by the lock's name, so it fails once the lock was broken */
+	if (renameat(dfd, lk.objpath, dfd, leaf) < 0) {
+		if (errno == ENOENT)
+			reply_lock_lost(reply, key);
+		else
+			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
+				       strerror(errno));
 		goto out;
 	}
 	if (fsync(dfd) < 0) {
@@ -525,9 +718,8 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 	keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
 	memcpy(reply->version, v, sizeof(v));
 out:
-	if (dfd >= 0)
-		close(dfd);
-	close(lfd);
+	lock_release(dfd, &lk, true);
+	close(dfd);
 	return 0;
 }
 
@@ -535,17 +727,29 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 		  struct keep_reply *reply)
 {
 	char cur[KEEP_VERSION_MAX];
+	struct fs_lock lk;
 	const char *leaf;
-	int lfd, dfd = -1, rc;
+	int dfd, rc;
 
 	if (!fs_key_ok(key))
 		return KEEP_ERR_INVAL;
-	rc = lock_take(s, &lfd);
-	if (rc) {
-		reply_lock_err(reply, "del", key, rc);
+	rc = open_parent(fs_of(s)->root_fd, key, false, &dfd, &leaf);
+	if (rc == -ENOENT) {
+		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
 		return 0;
 	}
-	rc = current(s, key, &dfd, &leaf, cur);
+	if (rc) {
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
+			       obj_err(rc));
+		return 0;
+	}
+	rc = lock_take(s, dfd, leaf, &lk);
+	if (rc) {
+		reply_lock_err(reply, "del", key, rc);
+		close(dfd);
+		return 0;
+	}
+	rc = current(dfd, leaf, cur);
 	if (rc == -EISDIR || (!rc && !cur[0])) {
 		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
 		goto out;
@@ -557,6 +761,10 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 	}
 	if (if_match && strcmp(cur, if_match) != 0) {
 		keep_reply_set(reply, KEEP_STORE_CONFLICT, 0, "version does not match");
+		goto out;
+	}
+	if (!lock_still_held(dfd, &lk)) {
+		reply_lock_lost(reply, key);
 		goto out;
 	}
 	if (unlinkat(dfd, leaf, 0) < 0) {
@@ -571,9 +779,8 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 	}
 	keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
 out:
-	if (dfd >= 0)
-		close(dfd);
-	close(lfd);
+	lock_release(dfd, &lk, true);
+	close(dfd);
 	return 0;
 }
 
@@ -608,8 +815,20 @@ static int scan(int dfd, char *path, size_t n, const char *prefix, size_t plen,
 		if (internal_name(de->d_name, nl) || strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (n + nl + 1 > KEEP_KEY_MAX)
-			continue; /* no valid key can live there */
+		if (n + nl + 1 > KEEP_KEY_MAX) {
+			/* no valid key can live there: reported when it matches */
+			m = plen > n ? plen - n : 0;
+			if (memcmp(path, prefix, n < plen ? n : plen) == 0 &&
+			    strncmp(de->d_name, prefix + n, m < nl ? m : nl) == 0) {
+				char shown[KEEP_LIST_SKIP_TEXT + 1];
+
+				if (snprintf(shown, sizeof(shown), "%.*s%s", (int)n, path,
+					     de->d_name) < 0)
+					shown[0] = '\0';
+				keep_list_skip(out, shown, strlen(shown), "longer than 1024 bytes");
+			}
+			continue;
+		}
 		memcpy(path + n, de->d_name, nl);
 		path[n + nl] = '\0';
 		/* compare what both have: prune subtrees that cannot match */
@@ -641,14 +860,24 @@ static int scan(int dfd, char *path, size_t n, const char *prefix, size_t plen,
 				break;
 			continue;
 		}
-		if (!S_ISREG(st.st_mode) || n + nl < plen)
-			continue; /* symlinks and others skipped; shorter than the prefix */
-		if (!keep_key_valid(path))
+		if (n + nl < plen)
+			continue; /* shorter than the prefix */
+		if (!S_ISREG(st.st_mode)) {
+			keep_list_skip(out, path, n + nl, "not a regular file");
 			continue;
+		}
+		if (!keep_key_valid(path)) {
+			keep_list_skip(out, path, n + nl, "not a key keep can use");
+			continue;
+		}
 		rc = obj_read(dirfd(d), de->d_name, v, NULL);
-		if (rc == -ENOENT || rc == -EISDIR || rc == FS_NOT_OURS || rc == -ELOOP ||
-		    rc == -EINVAL) {
-			rc = 0; /* raced, or not an object of ours: not listed */
+		if (rc == -ENOENT || rc == -EISDIR) {
+			rc = 0; /* raced a delete or a rename */
+			continue;
+		}
+		if (rc == FS_NOT_OURS || rc == -ELOOP || rc == -EINVAL) {
+			keep_list_skip(out, path, n + nl, obj_err(rc));
+			rc = 0;
 			continue;
 		}
 		if (rc)

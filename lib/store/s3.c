@@ -29,12 +29,15 @@
 #include <errno.h>
 #include <expat.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +55,9 @@
 #define S3_CODE_MAX 64		    /* bytes: an S3 error Code */
 #define S3_CREDS_FILE_MAX 65536	    /* bytes */
 #define S3_CREDS_LINE_MAX 4096	    /* bytes */
+#define S3_SOCKS_MAX 4		    /* sockets of one handle tracked for quickack() */
+
+bool keep_s3_quickack = true;
 
 /* ---- pure helpers ------------------------------------------------------- */
 
@@ -176,14 +182,167 @@ int keep_s3_version_from_etag(const char *etag, size_t n, char *out, size_t outl
 
 /* ---- XML (expat) -------------------------------------------------------- */
 
+/* Is the code point c allowed by XML 1.0 (Char production)? */
+static bool xml_char_ok(unsigned long c)
+{
+	return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
+	       (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff);
+}
+
+int keep_s3_xml_sanitize(const char *xml, size_t len, char **out, size_t *outlen, size_t **at,
+			 size_t *nat)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, o = 0, cap = 0;
+	char *buf = NULL;
+
+	*out = NULL;
+	*outlen = 0;
+	*at = NULL;
+	*nat = 0;
+	while (i < len) {
+		size_t j, digits = 0;
+		unsigned long c = 0;
+		bool hexref, big = false;
+		char rep[8];
+		size_t rn;
+
+		if (xml[i] != '&' || i + 2 >= len || xml[i + 1] != '#') {
+			if (buf)
+				buf[o++] = xml[i];
+			i++;
+			continue;
+		}
+		hexref = xml[i + 2] == 'x';
+		for (j = i + (hexref ? 3 : 2); j < len && xml[j] != ';'; j++) {
+			int d = -1;
+			unsigned char ch = (unsigned char)xml[j];
+
+			if (ch >= '0' && ch <= '9')
+				d = ch - '0';
+			else if (hexref && ch >= 'a' && ch <= 'f')
+				d = ch - 'a' + 10;
+			else if (hexref && ch >= 'A' && ch <= 'F')
+				d = ch - 'A' + 10;
+			if (d < 0)
+				break;
+			if (c > 0x10ffff)
+				big = true;
+			else
+				c = c * (hexref ? 16 : 10) + (unsigned long)d;
+			digits++;
+		}
+		if (j >= len || xml[j] != ';' || digits == 0 || (!big && xml_char_ok(c))) {
+			/* not a reference, or an allowed one: copied as is */
+			if (buf)
+				buf[o++] = xml[i];
+			i++;
+			continue;
+		}
+		/* a forbidden reference &#...; (j at its ';'): rewritten */
+		if (big || c > 0xffff)
+			rn = (size_t)snprintf(rep, sizeof(rep), "\\u????");
+		else if (c < 0x100)
+			rn =
+			    (size_t)snprintf(rep, sizeof(rep), "\\x%c%c", hex[c >> 4], hex[c & 15]);
+		else
+			rn = (size_t)snprintf(rep, sizeof(rep), "\\u%c%c%c%c", hex[(c >> 12) & 15],
+					      hex[(c >> 8) & 15], hex[(c >> 4) & 15], hex[c & 15]);
+		/* a reference is at least as long as its rewrite: "&#0;" vs "\x00",
+		 * "&#xFFFE;" vs "\ufffe", "&#x110000;" vs "\u????" */
+		if (!buf) {
+			buf = malloc(len ? len : 1);
+			if (!buf)
+				goto nomem;
+			memcpy(buf, xml, i);
+			o = i;
+		}
+		if (*nat == cap) {
+			size_t n = cap ? cap * 2 : 16, *na = realloc(*at, n * sizeof(*na));
+			if (!na)
+				goto nomem;
+			*at = na;
+			cap = n;
+		}
+		(*at)[(*nat)++] = o;
+		memcpy(buf + o, rep, rn);
+		o += rn;
+		i = j + 1;
+	}
+	if (buf) {
+		*out = buf;
+		*outlen = o;
+	}
+	return 0;
+nomem:
+	free(buf);
+	free(*at);
+	*at = NULL;
+	*nat = 0;
+	return KEEP_ERR_NOMEM;
+}
+
+static int hexdigit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int keep_s3_url_decode(const char *in, size_t n, struct keep_buf *out)
+{
+	size_t i;
+	int err;
+
+	keep_buf_reset(out);
+	for (i = 0; i < n; i++) {
+		char c = in[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (i + 2 >= n)
+				return KEEP_ERR_PARSE;
+			hi = hexdigit(in[i + 1]);
+			lo = hexdigit(in[i + 2]);
+			if (hi < 0 || lo < 0)
+				return KEEP_ERR_PARSE;
+			c = (char)(hi * 16 + lo);
+			i += 2;
+		} else if (c == '+') {
+			c = ' '; /* AWS encodes a space as '+' (and a '+' as %2B) */
+		}
+		err = keep_buf_add(out, &c, 1);
+		if (err)
+			return err;
+	}
+	if (!out->data)
+		return keep_buf_add(out, "", 0);
+	return 0;
+}
+
 /* Where the parser is; only the few elements we read are tracked. */
 enum xml_at {
 	AT_NONE,
-	AT_KEY,	  /* ListBucketResult/Contents/Key */
-	AT_ETAG,  /* ListBucketResult/Contents/ETag */
-	AT_TRUNC, /* ListBucketResult/IsTruncated */
-	AT_NEXT,  /* ListBucketResult/NextContinuationToken */
-	AT_CODE,  /* Error/Code */
+	AT_KEY,	    /* ListBucketResult/Contents/Key */
+	AT_ETAG,    /* ListBucketResult/Contents/ETag */
+	AT_SIZE,    /* ListBucketResult/Contents/Size */
+	AT_TRUNC,   /* ListBucketResult/IsTruncated */
+	AT_NEXT,    /* ListBucketResult/NextContinuationToken */
+	AT_ENCTYPE, /* ListBucketResult/EncodingType */
+	AT_CODE,    /* Error/Code */
+};
+
+/* One <Contents> as sent: decoded and judged once the page is read (the
+ * page says whether keys are URL-encoded, anywhere in it). */
+struct raw_entry {
+	char *key, *etag; /* owned, NUL-terminated (key may hold a NUL: keylen) */
+	size_t keylen, etaglen;
+	long long size; /* -1 when absent or unreadable */
 };
 
 struct xml_state {
@@ -194,15 +353,18 @@ struct xml_state {
 	bool in_contents; /* inside a Contents element (depth 2) */
 	enum xml_at at;
 	struct keep_buf text; /* text of the current tracked element */
-	struct keep_buf key, etag;
-	bool have_key, have_etag;
+	struct keep_buf key, etag, size;
+	bool have_key, have_etag, have_size;
 	/* results */
 	int err;
-	const char *strip;
-	size_t striplen;
-	struct keep_list *out;
+	bool collect; /* a listing page: keep the Contents */
+	struct raw_entry *raw;
+	size_t nraw, rawalloc;
 	bool truncated;
 	struct keep_buf next;
+	bool have_next;
+	size_t next_from, next_to; /* byte offsets of the token's element */
+	struct keep_buf enctype;
 	struct keep_buf code;
 };
 
@@ -227,13 +389,17 @@ static void XMLCALL xml_start(void *ud, const XML_Char *name, const XML_Char **a
 	} else if (x->depth == 2 && x->is_list) {
 		if (strcmp(name, "Contents") == 0) {
 			x->in_contents = true;
-			x->have_key = x->have_etag = false;
+			x->have_key = x->have_etag = x->have_size = false;
 			keep_buf_reset(&x->key);
 			keep_buf_reset(&x->etag);
+			keep_buf_reset(&x->size);
 		} else if (strcmp(name, "IsTruncated") == 0) {
 			x->at = AT_TRUNC;
 		} else if (strcmp(name, "NextContinuationToken") == 0) {
 			x->at = AT_NEXT;
+			x->next_from = (size_t)XML_GetCurrentByteIndex(x->p);
+		} else if (strcmp(name, "EncodingType") == 0) {
+			x->at = AT_ENCTYPE;
 		}
 	} else if (x->depth == 2 && x->is_error) {
 		if (strcmp(name, "Code") == 0)
@@ -243,6 +409,8 @@ static void XMLCALL xml_start(void *ud, const XML_Char *name, const XML_Char **a
 			x->at = AT_KEY;
 		else if (strcmp(name, "ETag") == 0)
 			x->at = AT_ETAG;
+		else if (strcmp(name, "Size") == 0)
+			x->at = AT_SIZE;
 	}
 }
 
@@ -266,30 +434,65 @@ static int xml_copy(struct keep_buf *dst, const struct keep_buf *src)
 	return 0;
 }
 
+static char *xml_dup(const struct keep_buf *b)
+{
+	char *p = malloc(b->len + 1);
+
+	if (p) {
+		if (b->len)
+			memcpy(p, b->data, b->len);
+		p[b->len] = '\0';
+	}
+	return p;
+}
+
+/* A Contents element ended: keep it for the page's judgement. */
 static void xml_end_contents(struct xml_state *x)
 {
-	char version[KEEP_VERSION_MAX];
-	const char *key = keep_buf_str(&x->key);
-	int err;
+	struct raw_entry *e;
 
-	if (!x->out)
+	if (!x->collect)
 		return; /* parsing an error document only */
-	if (!x->have_key || !x->have_etag || x->key.len == 0 || strlen(key) != x->key.len) {
-		xml_fail(x, KEEP_ERR_PARSE);
+	if (!x->have_key) {
+		xml_fail(x, KEEP_ERR_PARSE); /* not a listing entry at all */
 		return;
 	}
-	if (x->striplen && strncmp(key, x->strip, x->striplen) != 0) {
-		xml_fail(x, KEEP_ERR_PARSE);
+	if (x->nraw >= KEEP_LIST_MAX) {
+		xml_fail(x, KEEP_ERR_TOOBIG);
 		return;
 	}
-	if (keep_s3_version_from_etag(keep_buf_str(&x->etag), x->etag.len, version,
-				      sizeof(version))) {
-		xml_fail(x, KEEP_ERR_PARSE);
+	if (x->nraw == x->rawalloc) {
+		size_t n = x->rawalloc ? x->rawalloc * 2 : 64;
+		e = realloc(x->raw, n * sizeof(*e));
+		if (!e) {
+			xml_fail(x, KEEP_ERR_NOMEM);
+			return;
+		}
+		x->raw = e;
+		x->rawalloc = n;
+	}
+	e = &x->raw[x->nraw];
+	e->key = xml_dup(&x->key);
+	e->keylen = x->key.len;
+	e->etag = x->have_etag ? xml_dup(&x->etag) : NULL;
+	e->etaglen = x->have_etag ? x->etag.len : 0;
+	e->size = -1;
+	if (x->have_size) {
+		char *end;
+		long long v;
+
+		errno = 0;
+		v = strtoll(keep_buf_str(&x->size), &end, 10);
+		if (!errno && end != keep_buf_str(&x->size) && !*end && v >= 0)
+			e->size = v;
+	}
+	if (!e->key || (x->have_etag && !e->etag)) {
+		free(e->key);
+		free(e->etag);
+		xml_fail(x, KEEP_ERR_NOMEM);
 		return;
 	}
-	err = keep_list_add(x->out, key + x->striplen, version);
-	if (err)
-		xml_fail(x, err);
+	x->nraw++;
 }
 
 static void XMLCALL xml_end(void *ud, const XML_Char *name)
@@ -307,11 +510,20 @@ static void XMLCALL xml_end(void *ud, const XML_Char *name)
 		err = xml_copy(&x->etag, &x->text);
 		x->have_etag = true;
 		break;
+	case AT_SIZE:
+		err = xml_copy(&x->size, &x->text);
+		x->have_size = true;
+		break;
 	case AT_TRUNC:
 		x->truncated = strcmp(keep_buf_str(&x->text), "true") == 0;
 		break;
 	case AT_NEXT:
 		err = xml_copy(&x->next, &x->text);
+		x->have_next = true;
+		x->next_to = (size_t)XML_GetCurrentByteIndex(x->p);
+		break;
+	case AT_ENCTYPE:
+		err = xml_copy(&x->enctype, &x->text);
 		break;
 	case AT_CODE:
 		err = xml_copy(&x->code, &x->text);
@@ -338,16 +550,27 @@ static void xml_state_init(struct xml_state *x)
 	keep_buf_init(&x->text, S3_XML_TEXT_MAX);
 	keep_buf_init(&x->key, S3_XML_TEXT_MAX);
 	keep_buf_init(&x->etag, S3_XML_TEXT_MAX);
+	keep_buf_init(&x->size, 64);
 	keep_buf_init(&x->next, S3_TOKEN_MAX);
+	keep_buf_init(&x->enctype, 64);
 	keep_buf_init(&x->code, S3_CODE_MAX);
 }
 
 static void xml_state_release(struct xml_state *x)
 {
+	size_t i;
+
+	for (i = 0; i < x->nraw; i++) {
+		free(x->raw[i].key);
+		free(x->raw[i].etag);
+	}
+	free(x->raw);
 	keep_buf_release(&x->text);
 	keep_buf_release(&x->key);
 	keep_buf_release(&x->etag);
+	keep_buf_release(&x->size);
 	keep_buf_release(&x->next);
+	keep_buf_release(&x->enctype);
 	keep_buf_release(&x->code);
 }
 
@@ -371,31 +594,111 @@ static int xml_run(struct xml_state *x, const char *xml, size_t len)
 	return rc;
 }
 
+/* Judge one entry of a parsed page: listed in out, skipped (named), or
+ * ignored (a folder marker). 0 or KEEP_ERR_NOMEM / KEEP_ERR_TOOBIG. */
+static int judge_entry(const struct raw_entry *e, bool url, const char *strip, size_t striplen,
+		       struct keep_buf *dec, struct keep_list *out)
+{
+	char version[KEEP_VERSION_MAX];
+	const char *key = e->key, *rel;
+	size_t keylen = e->keylen, rellen;
+	int err;
+
+	if (url) {
+		err = keep_s3_url_decode(e->key, e->keylen, dec);
+		if (err == KEEP_ERR_NOMEM)
+			return err;
+		if (err) {
+			keep_list_skip(out, e->key, e->keylen, "bad URL encoding");
+			return 0;
+		}
+		key = dec->data;
+		keylen = dec->len;
+	}
+	/* a folder marker (what consoles and `put-object --key dir/` make)
+	 * carries no data: not an entry, not reported (docs/formats.md) */
+	if (keylen && key[keylen - 1] == '/' && e->size == 0)
+		return 0;
+	rel = key;
+	rellen = keylen;
+	if (striplen && (keylen < striplen || memcmp(key, strip, striplen) != 0)) {
+		keep_list_skip(out, key, keylen, "not under the store's prefix");
+		return 0;
+	}
+	rel += striplen;
+	rellen -= striplen;
+	if (memchr(rel, '\0', rellen) || !keep_key_valid(rel)) {
+		keep_list_skip(out, rel, rellen, "not a key keep can use");
+		return 0;
+	}
+	if (!e->etag ||
+	    keep_s3_version_from_etag(e->etag, e->etaglen, version, sizeof(version)) != 0) {
+		keep_list_skip(out, rel, rellen, "no readable ETag");
+		return 0;
+	}
+	return keep_list_add(out, rel, version);
+}
+
 int keep_s3_parse_list(const char *xml, size_t len, const char *strip, struct keep_list *out,
-		       bool *truncated, char *token, size_t tokenlen)
+		       bool *truncated, char *token, size_t tokenlen, char *start_after,
+		       size_t salen)
 {
 	struct xml_state x;
+	struct keep_buf dec;
+	char *clean = NULL;
+	size_t cleanlen = 0, *at = NULL, nat = 0, striplen, i;
+	bool url, token_ok;
 	int rc;
 
 	*truncated = false;
 	if (tokenlen)
 		token[0] = '\0';
+	if (salen)
+		start_after[0] = '\0';
+	rc = keep_s3_xml_sanitize(xml, len, &clean, &cleanlen, &at, &nat);
+	if (rc)
+		return rc;
+	if (clean) {
+		xml = clean;
+		len = cleanlen;
+	}
 	xml_state_init(&x);
-	x.strip = strip ? strip : "";
-	x.striplen = strlen(x.strip);
-	x.out = out;
+	x.collect = true;
+	strip = strip ? strip : "";
+	striplen = strlen(strip);
+	keep_buf_init(&dec, S3_XML_TEXT_MAX);
 	rc = xml_run(&x, xml, len);
 	if (!rc && !x.is_list)
 		rc = KEEP_ERR_PARSE;
+	url = strcmp(keep_buf_str(&x.enctype), "url") == 0;
+	for (i = 0; !rc && i < x.nraw; i++)
+		rc = judge_entry(&x.raw[i], url, strip, striplen, &dec, out);
 	if (!rc && x.truncated) {
-		if (x.next.len == 0 || x.next.len >= tokenlen)
-			rc = KEEP_ERR_PARSE;
-		else
+		/* the next page: after NextContinuationToken as sent, unless the
+		 * server put a reference XML forbids in it (RGW sends the raw
+		 * last key, &#x01; and all); then StartAfter the page's last
+		 * key, when it is exact (URL-encoded pages only) */
+		token_ok = x.have_next && x.next.len > 0 && x.next.len < tokenlen;
+		for (i = 0; token_ok && i < nat; i++)
+			if (at[i] >= x.next_from && at[i] < x.next_to)
+				token_ok = false;
+		if (token_ok) {
 			memcpy(token, x.next.data, x.next.len + 1);
+		} else if (url && x.nraw > 0 &&
+			   keep_s3_url_decode(x.raw[x.nraw - 1].key, x.raw[x.nraw - 1].keylen,
+					      &dec) == 0 &&
+			   dec.len > 0 && dec.len < salen && !memchr(dec.data, '\0', dec.len)) {
+			memcpy(start_after, dec.data, dec.len + 1);
+		} else {
+			rc = KEEP_ERR_PARSE;
+		}
 	}
 	if (!rc)
 		*truncated = x.truncated;
+	keep_buf_release(&dec);
 	xml_state_release(&x);
+	free(clean);
+	free(at);
 	return rc;
 }
 
@@ -627,6 +930,9 @@ struct s3 {
 	size_t resp_max;      /* bound for the current request */
 	bool resp_toobig;     /* the reply body went over resp_max */
 	bool had_conn;	      /* the last request left a kept-alive connection */
+	/* the handle's open sockets (sockopt_cb adds, close_cb removes), for
+	 * quickack(); -1 = free slot */
+	curl_socket_t socks[S3_SOCKS_MAX];
 };
 
 static struct s3 *S3(struct keep_store *s)
@@ -634,11 +940,67 @@ static struct s3 *S3(struct keep_store *s)
 	return s->impl;
 }
 
+/* Ask for the ACK of what just arrived to go out now, on every socket of
+ * the handle (one in practice). A server that writes a reply's headers and
+ * body in two sends, without TCP_NODELAY (RGW's default), holds the body
+ * back until the first segment is ACKed: with Linux's delayed ACK on a
+ * kept-alive connection, ~40 ms a request. TCP_QUICKACK set while an ACK
+ * is pending sends it at once (docs/performance.md "Kept-alive S3
+ * requests"). Harmless on an idle socket. */
+static void quickack(struct s3 *s)
+{
+#ifdef TCP_QUICKACK
+	int one = 1;
+	size_t i;
+
+	if (!keep_s3_quickack)
+		return;
+	for (i = 0; i < S3_SOCKS_MAX; i++)
+		if (s->socks[i] != CURL_SOCKET_BAD)
+			setsockopt(s->socks[i], IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+#else
+	(void)s;
+#endif
+}
+
+static int sockopt_cb(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	struct s3 *s = ud;
+	size_t i;
+
+	(void)purpose;
+	for (i = 0; i < S3_SOCKS_MAX; i++)
+		if (s->socks[i] == CURL_SOCKET_BAD) {
+			s->socks[i] = fd;
+			break;
+		}
+	return CURL_SOCKOPT_OK;
+}
+
+static int close_cb(void *ud, curl_socket_t fd)
+{
+	struct s3 *s = ud;
+	size_t i;
+
+	for (i = 0; i < S3_SOCKS_MAX; i++)
+		if (s->socks[i] == fd)
+			s->socks[i] = CURL_SOCKET_BAD;
+	return close(fd);
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud)
+{
+	(void)p;
+	quickack(ud);
+	return size * n;
+}
+
 static size_t on_write(char *p, size_t size, size_t n, void *ud)
 {
 	struct s3 *s = ud;
 	size_t len = size * n;
 
+	quickack(s);
 	if (s->resp.len + len > s->resp_max || keep_buf_add(&s->resp, p, len)) {
 		s->resp_toobig = true;
 		return 0; /* CURLE_WRITE_ERROR */
@@ -769,6 +1131,13 @@ static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms,
 	curl_easy_setopt(c, CURLOPT_PASSWORD, s->creds.secret_key);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, s);
+	curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+	curl_easy_setopt(c, CURLOPT_SOCKOPTDATA, s);
+	curl_easy_setopt(c, CURLOPT_CLOSESOCKETFUNCTION, close_cb);
+	curl_easy_setopt(c, CURLOPT_CLOSESOCKETDATA, s);
+	curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L); /* our requests go out whole, at once */
 	if (rq->op == KEEP_S3_HEAD) {
 		curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
 	} else if (rq->op == KEEP_S3_PUT) {
@@ -848,10 +1217,12 @@ static int s3_request(struct keep_store *st, const struct s3_req *rq, struct s3_
 	    res->status < 300) {
 		if (rq->op == KEEP_S3_GET)
 			keep_reply_set(reply, KEEP_STORE_REFUSED, (int)res->status,
-				       "object larger than %d bytes: refused", KEEP_BODY_MAX);
+				       "object larger than %d bytes: no object of keep's",
+				       KEEP_BODY_MAX);
 		else
 			keep_reply_set(reply, KEEP_STORE_REFUSED, (int)res->status,
-				       "reply larger than %zu bytes: refused", rq->resp_max);
+				       "reply larger than %zu bytes", rq->resp_max);
+		reply->not_ours = rq->op == KEEP_S3_GET;
 		return 0;
 	}
 	if (res->cc != CURLE_OK && !(s->resp_toobig && res->status >= 300)) {
@@ -1034,10 +1405,10 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 	struct s3 *s = S3(st);
 	struct keep_list page;
 	struct keep_buf full, query, url;
-	struct keep_s3_param params[3];
+	struct keep_s3_param params[5];
 	struct s3_req rq = {.op = KEEP_S3_LIST, .method = "GET", .resp_max = S3_LIST_PAGE_MAX};
 	struct s3_res res;
-	char *token, *prev;
+	char *token, *after, *prev;
 	bool truncated = true;
 	size_t pages = 0, i;
 	int err;
@@ -1046,12 +1417,16 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 	keep_buf_init(&full, 2 * KEEP_KEY_MAX + 2);
 	keep_buf_init(&query, 16 * KEEP_KEY_MAX + 4 * S3_TOKEN_MAX);
 	keep_buf_init(&url, 16 * KEEP_KEY_MAX + 4 * S3_TOKEN_MAX + 1024);
-	token = calloc(2, S3_TOKEN_MAX);
+	/* the cursor of the next page: a continuation token, or a StartAfter
+	 * key when the token cannot be sent back (keep_s3_parse_list); prev
+	 * is the last one sent, "T..." or "S...", to see that it advances */
+	token = calloc(3, S3_TOKEN_MAX + 1);
 	if (!token) {
 		err = KEEP_ERR_NOMEM;
 		goto out;
 	}
-	prev = token + S3_TOKEN_MAX;
+	after = token + S3_TOKEN_MAX + 1;
+	prev = after + S3_TOKEN_MAX + 1;
 	err = keep_buf_adds(&full, s->prefix);
 	if (!err)
 		err = keep_buf_adds(&full, prefix);
@@ -1064,12 +1439,17 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		size_t np = 0;
 
 		if (++pages > S3_LIST_PAGES_MAX) {
-			keep_reply_set(reply, KEEP_STORE_REFUSED, 0,
-				       "listing longer than %d pages: refused", S3_LIST_PAGES_MAX);
+			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "listing longer than %d pages",
+				       S3_LIST_PAGES_MAX);
 			goto out;
 		}
 		if (token[0])
 			params[np++] = (struct keep_s3_param){"continuation-token", token};
+		else if (after[0])
+			params[np++] = (struct keep_s3_param){"start-after", after};
+		/* keys come URL-encoded: a key with a byte XML 1.0 cannot carry
+		 * (0x01..0x1f) would make the whole page unparsable */
+		params[np++] = (struct keep_s3_param){"encoding-type", "url"};
 		params[np++] = (struct keep_s3_param){"list-type", "2"};
 		if (full.len)
 			params[np++] = (struct keep_s3_param){"prefix", full.data};
@@ -1084,12 +1464,13 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		err = s3_request(st, &rq, &res, reply);
 		if (err || reply->outcome != KEEP_STORE_OK)
 			goto out;
-		memcpy(prev, token, S3_TOKEN_MAX);
+		snprintf(prev, S3_TOKEN_MAX + 1, "%c%s", token[0] ? 'T' : 'S',
+			 token[0] ? token : after);
 		err = keep_s3_parse_list(keep_buf_str(&s->resp), s->resp.len, s->prefix, &page,
-					 &truncated, token, S3_TOKEN_MAX);
+					 &truncated, token, S3_TOKEN_MAX, after, S3_TOKEN_MAX);
 		if (err == KEEP_ERR_TOOBIG) {
 			keep_reply_set(reply, KEEP_STORE_REFUSED, (int)res.status,
-				       "listing of more than %d entries: refused", KEEP_LIST_MAX);
+				       "listing of more than %d entries", KEEP_LIST_MAX);
 			err = 0;
 			goto out;
 		}
@@ -1101,9 +1482,10 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		}
 		if (err)
 			goto out;
-		if (truncated && strcmp(token, prev) == 0) {
+		if (truncated && prev[0] == (token[0] ? 'T' : 'S') &&
+		    strcmp(prev + 1, token[0] ? token : after) == 0) {
 			keep_reply_set(reply, KEEP_STORE_REFUSED, (int)res.status,
-				       "ListObjectsV2 continuation token did not advance");
+				       "ListObjectsV2 continuation did not advance");
 			goto out;
 		}
 	}
@@ -1111,13 +1493,14 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		err = keep_list_add(out, page.v[i].key, page.v[i].version);
 		if (err == KEEP_ERR_TOOBIG) {
 			keep_reply_set(reply, KEEP_STORE_REFUSED, 0,
-				       "listing of more than %d entries: refused", KEEP_LIST_MAX);
+				       "listing of more than %d entries", KEEP_LIST_MAX);
 			err = 0;
 			goto out;
 		}
 		if (err)
 			goto out;
 	}
+	keep_list_merge_skipped(out, &page);
 	keep_list_sort(out);
 	keep_reply_set(reply, KEEP_STORE_OK, (int)res.status, NULL);
 out:
@@ -1305,6 +1688,8 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 	st->ops = &s3_ops;
 	st->impl = s;
 	keep_buf_init(&s->resp, S3_LIST_PAGE_MAX);
+	for (size_t i = 0; i < S3_SOCKS_MAX; i++)
+		s->socks[i] = CURL_SOCKET_BAD;
 
 	/* prefix: "bucket/a/b/" -> "a/b/" */
 	{

@@ -46,16 +46,53 @@ int keep_s3_query(struct keep_buf *out, struct keep_s3_param *params, size_t n);
  * or other control byte inside). */
 int keep_s3_version_from_etag(const char *etag, size_t n, char *out, size_t outlen);
 
-/* Parse one ListObjectsV2 page (xml, len bytes). Every <Contents> whose
- * <Key> starts with strip ("" = none) is appended to out with strip removed
- * and the quotes of its <ETag> removed; a key not starting with strip is a
- * parse error. *truncated is set from <IsTruncated>; when true, token
- * (tokenlen bytes) receives <NextContinuationToken> (non-empty, else a
- * parse error). Entries already added stay in out on error.
- * 0, KEEP_ERR_PARSE (not a ListBucketResult, malformed, an element over
- * its bound), KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG (more than KEEP_LIST_MAX). */
+/* Rewrite, in a copy of xml (len bytes), every character reference XML
+ * 1.0 forbids (&#1; .. &#x1F; but tab, LF and CR; surrogates; FFFE, FFFF;
+ * beyond 10FFFF), which expat refuses, as the text "\xHH" (or "\uHHHH",
+ * "\u????"), never longer than the reference. RGW writes such references
+ * for a key's control bytes even in a URL-encoded listing's
+ * NextContinuationToken. *out: NULL when nothing was rewritten (use xml as
+ * is), else the copy (*outlen bytes, caller frees); *at (caller frees,
+ * *nat entries): the output offsets where a rewrite starts, ascending.
+ * 0 or KEEP_ERR_NOMEM (nothing allocated). */
+int keep_s3_xml_sanitize(const char *xml, size_t len, char **out, size_t *outlen, size_t **at,
+			 size_t *nat);
+
+/* Replace out with the URL decoding of in[0..n) as S3 encodes listed keys
+ * for encoding-type=url: %HH is the byte HH (any byte, NUL included), '+'
+ * is a space (AWS; RGW sends %20), anything else is itself. out is then
+ * NUL-terminated, its len the decoded length (a %00 shows in len).
+ * 0, KEEP_ERR_PARSE (a '%' without two hex digits), buffer errors. */
+int keep_s3_url_decode(const char *in, size_t n, struct keep_buf *out);
+
+/* Parse one ListObjectsV2 page (xml, len bytes), asked for with
+ * encoding-type=url: keys are URL-decoded when the page says
+ * <EncodingType>url</EncodingType>, and taken as sent otherwise (a server
+ * that ignores the parameter). Each <Contents> is then
+ *   - ignored when it is a folder marker (a key ending in '/', Size 0);
+ *   - skipped, named, into out's skip records (keep_list_skip) when keep
+ *     cannot use it: bad URL encoding, a key not starting with strip, a
+ *     key keep_key_valid refuses once strip is removed (control byte, NUL,
+ *     trailing '/', ...), no readable ETag;
+ *   - else appended to out with strip removed and its ETag's quotes
+ *     removed.
+ * One foreign key never fails the page. *truncated is set from
+ * <IsTruncated>; when true, the next page is named either by token
+ * (tokenlen bytes: <NextContinuationToken> as sent) or, when the token
+ * holds a reference XML forbids (see keep_s3_xml_sanitize), by start_after
+ * (salen bytes: the page's last key, decoded, prefix included); the other
+ * is "". Entries already added stay in out on error.
+ * 0, KEEP_ERR_PARSE (not a ListBucketResult, malformed XML, a <Contents>
+ * without <Key>, an element over its bound, a truncated page naming no
+ * usable next page), KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG (more than
+ * KEEP_LIST_MAX entries). */
 int keep_s3_parse_list(const char *xml, size_t len, const char *strip, struct keep_list *out,
-		       bool *truncated, char *token, size_t tokenlen);
+		       bool *truncated, char *token, size_t tokenlen, char *start_after,
+		       size_t salen);
+
+/* TCP_QUICKACK on the connection while a reply arrives (store/s3.c,
+ * quickack()); true by default. A switch for bench/s3-latency.sh only. */
+extern bool keep_s3_quickack;
 
 /* Find the <Code> of an S3 <Error> document (xml, len bytes) and copy it to
  * code (codelen bytes; "" when absent, not XML, or not fitting). Returns

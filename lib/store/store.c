@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../err.h"
+#include "../line.h"
 
 const char *keep_outcome_name(enum keep_outcome o)
 {
@@ -33,6 +34,7 @@ void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const
 	r->status = status;
 	r->version[0] = '\0';
 	r->detail[0] = '\0';
+	r->not_ours = false;
 	if (fmt) {
 		va_start(ap, fmt);
 		vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
@@ -42,9 +44,43 @@ void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const
 
 void keep_list_init(struct keep_list *l)
 {
-	l->v = NULL;
-	l->n = 0;
-	l->alloc = 0;
+	memset(l, 0, sizeof(*l));
+}
+
+void keep_list_skip(struct keep_list *l, const void *key, size_t keylen, const char *why)
+{
+	struct keep_list_skip *k;
+	struct keep_buf b;
+
+	if (l->nskipped++ >= KEEP_LIST_SKIP_NAMED)
+		return;
+	k = &l->skipped[l->nskipped - 1];
+	snprintf(k->why, sizeof(k->why), "%s", why ? why : "-");
+	/* escape at most what can show: 4 output bytes per input byte */
+	keep_buf_init(&b, 4 * KEEP_LIST_SKIP_TEXT + 8);
+	if (keep_line_value(&b, key, keylen < KEEP_LIST_SKIP_TEXT ? keylen : KEEP_LIST_SKIP_TEXT) ==
+	    0) {
+		if (b.len < sizeof(k->key) && keylen < KEEP_LIST_SKIP_TEXT)
+			memcpy(k->key, b.data, b.len + 1);
+		else
+			snprintf(k->key, sizeof(k->key), "%.*s...", (int)(sizeof(k->key) - 4),
+				 b.data);
+	} else {
+		snprintf(k->key, sizeof(k->key), "(unprintable)");
+	}
+	keep_buf_release(&b);
+}
+
+void keep_list_merge_skipped(struct keep_list *dst, struct keep_list *src)
+{
+	size_t i,
+	    named = src->nskipped < KEEP_LIST_SKIP_NAMED ? src->nskipped : KEEP_LIST_SKIP_NAMED;
+
+	for (i = 0; i < named; i++)
+		if (dst->nskipped + i < KEEP_LIST_SKIP_NAMED)
+			dst->skipped[dst->nskipped + i] = src->skipped[i];
+	dst->nskipped += src->nskipped;
+	src->nskipped = 0;
 }
 
 void keep_list_release(struct keep_list *l)
@@ -196,43 +232,64 @@ void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms)
 		s->timeout_ms = timeout_ms;
 }
 
+/* A local refusal (rc < 0): nothing was sent; the reply says so. */
+static int refused_locally(int rc, struct keep_reply *reply)
+{
+	if (rc < 0)
+		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "not sent: %s", keep_strerror(rc));
+	return rc;
+}
+
 int keep_store_get(struct keep_store *s, const char *key, struct keep_buf *body,
 		   struct keep_reply *reply)
 {
 	if (!keep_key_valid(key))
-		return KEEP_ERR_INVAL;
-	return s->ops->get(s, key, body, reply);
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	return refused_locally(s->ops->get(s, key, body, reply), reply);
 }
 
 int keep_store_head(struct keep_store *s, const char *key, struct keep_reply *reply)
 {
 	if (!keep_key_valid(key))
-		return KEEP_ERR_INVAL;
-	return s->ops->head(s, key, reply);
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	return refused_locally(s->ops->head(s, key, reply), reply);
 }
 
 int keep_store_put(struct keep_store *s, const char *key, const void *body, size_t len,
 		   enum keep_cond cond, const char *if_match, struct keep_reply *reply)
 {
 	if (!keep_key_valid(key) || len > KEEP_BODY_MAX)
-		return KEEP_ERR_INVAL;
+		return refused_locally(KEEP_ERR_INVAL, reply);
 	if (cond == KEEP_COND_IF_MATCH && (!if_match || !*if_match))
-		return KEEP_ERR_INVAL;
-	return s->ops->put(s, key, body, len, cond, if_match, reply);
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	return refused_locally(s->ops->put(s, key, body, len, cond, if_match, reply), reply);
 }
 
 int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
 		   struct keep_reply *reply)
 {
 	if (!keep_key_valid(key))
-		return KEEP_ERR_INVAL;
-	return s->ops->del(s, key, if_match, reply);
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	return refused_locally(s->ops->del(s, key, if_match, reply), reply);
 }
 
 int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply)
 {
 	if (!keep_prefix_valid(prefix))
-		return KEEP_ERR_INVAL;
-	return s->ops->list(s, prefix, out, reply);
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	return refused_locally(s->ops->list(s, prefix, out, reply), reply);
+}
+
+int keep_store_get_ours(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_reply *reply)
+{
+	int rc = keep_store_get(s, key, body, reply);
+
+	if (reply->outcome == KEEP_STORE_REFUSED && reply->not_ours) {
+		keep_buf_reset(body);
+		reply->outcome = KEEP_STORE_OK;
+		reply->version[0] = '\0';
+	}
+	return rc;
 }

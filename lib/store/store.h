@@ -15,7 +15,10 @@
  * Return values: every operation returns 0 when a request was made or
  * decided and its outcome is in *reply, or a negative enum keep_err for a
  * local refusal before anything was sent (KEEP_ERR_INVAL for a bad key or
- * argument, KEEP_ERR_NOMEM); in that case nothing was sent or written. */
+ * argument, KEEP_ERR_NOMEM); in that case nothing was sent or written. The
+ * keep_store_* calls fill *reply in BOTH cases (a local refusal is REFUSED,
+ * its detail naming the error), so a caller that only needs the outcome
+ * reads the reply and may ignore the return value. */
 #ifndef KEEP_STORE_H
 #define KEEP_STORE_H
 
@@ -56,6 +59,11 @@ struct keep_reply {
 	    version[KEEP_VERSION_MAX]; /* OK on get/head/put: the object's version token; else "" */
 	int status;		       /* HTTP status, or 0 when none (fs, timeout, reset) */
 	char detail[KEEP_DETAIL_MAX];  /* one-line reason for anything but OK; never a secret */
+	/* REFUSED on get/head only: the object exists, but it can be no
+	 * object of keep's (over KEEP_BODY_MAX; on fs, a file not in keep's
+	 * format). Readers report it as not ours (exit 17, as for a body that
+	 * does not decode), never as a store failure: retrying cannot help. */
+	bool not_ours;
 };
 
 struct keep_list_entry {
@@ -63,9 +71,28 @@ struct keep_list_entry {
 	char version[KEEP_VERSION_MAX]; /* the listed version token */
 };
 
+#define KEEP_LIST_SKIP_NAMED 4	/* skipped entries of a listing remembered by name */
+#define KEEP_LIST_SKIP_TEXT 200 /* bytes, NUL included: a skipped key as printed */
+#define KEEP_LIST_SKIP_WHY 64	/* bytes, NUL included: why it was skipped */
+
+/* An entry a listing left out: a key keep cannot use (a control byte, a
+ * NUL, too long, not under the prefix) or an entry it cannot read (its
+ * version token). The key is kept escaped as a stdout line value
+ * (keep_line_value), cut with "..." when longer than KEEP_LIST_SKIP_TEXT. */
+struct keep_list_skip {
+	char key[KEEP_LIST_SKIP_TEXT];
+	char why[KEEP_LIST_SKIP_WHY];
+};
+
 struct keep_list {
 	struct keep_list_entry *v; /* owned; sorted by key (bytewise) */
 	size_t n, alloc;
+	/* Foreign entries left out of v (reported, never failing the
+	 * listing): how many, and the first KEEP_LIST_SKIP_NAMED by name.
+	 * Folder markers (zero-byte keys ending in '/') are ignored, not
+	 * counted here (docs/formats.md). */
+	size_t nskipped;
+	struct keep_list_skip skipped[KEEP_LIST_SKIP_NAMED];
 };
 
 void keep_list_init(struct keep_list *l);
@@ -73,6 +100,13 @@ void keep_list_init(struct keep_list *l);
 void keep_list_release(struct keep_list *l);
 /* Append a copy of key with version. 0, KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG. */
 int keep_list_add(struct keep_list *l, const char *key, const char *version);
+/* Count a skipped entry: key (keylen bytes, any bytes) and why (static
+ * or borrowed text; copied) are remembered while fewer than
+ * KEEP_LIST_SKIP_NAMED were. Never fails. */
+void keep_list_skip(struct keep_list *l, const void *key, size_t keylen, const char *why);
+/* Move the skip records of src after dst's (counts added; names kept
+ * while room is left). src's records are cleared. */
+void keep_list_merge_skipped(struct keep_list *dst, struct keep_list *src);
 /* Sort entries by key (bytewise). */
 void keep_list_sort(struct keep_list *l);
 
@@ -129,7 +163,8 @@ void keep_store_free(struct keep_store *s);
 void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms);
 
 /* Thin dispatchers over s->ops, validating the key first (keep_key_valid).
- * Return and ownership as in struct keep_store_ops. */
+ * Return and ownership as in struct keep_store_ops; a negative return
+ * (nothing sent) also fills *reply as REFUSED "not sent: <error>". */
 int keep_store_get(struct keep_store *s, const char *key, struct keep_buf *body,
 		   struct keep_reply *reply);
 int keep_store_head(struct keep_store *s, const char *key, struct keep_reply *reply);
@@ -139,6 +174,15 @@ int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
 		   struct keep_reply *reply);
 int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply);
+
+/* keep_store_get for an object keep is about to decode: an object no
+ * object of keep's can be (reply->not_ours: over KEEP_BODY_MAX, or a
+ * foreign fs file) is answered OK with an empty body, not_ours still set
+ * and the detail kept, so the caller's decoder refuses it as not ours
+ * (exit 17) instead of the read failing. Otherwise exactly keep_store_get
+ * (same return value; reply always filled). body: KEEP_BODY_MAX bytes. */
+int keep_store_get_ours(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_reply *reply);
 
 /* A key is valid when it is 1..KEEP_KEY_MAX bytes, does not start with
  * '/', has no empty, "." or ".." segment, no NUL (implied), no control

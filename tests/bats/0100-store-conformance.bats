@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # keep-store and store-probe on whichever store this run uses (fs or s3):
-# round trips, conditional writes, a 16-writer race, fault injection.
+# round trips, conditional writes, 16-writer races, a stalled writer that
+# must not delay writes to other keys, fault injection.
 # Store-agnostic: versions are opaque (an S3 ETag repeats for equal bodies,
 # so no test writes the same body twice and compares versions).
 
@@ -9,6 +10,7 @@ load helpers/common
 setup() {
 	keep_setup
 }
+teardown() { keep_teardown; }
 
 ks() {
 	keep-store -c "$KEEP_CONFIG" "$@"
@@ -193,6 +195,71 @@ need_faults() {
 	for i in $ambiguous; do
 		[ "$output" != "writer $i" ]
 	done
+}
+
+@test "keep-store: 16 concurrent If-None-Match creators, exactly one wins" {
+	d=$BATS_TEST_TMPDIR
+	for i in $(seq 1 16); do
+		(
+			rc=0
+			printf 'creator %d\n' "$i" |
+				keep-store -c "$KEEP_CONFIG" put fresh/key --if-none-match >"$d/out.$i" 2>"$d/err.$i" || rc=$?
+			echo "$rc" >"$d/rc.$i"
+		) 3>&- &
+	done
+	wait
+	wins=0 winner= ambiguous=
+	for i in $(seq 1 16); do
+		rc=$(cat "$d/rc.$i")
+		case $rc in
+		0) wins=$((wins + 1)) winner=$i ;;
+		1) grep -q "outcome=conflict" "$d/out.$i" ;;
+		111) ambiguous="$ambiguous $i" ;;
+		*) echo "creator $i exited $rc: $(cat "$d/err.$i")" >&2; false ;;
+		esac
+	done
+	[ "$wins" -eq 1 ]
+	run -0 --separate-stderr ks get fresh/key
+	assert_output "creator $winner"
+	for i in $ambiguous; do
+		[ "$output" != "creator $i" ]
+	done
+}
+
+# stalled NAME KEY BODY : a keep-store put of KEY that stops itself (SIGSTOP)
+# in the middle of its write: on fs with the new object staged under the
+# key's lock (its first fsync of a file), on s3 right before its request
+# goes out. Waits until it is stopped.
+stalled() {
+	local d=$BATS_TEST_TMPDIR at=fsync
+	[ "${KEEP_TEST_STORE:-fs}" = s3 ] && at=send
+	printf '%s\n' "$3" >"$d/$1.in"
+	start_bg "$1" env LD_PRELOAD="$KEEP_TOOLDIR/store-stall.so" KEEP_STALL_AT=$at \
+		KEEP_STALL_LOG="$d/$1.stall" ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+		sh -c "exec keep-store -c '$KEEP_CONFIG' put '$2' < '$d/$1.in'"
+	wait_for 10 grep -q '^stalled ' "$d/$1.stall"
+	wait_for 5 sh -c "grep -q '^State:.*stopped' /proc/$(bg_pid "$1")/status"
+}
+
+@test "keep-store: a writer stalled on one key does not delay writes to another key" {
+	[ -e "$KEEP_TOOLDIR/store-stall.so" ] || skip "no $KEEP_TOOLDIR/store-stall.so"
+	run -0 --separate-stderr ks put a/one <<<"first"
+	stalled w a/one "stalled"
+	# the store's timeout is 10 s: a write waiting on the stalled one would
+	# take that long and fail; another key's write must not wait at all
+	t0=$(now_ms)
+	run -0 --separate-stderr ks put a/two --if-none-match <<<"other key"
+	run -0 --separate-stderr ks put b/three <<<"other directory"
+	elapsed=$(($(now_ms) - t0))
+	echo "# two writes while the other writer is stopped: $elapsed ms"
+	[ "$elapsed" -lt 3000 ]
+	bg_running w
+	kill -CONT "$(bg_pid w)"
+	run wait_exit 15 w
+	[ "$output" -eq 0 ] # nobody else wanted a/one: its write lands
+	run -0 --separate-stderr ks get a/one
+	assert_output "stalled"
+	refute_sanitizer_reports
 }
 
 @test "store-probe passes" {

@@ -118,7 +118,7 @@ EOF
 	run wait_exit 10 f
 	[ "$output" = 0 ]
 	run -0 cat "$BATS_TEST_TMPDIR/f.out"
-	assert_output "alive node=n1 instance=$INST_A written_at_ms=$w"
+	assert_output "alive node=n1 instance=$INST_A written_at_ms=$w reason=wrote"
 	grep -q 'fence of nodes/n1: conflict' "$BATS_TEST_TMPDIR/f.err"
 	run -0 keep-store get nodes/n1
 	assert_line --index 1 "live $INST_A"

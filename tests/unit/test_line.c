@@ -72,6 +72,38 @@ TEST(encode_over_max_leaves_buffer)
 	keep_buf_release(&b);
 }
 
+TEST(value_any_bytes_and_escaped)
+{
+	struct keep_buf b;
+	char out[16];
+
+	keep_buf_init(&b, 64);
+	CHECK_EQ_INT(keep_line_value(&b, "nodes/bad\x01id", 12), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "\"nodes/bad\\x01id\"");
+	keep_buf_reset(&b);
+	CHECK_EQ_INT(keep_line_value(&b, "a\0b", 3), 0); /* a NUL is escaped, not an end */
+	CHECK_EQ_STR(keep_buf_str(&b), "\"a\\x00b\"");
+	keep_buf_reset(&b);
+	CHECK_EQ_INT(keep_line_value(&b, "plain/key", 9), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "plain/key");
+	keep_buf_reset(&b);
+	CHECK_EQ_INT(keep_line_value(&b, "", 0), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "\"\"");
+	keep_buf_release(&b);
+	/* over the buffer: refused, the buffer as it was */
+	keep_buf_init(&b, 8);
+	CHECK_EQ_INT(keep_buf_adds(&b, "ab"), 0);
+	CHECK_EQ_INT(keep_line_value(&b, "x\ny\nz", 5), KEEP_ERR_TOOBIG);
+	CHECK_EQ_STR(keep_buf_str(&b), "ab");
+	keep_buf_release(&b);
+
+	CHECK_EQ_STR(keep_line_escaped("t/c/x\x01", out, sizeof(out)), "t/c/x\\x01");
+	CHECK_EQ_STR(keep_line_escaped("a\nb", out, sizeof(out)), "a\\nb");
+	CHECK_EQ_STR(keep_line_escaped("../x", out, sizeof(out)), "../x");
+	CHECK_EQ_STR(keep_line_escaped("", out, sizeof(out)), "");
+	CHECK_EQ_STR(keep_line_escaped("0123456789abcdefXYZ", out, sizeof(out)), "0123456789ab...");
+}
+
 TEST(round_trip)
 {
 	static const char *vals[] = {"x",    "",	 "a b", "\"", "\\",
@@ -193,6 +225,7 @@ int main(void)
 	RUN(encode_bare_and_quoted);
 	RUN(encode_int_and_bad_names);
 	RUN(encode_over_max_leaves_buffer);
+	RUN(value_any_bytes_and_escaped);
 	RUN(round_trip);
 	RUN(parse_good);
 	RUN(parse_refused);

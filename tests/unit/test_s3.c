@@ -129,28 +129,34 @@ static const char page2[] = "<ListBucketResult><IsTruncated>false</IsTruncated>"
 			    "<Contents><Key>p/n/z</Key><ETag>&quot;zz&quot;</ETag></Contents>"
 			    "</ListBucketResult>";
 
+/* parse one page with room for a token and a StartAfter key */
+static int parse(const char *xml, size_t len, const char *strip, struct keep_list *l, bool *trunc,
+		 char *token, size_t tokenlen, char *after)
+{
+	return keep_s3_parse_list(xml, len, strip, l, trunc, token, tokenlen, after, 256);
+}
+
 TEST(list_parse_pages)
 {
 	struct keep_list l;
-	char token[256];
+	char token[256], after[256];
 	bool trunc = false;
 
 	keep_list_init(&l);
-	CHECK_EQ_INT(
-	    keep_s3_parse_list(page1, sizeof(page1) - 1, "p/", &l, &trunc, token, sizeof(token)),
-	    0);
+	CHECK_EQ_INT(parse(page1, sizeof(page1) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     0);
 	CHECK(trunc);
 	CHECK_EQ_STR(token, "p/n/b=c:d+e f&g");
+	CHECK_EQ_STR(after, "");
 	CHECK_EQ_INT(l.n, 2);
 	if (l.n == 2) {
 		CHECK_EQ_STR(l.v[0].key, "n/a");
 		CHECK_EQ_STR(l.v[0].version, "0cc175b9c0f1b6a831c399e269772661");
-		CHECK_EQ_STR(l.v[1].key, "n/b=c:d+e f&g");
+		CHECK_EQ_STR(l.v[1].key, "n/b=c:d+e f&g"); /* not URL-encoded: as sent */
 		CHECK_EQ_STR(l.v[1].version, "92eb5ffee6ae2fec3ad71c777531578f");
 	}
-	CHECK_EQ_INT(
-	    keep_s3_parse_list(page2, sizeof(page2) - 1, "p/", &l, &trunc, token, sizeof(token)),
-	    0);
+	CHECK_EQ_INT(parse(page2, sizeof(page2) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     0);
 	CHECK(!trunc);
 	CHECK_EQ_STR(token, "");
 	CHECK_EQ_INT(l.n, 3);
@@ -158,6 +164,7 @@ TEST(list_parse_pages)
 		CHECK_EQ_STR(l.v[2].key, "n/z");
 		CHECK_EQ_STR(l.v[2].version, "zz");
 	}
+	CHECK_EQ_INT(l.nskipped, 0);
 	keep_list_release(&l);
 }
 
@@ -166,16 +173,16 @@ TEST(list_parse_no_prefix_and_empty)
 	static const char empty[] = "<ListBucketResult><IsTruncated>false</IsTruncated>"
 				    "<KeyCount>0</KeyCount></ListBucketResult>";
 	struct keep_list l;
-	char token[64];
+	char token[64], after[256];
 	bool trunc = true;
 
 	keep_list_init(&l);
-	CHECK_EQ_INT(
-	    keep_s3_parse_list(empty, sizeof(empty) - 1, "", &l, &trunc, token, sizeof(token)), 0);
+	CHECK_EQ_INT(parse(empty, sizeof(empty) - 1, "", &l, &trunc, token, sizeof(token), after),
+		     0);
 	CHECK(!trunc);
 	CHECK_EQ_INT(l.n, 0);
-	CHECK_EQ_INT(
-	    keep_s3_parse_list(page2, sizeof(page2) - 1, "", &l, &trunc, token, sizeof(token)), 0);
+	CHECK_EQ_INT(parse(page2, sizeof(page2) - 1, "", &l, &trunc, token, sizeof(token), after),
+		     0);
 	CHECK_EQ_INT(l.n, 1);
 	if (l.n == 1)
 		CHECK_EQ_STR(l.v[0].key, "p/n/z");
@@ -187,39 +194,190 @@ TEST(list_parse_refuses_bad_input)
 	static const char err_doc[] = "<Error><Code>NoSuchBucket</Code></Error>";
 	static const char trunc_no_token[] = "<ListBucketResult><IsTruncated>true</IsTruncated>"
 					     "</ListBucketResult>";
-	static const char foreign_key[] = "<ListBucketResult><Contents><Key>q/x</Key>"
-					  "<ETag>\"1\"</ETag></Contents></ListBucketResult>";
-	static const char no_etag[] = "<ListBucketResult><Contents><Key>p/x</Key>"
-				      "</Contents></ListBucketResult>";
+	static const char no_key[] = "<ListBucketResult><Contents><ETag>\"1\"</ETag>"
+				     "</Contents></ListBucketResult>";
 	static const char broken[] = "<ListBucketResult><Contents><Key>p/x</Key>";
 	struct keep_list l;
-	char token[8];
+	char token[8], after[256];
 	bool trunc;
 
 	keep_list_init(&l);
 	CHECK_EQ_INT(
-	    keep_s3_parse_list(err_doc, sizeof(err_doc) - 1, "", &l, &trunc, token, sizeof(token)),
+	    parse(err_doc, sizeof(err_doc) - 1, "", &l, &trunc, token, sizeof(token), after),
 	    KEEP_ERR_PARSE);
-	CHECK_EQ_INT(keep_s3_parse_list(trunc_no_token, sizeof(trunc_no_token) - 1, "", &l, &trunc,
-					token, sizeof(token)),
-		     KEEP_ERR_PARSE);
-	CHECK_EQ_INT(keep_s3_parse_list(foreign_key, sizeof(foreign_key) - 1, "p/", &l, &trunc,
-					token, sizeof(token)),
-		     KEEP_ERR_PARSE);
-	CHECK_EQ_INT(keep_s3_parse_list(no_etag, sizeof(no_etag) - 1, "p/", &l, &trunc, token,
-					sizeof(token)),
+	CHECK_EQ_INT(parse(trunc_no_token, sizeof(trunc_no_token) - 1, "", &l, &trunc, token,
+			   sizeof(token), after),
 		     KEEP_ERR_PARSE);
 	CHECK_EQ_INT(
-	    keep_s3_parse_list(broken, sizeof(broken) - 1, "p/", &l, &trunc, token, sizeof(token)),
+	    parse(no_key, sizeof(no_key) - 1, "p/", &l, &trunc, token, sizeof(token), after),
 	    KEEP_ERR_PARSE);
-	CHECK_EQ_INT(keep_s3_parse_list("", 0, "", &l, &trunc, token, sizeof(token)),
-		     KEEP_ERR_PARSE);
-	/* a token longer than the caller's room is refused, not truncated */
 	CHECK_EQ_INT(
-	    keep_s3_parse_list(page1, sizeof(page1) - 1, "p/", &l, &trunc, token, sizeof(token)),
+	    parse(broken, sizeof(broken) - 1, "p/", &l, &trunc, token, sizeof(token), after),
 	    KEEP_ERR_PARSE);
+	CHECK_EQ_INT(parse("", 0, "", &l, &trunc, token, sizeof(token), after), KEEP_ERR_PARSE);
+	/* a token longer than the caller's room is refused, not truncated (a
+	 * page not URL-encoded offers no exact StartAfter either) */
+	CHECK_EQ_INT(parse(page1, sizeof(page1) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     KEEP_ERR_PARSE);
 	CHECK_EQ_INT(l.n, 2); /* what was parsed before the error stays */
 	keep_list_release(&l);
+}
+
+TEST(list_parse_skips_foreign_entries)
+{
+	/* one page of what other tools put beside keep: none fails the page */
+	static const char page[] =
+	    "<ListBucketResult><IsTruncated>false</IsTruncated>"
+	    "<Contents><Key>q/x</Key><ETag>\"1\"</ETag><Size>1</Size></Contents>"
+	    "<Contents><Key>p/no-etag</Key><Size>1</Size></Contents>"
+	    "<Contents><Key>p/bad&#x01;id</Key><ETag>\"2\"</ETag><Size>1</Size></Contents>"
+	    "<Contents><Key>p/a//b</Key><ETag>\"3\"</ETag><Size>1</Size></Contents>"
+	    "<Contents><Key>p/dir/</Key><ETag>\"4\"</ETag><Size>0</Size></Contents>"
+	    "<Contents><Key>p/full-dir/</Key><ETag>\"5\"</ETag><Size>3</Size></Contents>"
+	    "<Contents><Key>p/ok</Key><ETag>\"6\"</ETag><Size>1</Size></Contents>"
+	    "<Contents><Key>p/bad-etag</Key><ETag>\"\"</ETag><Size>1</Size></Contents>"
+	    "</ListBucketResult>";
+	struct keep_list l;
+	char token[64], after[256];
+	bool trunc = true;
+
+	keep_list_init(&l);
+	CHECK_EQ_INT(parse(page, sizeof(page) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     0);
+	CHECK(!trunc);
+	CHECK_EQ_INT(l.n, 1);
+	if (l.n == 1)
+		CHECK_EQ_STR(l.v[0].key, "ok");
+	/* the folder marker p/dir/ is ignored, not counted */
+	CHECK_EQ_INT(l.nskipped, 6);
+	CHECK_EQ_STR(l.skipped[0].key, "q/x");
+	CHECK_EQ_STR(l.skipped[0].why, "not under the store's prefix");
+	CHECK_EQ_STR(l.skipped[1].key, "no-etag");
+	CHECK_EQ_STR(l.skipped[1].why, "no readable ETag");
+	/* not URL-encoded: the reference expat refuses became text */
+	CHECK_EQ_STR(l.skipped[2].key, "\"bad\\\\x01id\"");
+	CHECK_EQ_STR(l.skipped[2].why, "not a key keep can use");
+	CHECK_EQ_STR(l.skipped[3].key, "a//b");
+	keep_list_release(&l);
+}
+
+TEST(list_parse_url_encoded)
+{
+	/* RGW 16.2 with encoding-type=url: keys encoded ('/' too), a control
+	 * byte as %01; NextContinuationToken is the raw last key, so it carries
+	 * &#x01; (XML 1.0 forbids it): the next page goes by StartAfter */
+	static const char page[] =
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult "
+	    "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><EncodingType>url</EncodingType>"
+	    "<Name>b</Name><Prefix>p/n/</Prefix><MaxKeys>4</MaxKeys><IsTruncated>true</IsTruncated>"
+	    "<Contents><Key>p%2Fn%2Fa+b%2Bc%25d~%C3%A9</Key><ETag>&quot;1&quot;</ETag><Size>2</"
+	    "Size>"
+	    "</Contents>"
+	    "<Contents><Key>p%2Fn%2F</Key><ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag>"
+	    "<Size>0</Size></Contents>"
+	    "<Contents><Key>p%2Fn%2Fbad%zz</Key><ETag>&quot;4&quot;</ETag><Size>2</Size>"
+	    "</Contents>"
+	    "<Contents><Key>p%2Fn%2Fnul%00x</Key><ETag>&quot;3&quot;</ETag><Size>2</Size>"
+	    "</Contents>"
+	    "<Contents><Key>p%2Fn%2Fbad%01id</Key><ETag>&quot;2&quot;</ETag><Size>2</Size>"
+	    "</Contents>"
+	    "<NextContinuationToken>p/n/bad&#x01;id</NextContinuationToken><KeyCount>4</KeyCount>"
+	    "</ListBucketResult>";
+	static const char last[] = "<ListBucketResult><EncodingType>url</EncodingType>"
+				   "<IsTruncated>true</IsTruncated>"
+				   "<Contents><Key>p%2Fn%2Fz%01</Key><ETag>\"9\"</ETag></Contents>"
+				   "<NextContinuationToken>p/n/z&#1;</NextContinuationToken>"
+				   "</ListBucketResult>";
+	struct keep_list l;
+	char token[64], after[256];
+	bool trunc = false;
+
+	keep_list_init(&l);
+	CHECK_EQ_INT(parse(page, sizeof(page) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     0);
+	CHECK(trunc);
+	CHECK_EQ_STR(token, "");
+	CHECK_EQ_STR(after, "p/n/bad\x01id");
+	CHECK_EQ_INT(l.n, 1);
+	if (l.n == 1) {
+		CHECK_EQ_STR(l.v[0].key, "n/a b+c%d~\xc3\xa9");
+		CHECK_EQ_STR(l.v[0].version, "1");
+	}
+	CHECK_EQ_INT(l.nskipped, 3);
+	CHECK_EQ_STR(l.skipped[0].key, "p%2Fn%2Fbad%zz");
+	CHECK_EQ_STR(l.skipped[0].why, "bad URL encoding");
+	CHECK_EQ_STR(l.skipped[1].key, "\"n/nul\\x00x\"");
+	CHECK_EQ_STR(l.skipped[2].key, "\"n/bad\\x01id\"");
+	CHECK_EQ_STR(l.skipped[2].why, "not a key keep can use");
+	/* the last key cannot be sent back (a NUL): nothing names the next page */
+	keep_list_release(&l);
+	{
+		static const char nul_last[] =
+		    "<ListBucketResult><EncodingType>url</EncodingType><IsTruncated>true"
+		    "</IsTruncated><Contents><Key>p%2Fx%00</Key><ETag>\"9\"</ETag></Contents>"
+		    "<NextContinuationToken>p/x&#0;</NextContinuationToken></ListBucketResult>";
+		CHECK_EQ_INT(parse(nul_last, sizeof(nul_last) - 1, "p/", &l, &trunc, token,
+				   sizeof(token), after),
+			     KEEP_ERR_PARSE);
+	}
+	keep_list_release(&l);
+
+	/* the StartAfter key is the last one, decoded exactly */
+	keep_list_init(&l);
+	CHECK_EQ_INT(parse(last, sizeof(last) - 1, "p/", &l, &trunc, token, sizeof(token), after),
+		     0);
+	CHECK(trunc);
+	CHECK_EQ_STR(token, "");
+	CHECK_EQ_STR(after, "p/n/z\x01");
+	CHECK_EQ_INT(l.n, 0);
+	CHECK_EQ_INT(l.nskipped, 1);
+	keep_list_release(&l);
+}
+
+TEST(xml_sanitize)
+{
+	static const char in[] = "<a>x&#x01;y&#1;z&#9;&#xa;&amp;&#x1F;&#xfffe;&#xD800;&#1114112;"
+				 "&#;&#x;&#12a;</a>";
+	char *out;
+	size_t outlen, *at, nat;
+
+	CHECK_EQ_INT(keep_s3_xml_sanitize("<a>&#x41;&#9;</a>", 17, &out, &outlen, &at, &nat), 0);
+	CHECK(out == NULL);
+	CHECK_EQ_INT(nat, 0);
+	CHECK_EQ_INT(keep_s3_xml_sanitize(in, sizeof(in) - 1, &out, &outlen, &at, &nat), 0);
+	CHECK(out != NULL);
+	if (out) {
+		CHECK_EQ_INT(outlen,
+			     strlen("<a>x\\x01y\\x01z&#9;&#xa;&amp;\\x1f\\ufffe\\ud800\\u????"
+				    "&#;&#x;&#12a;</a>"));
+		out[outlen] = '\0'; /* the copy has room: it is never longer */
+		CHECK_EQ_STR(out, "<a>x\\x01y\\x01z&#9;&#xa;&amp;\\x1f\\ufffe\\ud800\\u????"
+				  "&#;&#x;&#12a;</a>");
+		CHECK_EQ_INT(nat, 6);
+		if (nat == 6) {
+			CHECK_EQ_INT(at[0], 4);
+			CHECK_EQ_INT(at[1], 9);
+		}
+	}
+	free(out);
+	free(at);
+}
+
+TEST(url_decode)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 64);
+	CHECK_EQ_INT(keep_s3_url_decode("a%2Fb+c%2b%25", 13, &b), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "a/b c+%");
+	CHECK_EQ_INT(keep_s3_url_decode("%00x", 4, &b), 0);
+	CHECK_EQ_INT(b.len, 2);
+	CHECK_EQ_INT(keep_s3_url_decode("", 0, &b), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "");
+	CHECK_EQ_INT(keep_s3_url_decode("a%2", 3, &b), KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_s3_url_decode("a%", 2, &b), KEEP_ERR_PARSE);
+	CHECK_EQ_INT(keep_s3_url_decode("%g0", 3, &b), KEEP_ERR_PARSE);
+	keep_buf_release(&b);
 }
 
 TEST(error_code_parse)
@@ -604,6 +762,10 @@ int main(void)
 	RUN(list_parse_pages);
 	RUN(list_parse_no_prefix_and_empty);
 	RUN(list_parse_refuses_bad_input);
+	RUN(list_parse_skips_foreign_entries);
+	RUN(list_parse_url_encoded);
+	RUN(xml_sanitize);
+	RUN(url_decode);
 	RUN(error_code_parse);
 	RUN(classify_table);
 	RUN(creds_file_read);

@@ -2,11 +2,13 @@
  * (store/fault.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/clock.h"
@@ -346,7 +348,8 @@ TEST(oversize_bodies)
 	write_file(path, big, strlen(hdr) + KEEP_BODY_MAX + 1);
 	CHECK_EQ_INT(keep_store_get(s, "huge", &b, &r), 0);
 	CHECK_EQ_INT(r.outcome, KEEP_STORE_REFUSED);
-	CHECK(strstr(r.detail, "object too large") != NULL);
+	CHECK(strstr(r.detail, "object larger than 65536 bytes") != NULL);
+	CHECK(r.not_ours); /* no object of keep's: 17 for the commands, never 111 */
 	CHECK_EQ_INT(keep_store_head(s, "huge", &r), 0);
 	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
 	CHECK_EQ_STR(r.version, "1-abc");
@@ -355,6 +358,7 @@ TEST(oversize_bodies)
 	write_file(path, "hello", 5);
 	CHECK_EQ_INT(keep_store_get(s, "foreign", &b, &r), 0);
 	CHECK_EQ_INT(r.outcome, KEEP_STORE_REFUSED);
+	CHECK(r.not_ours);
 	free(big);
 	keep_buf_release(&b);
 	keep_store_free(s);
@@ -409,6 +413,59 @@ TEST(racing_if_match_one_winner)
 }
 
 /* ---- fault injector ------------------------------------------------------ */
+
+/* The lock directory of leaf, as fs.c names it (FNV-1a 64 of the leaf). */
+static void lock_name(const char *dir, const char *leaf, char *out, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *leaf; leaf++) {
+		h ^= (unsigned char)*leaf;
+		h *= 1099511628211ULL;
+	}
+	snprintf(out, n, "%s/.keep-lock-%016llx", dir, (unsigned long long)h);
+}
+
+TEST(key_locks)
+{
+	struct keep_reply r;
+	struct keep_list l;
+	char dir[256], lock[512], holder[600];
+	struct timespec old[2];
+	struct keep_store *s = fresh(dir);
+	int64_t t0;
+
+	/* a lock held by someone else (fresh): a write of that key waits,
+	 * then times out AMBIGUOUS, nothing written; another key does not wait */
+	lock_name(dir, "k", lock, sizeof(lock));
+	CHECK_EQ_INT(mkdir(lock, 0700), 0);
+	snprintf(holder, sizeof(holder), "%s/holder", lock);
+	write_file(holder, "1\n", 2);
+	keep_store_set_timeout(s, 300);
+	t0 = keep_mono_ms();
+	CHECK_EQ_INT(put_s(s, "k", "x", KEEP_COND_NONE, NULL, &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_AMBIGUOUS);
+	CHECK(keep_mono_ms() - t0 >= 300);
+	CHECK(strstr(r.detail, "timed out waiting for the lock of 'k'") != NULL);
+	CHECK_EQ_INT(put_s(s, "other", "y", KEEP_COND_NONE, NULL, &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+	/* the same lock, unchanged for 10 s (its holder stopped or died): broken */
+	clock_gettime(CLOCK_REALTIME, &old[0]);
+	old[0].tv_sec -= 10;
+	old[1] = old[0];
+	CHECK_EQ_INT(utimensat(AT_FDCWD, lock, old, 0), 0);
+	keep_store_set_timeout(s, 5000);
+	CHECK_EQ_INT(put_s(s, "k", "x", KEEP_COND_IF_NONE_MATCH, NULL, &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+	/* nothing of the locks is left, nor listed */
+	CHECK(access(lock, F_OK) != 0);
+	keep_list_init(&l);
+	CHECK_EQ_INT(keep_store_list(s, "", &l, &r), 0);
+	CHECK_EQ_INT(l.n, 2);
+	CHECK_EQ_INT(l.nskipped, 0);
+	keep_list_release(&l);
+	keep_store_free(s);
+}
 
 static char rules[512];
 
@@ -659,6 +716,7 @@ int main(void)
 	RUN(fault_delay_and_hang);
 	RUN(fault_count_expires);
 	RUN(fault_bad_rules_are_loud);
+	RUN(key_locks);
 	rc = unit_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 	if (system(cmd) != 0)

@@ -1,0 +1,97 @@
+/* keep — the store plumbing every command shares (storecmd.h). */
+#include "storecmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "err.h"
+#include "exitcode.h"
+
+int keep_exit_of_open(int err)
+{
+	return err == KEEP_ERR_STORE || err == KEEP_ERR_NOMEM ? KEEP_EXIT_TEMP : KEEP_EXIT_USAGE;
+}
+
+struct keep_store *keep_store_open_or_die(const char *prog, const struct keep_config *cfg,
+					  struct keep_reqstats *stats)
+{
+	struct keep_store_opts so;
+	struct keep_store *s = NULL;
+	char err[512];
+	int rc;
+
+	keep_config_store_opts(cfg, &so);
+	rc = keep_store_open(cfg->store, &so, &s, err, sizeof(err));
+	if (rc == 0 && stats) {
+		rc = keep_store_counted(s, stats, &s);
+		if (rc)
+			snprintf(err, sizeof(err), "out of memory");
+	}
+	if (rc)
+		keep_die(keep_exit_of_open(rc), prog, "unable to open store '%s': %s", cfg->store,
+			 err);
+	return s;
+}
+
+int keep_exit_of_reply(const struct keep_reply *r)
+{
+	switch (r->outcome) {
+	case KEEP_STORE_OK:
+		return KEEP_EXIT_OK;
+	case KEEP_STORE_REFUSED:
+		return r->not_ours ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_NO;
+	case KEEP_STORE_CONFLICT:
+	case KEEP_STORE_NOT_FOUND:
+		return KEEP_EXIT_NO;
+	case KEEP_STORE_AMBIGUOUS:
+		break;
+	}
+	return KEEP_EXIT_TEMP;
+}
+
+void keep_node_read(struct keep_store *s, const char *node, int check, struct keep_node_obj *obj,
+		    struct keep_node_read *nr)
+{
+	char key[KEEP_NODE_ID_MAX + 8];
+	struct keep_buf body;
+
+	memset(nr, 0, sizeof(*nr));
+	memset(obj, 0, sizeof(*obj));
+	snprintf(key, sizeof(key), "nodes/%s", node);
+	keep_buf_init(&body, KEEP_BODY_MAX);
+	keep_store_get_ours(s, key, &body, &nr->reply);
+	if (nr->reply.outcome != KEEP_STORE_OK) {
+		snprintf(nr->why, sizeof(nr->why), "%s: %.120s",
+			 keep_outcome_name(nr->reply.outcome),
+			 nr->reply.detail[0] ? nr->reply.detail : "-");
+		keep_buf_release(&body);
+		return;
+	}
+	if (nr->reply.not_ours) {
+		nr->derr = KEEP_ERR_NOTOURS;
+		snprintf(nr->why, sizeof(nr->why), "%.150s", nr->reply.detail);
+	} else {
+		nr->derr = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, nr->why,
+						sizeof(nr->why));
+	}
+	if (!nr->derr && (check == KEEP_NODE_READ_ANY_FORMAT || obj->format == 3) &&
+	    strcmp(obj->node, node) != 0) {
+		nr->derr = KEEP_ERR_PARSE;
+		snprintf(nr->why, sizeof(nr->why), "object names node '%.64s'", obj->node);
+	}
+	nr->ok = nr->derr == 0;
+	keep_buf_release(&body);
+}
+
+void keep_warn_skipped(const char *prog, const char *prefix, const struct keep_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nskipped && i < KEEP_LIST_SKIP_NAMED; i++)
+		keep_warn(prog, "listing %s: skipped %s: %s", *prefix ? prefix : "the bucket",
+			  l->skipped[i].key, l->skipped[i].why);
+	if (l->nskipped > KEEP_LIST_SKIP_NAMED)
+		keep_warn(prog, "listing %s: ... and %zu more skipped",
+			  *prefix ? prefix : "the bucket", l->nskipped - KEEP_LIST_SKIP_NAMED);
+}

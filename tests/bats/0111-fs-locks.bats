@@ -1,0 +1,117 @@
+#!/usr/bin/env bats
+# The fs store's per-key locks (issue 16 item 4; docs/store.md "Locking"):
+# a stopped, dead or stalled writer blocks its key at most 1 s, its late
+# commit fails (nothing written, exactly one winner), and no writer of
+# another key — a node's lease write above all — ever waits on it.
+# fs only: the S3 store has no client-side locks.
+
+load helpers/common
+
+setup() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "fs store only"
+	[ -e "$KEEP_TOOLDIR/store-stall.so" ] || skip "no $KEEP_TOOLDIR/store-stall.so"
+	keep_setup
+	BUCKET=${STORE_URL#file://}
+}
+teardown() { keep_teardown; }
+
+ks() { keep-store -c "$KEEP_CONFIG" "$@"; }
+version() { sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
+
+# stalled NAME ARGS... : keep-store ARGS (stdin: NAME.in) stopping itself at
+# its first fsync of a file: on fs, with the new object staged under the
+# key's lock. Waits until it is stopped.
+stalled() {
+	local n=$1 d=$BATS_TEST_TMPDIR
+	shift
+	start_bg "$n" env LD_PRELOAD="$KEEP_TOOLDIR/store-stall.so" KEEP_STALL_LOG="$d/$n.stall" \
+		ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+		sh -c "exec keep-store -c '$KEEP_CONFIG' $* < '$d/$n.in'"
+	wait_for 10 grep -q '^stalled ' "$d/$n.stall"
+	wait_for 5 sh -c "grep -q '^State:.*stopped' /proc/$(bg_pid "$n")/status"
+}
+
+# no_lock_left : no lock directory is left anywhere in the bucket
+no_lock_left() {
+	local left
+	left=$(find "$BUCKET" -name '.keep-lock-*')
+	[ -z "$left" ] || { echo "left over: $left"; return 1; }
+}
+
+@test "fs locks: a stopped writer's lock is broken after 1 s; its late commit fails, nothing written" {
+	v1=$(ks put k --if-none-match <<<"one" | version)
+	[ -n "$v1" ]
+	echo "stopped writer" >"$BATS_TEST_TMPDIR/a.in"
+	stalled a put k --if-match "$v1"
+	# another writer of the same key, on the same version: it waits for
+	# the stopped one at most the bound, then takes over and wins
+	stopped_at=$(awk '{ print $3 }' "$BATS_TEST_TMPDIR/a.stall")
+	t0=$(now_ms)
+	run -0 --separate-stderr ks put k --if-match "$v1" <<<"second writer"
+	done_at=$(now_ms)
+	echo "# the second writer waited $((done_at - t0)) ms, $((done_at - stopped_at)) ms after the stop"
+	# the bound is honoured (a holder is not broken before its lock is
+	# 1 s old; it staged its object right before stopping), and kept
+	[ $((done_at - stopped_at)) -ge 950 ]
+	[ $((done_at - t0)) -lt 4000 ]
+	v2=$(version <<<"$output")
+	# the stopped writer resumes: its commit finds its lock gone
+	kill -CONT "$(bg_pid a)"
+	run wait_exit 15 a
+	[ "$output" -eq 111 ]
+	grep -q 'outcome=ambiguous' "$BATS_TEST_TMPDIR/a.out"
+	grep -q "another writer broke it (nothing written)" "$BATS_TEST_TMPDIR/a.err"
+	# exactly one winner: the second writer's object, at its version
+	run -0 --separate-stderr ks get k
+	assert_output "second writer"
+	run -0 --separate-stderr ks stat k
+	assert_output "object key=k version=$v2"
+	no_lock_left
+	refute_sanitizer_reports
+}
+
+@test "fs locks: a writer killed while holding a key's lock blocks that key at most 1 s" {
+	ks put d/k <<<"one" >/dev/null
+	echo "killed writer" >"$BATS_TEST_TMPDIR/a.in"
+	stalled a put d/k
+	kill -KILL "$(bg_pid a)"
+	t0=$(now_ms)
+	run -0 --separate-stderr ks put d/k <<<"after the kill"
+	elapsed=$(($(now_ms) - t0))
+	echo "# waited $elapsed ms"
+	[ "$elapsed" -lt 4000 ]
+	run -0 --separate-stderr ks get d/k
+	assert_output "after the kill"
+	no_lock_left
+	run -0 --separate-stderr ks list d/
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "fs locks: two nodes' leases stay valid while a 20,000-key owner-acquire --jobs 4 batch is SIGSTOPped" {
+	start_bg n1 lease-write --node-id n1
+	start_bg n2 lease-write --node-id n2
+	wait_line 30 n1 '^live '
+	wait_line 30 n2 '^live '
+	seq 1 20000 | sed 's|^|t/c/k|' >"$BATS_TEST_TMPDIR/keys"
+	start_bg batch sh -c "exec owner-acquire --node-id n1 --jobs 4 < '$BATS_TEST_TMPDIR/keys'"
+	# stop it in full flight: once it has acquired a few dozen keys
+	wait_for 30 sh -c "[ \$(grep -c '^acquired ' '$BATS_TEST_TMPDIR/batch.out') -ge 40 ]"
+	kill -STOP "$(bg_pid batch)"
+	# for ttl + grace + 1 s (6.5 s: every lease would have run out twice
+	# over behind a stopped bucket-wide lock), both leases stay valid
+	end=$(($(now_ms) + 6500))
+	checks=0
+	while [ "$(now_ms)" -lt "$end" ]; do
+		run -0 lease-status --node-id n1
+		run -0 lease-status --node-id n2
+		checks=$((checks + 1))
+		sleep 0.2
+	done
+	echo "# $checks checks of both leases, all valid"
+	run ! grep -q 'timed out waiting' "$BATS_TEST_TMPDIR/n1.err" "$BATS_TEST_TMPDIR/n2.err"
+	bg_running n1
+	bg_running n2
+	kill -CONT "$(bg_pid batch)"
+	kill -TERM "$(bg_pid batch)"
+	refute_sanitizer_reports
+}
