@@ -36,8 +36,8 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
-#include "../lib/supervise.h"
 #include "../lib/storecmd.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] NODE\n"

@@ -23,8 +23,8 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
-#include "../lib/supervise.h"
 #include "../lib/storecmd.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"

@@ -22,8 +22,8 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
-#include "../lib/supervise.h"
 #include "../lib/storecmd.h"
+#include "../lib/supervise.h"
 #include "../lib/upgrade.h"
 
 static const char usage[] =

@@ -117,6 +117,7 @@ big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 	# and a peer's fence decision: bad-object, nothing written
 	start_bg p1 lease-write --node-id p1
 	wait_line 20 p1 '^live '
+	fencer_ready p1
 	run -0 --separate-stderr lease-fence --node-id p1 --stdin \
 		<<<"stale node=n9 instance=$INST written_at_ms=1767225600123 unchanged_ms=9000"
 	assert_output --regexp '^bad-object node=n9 '

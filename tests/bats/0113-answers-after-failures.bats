@@ -29,6 +29,7 @@ version_of() { keep-store stat "$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
 stale_n1_live_n2() {
 	start_bg n2 lease-write --node-id n2
 	wait_line 30 n2 '^live '
+	fencer_ready n2 # no fence before live_since + period + attempt (docs/fencing.md)
 	W=$(($(now_ms) - 20000))
 	V1=$(body live $INST $W n1 | put_obj nodes/n1 --if-none-match)
 	[ -n "$V1" ]
