@@ -1,7 +1,8 @@
 /* owner-check — the grant check before a commit (ADR 0020 §3 "Own"; R2: a
  * stale grant never commits; docs/ownership.md).
  *
- * No store I/O: the hold in the state directory and the lease state file. */
+ * No store I/O: the hold in the state directory and the lease state file,
+ * judged on the boot clock (lib/clock.h) read after both were read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
 	struct keep_hold h;
 	struct keep_buf b;
 	char dir[KEEP_PATH_MAX + 80], *end;
-	const char *key;
+	const char *key, *why;
 	long long gen;
 	int c, lc, hr, code;
 	enum keep_grant g;
@@ -67,9 +68,13 @@ int main(int argc, char **argv)
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
 
-	lc = keep_holds_lease(dir, keep_mono_ms(), &st);
 	memset(&h, 0, sizeof(h));
 	hr = keep_hold_read(dir, key, &h);
+	/* the lease last, on the boot clock read after its file: the answer
+	 * is about the moment it is printed, not when the command began */
+	lc = keep_holds_lease_why(dir, 0, &st, &why);
+	if (why)
+		keep_warn(prog, "the lease state in '%s' is not valid here: %s", dir, why);
 	memset(&in, 0, sizeof(in));
 	in.have_hold = hr == 0;
 	in.hold_instance = h.instance;

@@ -514,17 +514,30 @@ bool keep_draining(const char *node_dir, const char *instance)
 
 /* ---- helpers shared by the ownership commands ------------------------------------ */
 
-int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st)
+int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease_state *st,
+			 const char **why)
 {
 	char boot[64];
+	int64_t t;
 
+	if (why)
+		*why = NULL;
 	if (keep_lease_state_read(node_dir, st) != 0) {
 		memset(st, 0, sizeof(*st));
 		return KEEP_EXIT_NOT_LIVE;
 	}
+	/* the clock is read after the file: a caller's reading taken before
+	 * a pause (a stop, a swap-in, a slow disk) never makes it look valid */
+	t = keep_boot_ms();
+	if (t < now_ms)
+		t = now_ms;
 	keep_boot_id(boot, sizeof(boot));
-	if (keep_lease_state_valid(st, now_mono_ms, boot))
+	if (keep_lease_state_valid(st, t, boot))
 		return KEEP_EXIT_OK;
+	if (why)
+		*why = keep_lease_state_incomparable(st, boot);
+	if (keep_lease_state_incomparable(st, boot))
+		return KEEP_EXIT_NOT_LIVE;
 	if (strcmp(st->phase, "ran-out") == 0 || strcmp(st->phase, "live") == 0)
 		return KEEP_EXIT_RAN_OUT;
 	if (strcmp(st->phase, "lost") == 0) {
@@ -542,6 +555,49 @@ int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_leas
 			return KEEP_EXIT_BAD_OBJECT;
 	}
 	return KEEP_EXIT_NOT_LIVE;
+}
+
+int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_state *st)
+{
+	return keep_holds_lease_why(node_dir, now_ms, st, NULL);
+}
+
+int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,
+			  struct keep_lease_state *st)
+{
+	int rc = keep_holds_lease(node_dir, 0, st);
+
+	if (rc != KEEP_EXIT_OK)
+		return rc;
+	if (strcmp(st->instance, was->instance) != 0 || st->lapses != was->lapses)
+		return KEEP_EXIT_RAN_OUT; /* a lapse (or another process) since */
+	return KEEP_EXIT_OK;
+}
+
+int keep_hold_register_checked(const char *node_dir, const struct keep_hold *h,
+			       const struct keep_lease_state *was, int *lease_code)
+{
+	struct keep_lease_state st;
+	struct keep_pending p;
+	int rc;
+
+	*lease_code = keep_holds_lease_same(node_dir, was, &st);
+	if (*lease_code == KEEP_EXIT_OK) {
+		rc = keep_hold_write(node_dir, h);
+		return rc ? rc : 0;
+	}
+	/* the lease was not valid when the reply came: the hold is over
+	 * before it began; release the record in the background, as a lapse
+	 * releases every hold (§1, §3) */
+	memset(&p, 0, sizeof(p));
+	p.kind = KEEP_PENDING_RELEASE;
+	snprintf(p.key, sizeof(p.key), "%s", h->key);
+	snprintf(p.instance, sizeof(p.instance), "%s", h->instance);
+	p.generation = h->generation;
+	snprintf(p.version, sizeof(p.version), "%s", h->version);
+	p.at_ms = keep_wall_ms();
+	rc = keep_pending_write(node_dir, &p);
+	return rc ? rc : 1;
 }
 
 int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
