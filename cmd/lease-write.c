@@ -222,16 +222,19 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	keep_buf_release(&b);
 }
 
-/* Print and persist what the machine reported since the last call. */
+/* Persist, then print, what the machine reported since the last call. */
 static void drain_events(struct driver *d)
 {
 	struct keep_lease_event e;
 	int64_t now, wall;
-	bool any = false;
 
 	keep_clocks_now(&now, &wall);
+	/* the state file first: what the node's other commands trust is
+	 * never behind what this process announces (a lapse or a step ends
+	 * every hold before its line is printed) */
+	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE)
+		save_state(d, now, wall);
 	while (keep_lease_poll_event(&d->sm, &e)) {
-		any = true;
 		print_event(d, &e, now);
 		switch (e.kind) {
 		case KEEP_LEV_LIVE:
@@ -274,8 +277,6 @@ static void drain_events(struct driver *d)
 			break;
 		}
 	}
-	if (any || d->sm.phase == KEEP_LEASE_LIVE)
-		save_state(d, now, wall);
 	keep_metrics_set(&d->metrics, "keep_node_lease_valid_ms",
 			 keep_lease_valid(&d->sm, now) && !atomic_load(&stop_flag)
 			     ? d->sm.valid_until_mono_ms - now

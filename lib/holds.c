@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "core/owner.h"
 #include "err.h"
 #include "exitcode.h"
 #include "statedir.h"
@@ -560,6 +561,38 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_state *st)
 {
 	return keep_holds_lease_why(node_dir, now_ms, st, NULL);
+}
+
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why)
+{
+	struct keep_lease_state st;
+	struct keep_grant_input in;
+	struct keep_hold h;
+	int hr, lc;
+
+	memset(&h, 0, sizeof(h));
+	hr = keep_hold_read(node_dir, key, &h);
+	if (hr != 0)
+		memset(&h, 0, sizeof(h));
+	/* the lease last, on the boot clock read after its file: the answer
+	 * is about the moment it is given, not when the caller began */
+	lc = keep_holds_lease_why(node_dir, 0, &st, why);
+	memset(&in, 0, sizeof(in));
+	in.have_hold = hr == 0;
+	in.hold_instance = h.instance;
+	in.hold_generation = h.generation;
+	in.hold_epoch = h.epoch;
+	in.lease_instance = st.instance;
+	in.lease_valid = lc == KEEP_EXIT_OK;
+	in.lease_lapses = st.lapses;
+	*g = keep_owner_check(&in, generation);
+	if (*g == KEEP_GRANT_OK)
+		return KEEP_EXIT_OK;
+	/* while the lease is not valid, say why with the lease's own code */
+	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
+		return lc;
+	return KEEP_EXIT_NO;
 }
 
 int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/owner.h"
 #include "nodeobj.h"
 #include "ownerrec.h"
 #include "store/store.h"
@@ -106,6 +107,16 @@ int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_sta
  * an older lease-write's monotonic file, another boot), else NULL. */
 int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease_state *st,
 			 const char **why);
+/* The grant check of owner-check (ADR 0020 §3 "Own"; R2: a stale grant
+ * never commits): may this node's hold of key at generation act now?
+ * Reads the hold, then the lease state, then the boot clock, so the
+ * answer is about the moment it returns. *g gets the verdict
+ * (core/owner.h keep_owner_check); *why (may be NULL) as
+ * keep_holds_lease_why. Returns owner-check's exit code: 0 the grant may
+ * act; 1 no such hold (none, another generation or instance, a lapse
+ * since); the lease's code (10..17) while the lease is not valid. */
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why);
 /* The lease is valid now (keep_holds_lease) AND still the one *was
  * describes: same instance, same lapses (no lapse, step or restart
  * since). 0, the lease's code, or 14 when it lapsed since. *st gets the
