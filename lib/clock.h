@@ -1,6 +1,6 @@
 /* keep — the real clocks, for drivers only (lib/core/ never reads a clock).
  *
- * Two clocks, kept apart (CONVENTIONS: one "now" per loop iteration,
+ * Two clocks, kept apart (one "now" per loop iteration,
  * passed down; docs/lease.md "Clocks"):
  *
  *   the boot clock  CLOCK_BOOTTIME: never steps, and counts the time the

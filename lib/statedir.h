@@ -1,4 +1,5 @@
-/* keep — the node's local state directory (DESIGN.md "The node's local state").
+/* keep — the node's local state directory (docs/formats.md "Lease state file",
+ * docs/ownership.md "State directory").
  *
  * state_dir/<node-id>/ holds, for the processes of one node:
  *   lease      the node lease state written by lease-write (this file's struct)

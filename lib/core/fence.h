@@ -14,8 +14,9 @@
  *                           instance i (§2), for the ownership commands
  *
  * Nothing here reads a clock, sleeps, or touches a file or the store.
- * *_mono_ms: a monotonic clock (this boot); *_wall_ms: the wall clock
- * (ms since the epoch), compared with other nodes' written_at. */
+ * *_mono_ms: a steady clock, CLOCK_BOOTTIME in cmd/ (lib/clock.h; this
+ * boot); *_wall_ms: the wall clock (ms since the epoch), compared with
+ * other nodes' written_at. */
 #ifndef KEEP_CORE_FENCE_H
 #define KEEP_CORE_FENCE_H
 
