@@ -89,6 +89,8 @@ $(1): $$(addprefix build/$(1)/bin/,$$(CMDS) keep-agent $$(if $$(SIM_SRC),keep-si
 	$$(patsubst tests/tools/%.c,build/$(1)/tools/%,$$(TOOL_SRC)) \
 	$$(patsubst tests/preload/%.c,build/$(1)/tools/%.so,$$(PRELOAD_SRC))
 -include $$($(1)_OBJ:.o=.d)
+# commands, tests, tools and the simulator depend on lib/ headers too
+-include $$(wildcard build/$(1)/obj/cmd/*.d build/$(1)/obj/sim/*.d build/$(1)/obj/tests/*/*.d)
 endef
 $(eval $(call FLAVOUR,rel,REL_CFLAGS,))
 $(eval $(call FLAVOUR,san,SAN_CFLAGS,SAN_LDFLAGS))

@@ -308,11 +308,11 @@ static void own_lease(struct keep_fencer *me)
 	struct keep_lease_state st;
 
 	memset(me, 0, sizeof(*me));
-	me->now_mono_ms = keep_mono_ms();
+	me->now_mono_ms = keep_boot_ms();
 	if (keep_lease_state_read(C.node_dir, &st) != 0 || strcmp(st.node, C.cfg.node_id) != 0)
 		return;
 	me->valid = keep_lease_state_valid(&st, me->now_mono_ms, C.boot_id);
-	me->live_since_mono_ms = me->valid ? st.live_since_mono_ms : 0;
+	me->live_since_mono_ms = me->valid ? st.live_since_ms : 0;
 }
 
 static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
@@ -349,7 +349,7 @@ static bool may_act(const struct keep_stale *st)
 }
 
 /* A not-yet's retry: wait until free_at_wall_ms passes on our wall clock
- * (measured on the monotonic clock from now), unless the input ends or a
+ * (measured on the boot clock from now), unless the input ends or a
  * signal stops us first. Bounded: a free_at further away than ttl + grace
  * + max_skew is not waited for (the next stale line will come). true: the
  * time came. */
@@ -360,13 +360,16 @@ static bool wait_free_at(int64_t free_at_wall_ms)
 
 	if (left > keep_timing_takeover_ms(&C.cfg.timing) + C.cfg.timing.max_skew_ms)
 		return false;
-	deadline = keep_mono_ms() + (left > 0 ? left : 0) + 1;
+	deadline = keep_boot_ms() + (left > 0 ? left : 0) + 1;
 	pthread_mutex_lock(&C.lock);
-	while (!Q.eof && !stop_flag && keep_mono_ms() < deadline) {
+	while (!Q.eof && !stop_flag && keep_boot_ms() < deadline) {
 		struct timespec ts;
+		int64_t rest = deadline - keep_boot_ms();
 
-		ts.tv_sec = deadline / 1000;
-		ts.tv_nsec = (deadline % 1000) * 1000000;
+		/* the condition variable runs on CLOCK_MONOTONIC (the only steady
+		 * clock glibc gives it); slices of at most 200 ms, each followed
+		 * by a look at the boot clock, so a suspend never stretches it */
+		keep_mono_timespec_after(rest < 200 ? rest : 200, &ts);
 		pthread_cond_timedwait(&C.wake, &C.lock, &ts);
 	}
 	ok = !Q.eof && !stop_flag;
@@ -691,7 +694,7 @@ int main(int argc, char **argv)
 	pthread_mutex_init(&C.lock, NULL);
 	pthread_cond_init(&C.more, NULL);
 	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* as keep_mono_ms */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* keep_mono_timespec_after */
 	pthread_cond_init(&C.wake, &ca);
 	pthread_condattr_destroy(&ca);
 	keep_reqstats_init(&C.stats);

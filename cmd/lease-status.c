@@ -1,7 +1,9 @@
 /* lease-status — is this node's lease valid now? (readiness; ADR §1)
  *
- * Reads the lease state file lease-write keeps (state_dir/<id>/lease) and
- * the monotonic clock; no store I/O. */
+ * Reads the lease state file lease-write keeps (state_dir/<id>/lease), then
+ * the boot clock (lib/clock.h); no store I/O. A state whose deadlines this
+ * reader cannot compare (an older lease-write's monotonic file, another
+ * boot) is not valid, with a warning saying why. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -29,10 +31,13 @@ static const char usage[] =
     "\n"
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
-    "state); 100 usage. See docs/exit-codes.md.\n";
+    "state, or a state this version cannot compare: an older lease-write's, another\n"
+    "boot's); 100 usage. See docs/exit-codes.md.\n";
 
-static int code_for(const struct keep_lease_state *s)
+static int code_for(const struct keep_lease_state *s, const char *why)
 {
+	if (why)
+		return KEEP_EXIT_NOT_LIVE; /* its deadlines cannot be compared here */
 	if (strcmp(s->phase, "ran-out") == 0)
 		return KEEP_EXIT_RAN_OUT;
 	if (strcmp(s->phase, "live") == 0)
@@ -82,6 +87,7 @@ int main(int argc, char **argv)
 	int64_t now;
 	int c, rc;
 	bool valid, paths = false;
+	const char *why;
 
 	keep_cli_init(&cli, "lease-status", usage);
 	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
@@ -115,16 +121,22 @@ int main(int argc, char **argv)
 				dir);
 		return KEEP_EXIT_NOT_LIVE;
 	}
-	now = keep_mono_ms();
+	now = keep_boot_ms(); /* after the read: the answer is about now */
 	keep_boot_id(boot, sizeof(boot));
+	why = keep_lease_state_incomparable(&st, boot);
+	if (why)
+		fprintf(stderr,
+			"lease-status: warning: the lease state in '%s' is not valid here: %s\n",
+			dir, why);
 	valid = keep_lease_state_valid(&st, now, boot);
-	keep_line_str(&b, "phase", valid || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");
+	keep_line_str(&b, "phase",
+		      valid || why || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");
 	keep_line_str(&b, "reason", st.reason);
 	keep_line_str(&b, "instance", st.instance);
-	keep_line_int(&b, "valid_ms", valid ? st.valid_until_mono_ms - now : 0);
+	keep_line_int(&b, "valid_ms", valid ? st.valid_until_ms - now : 0);
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);
 	keep_line_emit(&b);
 	keep_buf_release(&b);
-	return valid ? KEEP_EXIT_OK : code_for(&st);
+	return valid ? KEEP_EXIT_OK : code_for(&st, why);
 }

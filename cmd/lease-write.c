@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,33 +30,40 @@
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                   [-v] [--check] [--go-fd FD]\n"
+    "                   [-v] [--check] [--clock-step-ms MS] [--go-fd FD]\n"
     "\n"
     "Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
     "`released` (clean stop). Prints one event a line on stdout:\n"
     "  check-start check-read check-shortcut live adopted write-failed read-failed\n"
-    "  ran-out recovered back-to-check stopping released stopped lost\n"
+    "  ran-out recovered back-to-check stopping released stopped lost clock-step\n"
     "  (and `renewed` with -v). State for other commands: STATE_DIR/ID/lease.\n"
     "\n"
-    "  -v, --verbose   also print every renewal\n"
-    "  --check         validate the configuration, print `configuration OK`, exit\n"
-    "  --go-fd FD      hold the first write, after the start check, until a line\n"
-    "                  `go` is read from file descriptor FD (keep-agent: the start\n"
-    "                  guard passed); EOF first: stop, nothing written\n"
+    "  -v, --verbose       also print every renewal\n"
+    "  --check             validate the configuration, print `configuration OK`, exit\n"
+    "  --clock-step-ms MS  a wall-clock step beyond MS (against the boot clock)\n"
+    "                      ends every hold (lease.clock_step_ms; default\n"
+    "                      max_skew_ms / 2, at least 20)\n"
+    "  --go-fd FD          hold the first write, after the start check, until a\n"
+    "                      line `go` is read from file descriptor FD (keep-agent:\n"
+    "                      the start guard passed); EOF first: stop, nothing written\n"
     "\n"
     "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
     "another; 13 object removed; 16 an old-format node runs under this id;\n"
     "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
     "release unconfirmed. See docs/exit-codes.md.\n";
 
-enum { OPT_GO_FD = 0x2000 };
+/* The clean stop. SIGTERM/SIGINT are blocked in every thread and taken by
+ * signal_thread (sigwait), which marks the state file `stopping` at once,
+ * under state_lock, even while the main loop waits on a renewal in flight
+ * (docs/lease.md "Clean stop"), then wakes the main loop with SIGUSR1.
+ * stop_flag: 0 running; 1 stop asked; 2 stop handed to the machine. */
+static atomic_int stop_flag;
+enum { OPT_STEP = 0x2000, OPT_GO_FD };
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
+static void on_wake(int sig)
 {
-	(void)sig;
-	stop_flag = 1;
+	(void)sig; /* only interrupts the main loop's sleep */
 }
 
 struct driver {
@@ -67,6 +76,9 @@ struct driver {
 	struct keep_lease sm;
 	struct keep_metrics metrics;
 	bool verbose;
+	pthread_t main_thread;
+	struct keep_lease_state saved; /* the last state written (under state_lock) */
+	bool have_saved;
 	int go_fd;	 /* --go-fd, or -1 */
 	bool go;	 /* the first write may go (no --go-fd, or `go` read) */
 	char go_buf[64]; /* a partial line read from go_fd */
@@ -74,30 +86,80 @@ struct driver {
 	int64_t orphan_deadline_mono_ms; /* keep-agent gone: exit by then (0: not) */
 };
 
-static void save_state(struct driver *d, int64_t now_mono)
+/* Write st, marked as stopping when a stop was asked and it says live:
+ * from the signal on, no reader may see the lease valid. Under state_lock. */
+static void write_state_locked(struct driver *d, struct keep_lease_state *st)
+{
+	if (atomic_load(&stop_flag) && strcmp(st->phase, "live") == 0) {
+		snprintf(st->phase, sizeof(st->phase), "stopping");
+		st->valid_until_ms = 0;
+		st->valid_until_wall_ms = 0;
+		st->live_since_ms = 0;
+	}
+	if (keep_lease_state_write(d->node_dir, st) != 0)
+		keep_warn(d->prog, "unable to write lease state in '%s': %s", d->node_dir,
+			  strerror(errno));
+	d->saved = *st;
+	d->have_saved = true;
+}
+
+static void *signal_thread(void *arg)
+{
+	struct driver *d = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	for (;;) {
+		if (sigwait(&set, &sig) != 0)
+			continue;
+		pthread_mutex_lock(&state_lock);
+		if (atomic_load(&stop_flag) == 0) {
+			atomic_store(&stop_flag, 1);
+			if (d->have_saved && strcmp(d->saved.phase, "live") == 0) {
+				struct keep_lease_state st = d->saved;
+
+				write_state_locked(d, &st);
+			}
+		}
+		pthread_mutex_unlock(&state_lock);
+		pthread_kill(d->main_thread, SIGUSR1);
+	}
+	return NULL;
+}
+
+static void save_state(struct driver *d, int64_t now_mono, int64_t wall)
 {
 	struct keep_lease_state st;
-	int64_t wall = keep_wall_ms();
 
 	memset(&st, 0, sizeof(st));
+	st.format = 2;
 	snprintf(st.node, sizeof(st.node), "%s", d->cfg.node_id);
 	snprintf(st.instance, sizeof(st.instance), "%s", d->sm.tmpl.instance);
 	st.pid = (int64_t)getpid();
+	snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
 	snprintf(st.boot_id, sizeof(st.boot_id), "%s", d->boot_id);
 	snprintf(st.phase, sizeof(st.phase), "%s", keep_lease_phase_name(d->sm.phase));
 	snprintf(st.reason, sizeof(st.reason), "%s", keep_lease_reason_name(d->sm.reason));
 	snprintf(st.version, sizeof(st.version), "%s", d->sm.version[0] ? d->sm.version : "-");
 	st.written_at_ms = d->sm.written_at_ms;
 	if (keep_lease_valid(&d->sm, now_mono)) {
-		st.valid_until_mono_ms = d->sm.valid_until_mono_ms;
+		st.valid_until_ms = d->sm.valid_until_mono_ms;
 		st.valid_until_wall_ms = wall + (d->sm.valid_until_mono_ms - now_mono);
-		st.live_since_mono_ms = d->sm.live_since_mono_ms;
+		st.live_since_ms = d->sm.live_since_mono_ms;
+	} else if (d->sm.phase == KEEP_LEASE_LIVE) {
+		/* live but past its validity (the next tick counts the lapse):
+		 * say so now, a reader must not wait for that tick */
+		snprintf(st.phase, sizeof(st.phase), "%s",
+			 keep_lease_phase_name(KEEP_LEASE_RAN_OUT));
 	}
 	st.lapses = d->sm.lapses + (d->sm.phase == KEEP_LEASE_LOST ? 1 : 0);
 	st.updated_wall_ms = wall;
-	if (keep_lease_state_write(d->node_dir, &st) != 0)
-		keep_warn(d->prog, "unable to write lease state in '%s': %s", d->node_dir,
-			  strerror(errno));
+	pthread_mutex_lock(&state_lock);
+	write_state_locked(d, &st);
+	pthread_mutex_unlock(&state_lock);
 }
 
 static void print_event(struct driver *d, const struct keep_lease_event *e, int64_t now_mono)
@@ -152,6 +214,9 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	case KEEP_LEV_RAN_OUT:
 		keep_line_int(&b, "lapses", d->sm.lapses);
 		break;
+	case KEEP_LEV_CLOCK_STEP:
+		keep_line_int(&b, "step_ms", e->step_ms);
+		break;
 	case KEEP_LEV_RELEASED:
 		keep_line_str(&b, "version", e->version);
 		keep_line_int(&b, "written_at_ms", e->written_at_ms);
@@ -168,15 +233,19 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	keep_buf_release(&b);
 }
 
-/* Print and persist what the machine reported since the last call. */
+/* Persist, then print, what the machine reported since the last call. */
 static void drain_events(struct driver *d)
 {
 	struct keep_lease_event e;
-	int64_t now = keep_mono_ms();
-	bool any = false;
+	int64_t now, wall;
 
+	keep_clocks_now(&now, &wall);
+	/* the state file first: what the node's other commands trust is
+	 * never behind what this process announces (a lapse or a step ends
+	 * every hold before its line is printed) */
+	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE)
+		save_state(d, now, wall);
 	while (keep_lease_poll_event(&d->sm, &e)) {
-		any = true;
 		print_event(d, &e, now);
 		switch (e.kind) {
 		case KEEP_LEV_LIVE:
@@ -191,6 +260,17 @@ static void drain_events(struct driver *d)
 			break;
 		case KEEP_LEV_RAN_OUT:
 			keep_metrics_inc(&d->metrics, "keep_node_lease_ran_out_total", 1);
+			break;
+		case KEEP_LEV_CLOCK_STEP:
+			keep_metrics_inc(&d->metrics, "keep_clock_steps_total", 1);
+			keep_warn(d->prog,
+				  "the wall clock stepped %+lld ms against the boot clock (more "
+				  "than %lld ms): every hold of nodes/%s ends now, as on a lapse; "
+				  "the lease is valid again after its next acknowledged write "
+				  "(docs/lease.md \"Clocks\")",
+				  (long long)e.step_ms,
+				  (long long)keep_timing_clock_step_ms(&d->cfg.timing),
+				  d->cfg.node_id);
 			break;
 		case KEEP_LEV_LOST:
 			if (e.reason != KEEP_REASON_UNCONFIRMED)
@@ -208,10 +288,10 @@ static void drain_events(struct driver *d)
 			break;
 		}
 	}
-	if (any || d->sm.phase == KEEP_LEASE_LIVE)
-		save_state(d, now);
 	keep_metrics_set(&d->metrics, "keep_node_lease_valid_ms",
-			 keep_lease_valid(&d->sm, now) ? d->sm.valid_until_mono_ms - now : 0);
+			 keep_lease_valid(&d->sm, now) && !atomic_load(&stop_flag)
+			     ? d->sm.valid_until_mono_ms - now
+			     : 0);
 	keep_metrics_flush(&d->metrics);
 }
 
@@ -219,6 +299,7 @@ static void do_read(struct driver *d, const struct keep_lease_action *act)
 {
 	struct keep_node_read nr;
 	struct keep_node_obj obj;
+	int64_t now, wall;
 
 	keep_store_set_timeout(d->store, act->timeout_ms);
 	keep_node_read(d->store, d->cfg.node_id, KEEP_NODE_READ_V3_ONLY, &obj, &nr);
@@ -228,8 +309,9 @@ static void do_read(struct driver *d, const struct keep_lease_action *act)
 			  nr.why);
 	else if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND)
 		keep_warn(d->prog, "unable to read nodes/%s: %s", d->cfg.node_id, nr.why);
-	keep_lease_on_read(&d->sm, keep_mono_ms(), keep_wall_ms(), nr.reply.outcome,
-			   nr.reply.version, nr.ok ? &obj : NULL, nr.derr);
+	keep_clocks_now(&now, &wall);
+	keep_lease_on_read(&d->sm, now, wall, nr.reply.outcome, nr.reply.version,
+			   nr.ok ? &obj : NULL, nr.derr);
 }
 
 static void do_write(struct driver *d, const struct keep_lease_action *act)
@@ -253,7 +335,15 @@ static void do_write(struct driver *d, const struct keep_lease_action *act)
 	if (r.outcome != KEEP_STORE_OK)
 		keep_warn(d->prog, "lease write nodes/%s: %s: %s", d->cfg.node_id,
 			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
-	keep_lease_on_write(&d->sm, keep_mono_ms(), r.outcome, r.version);
+	{
+		/* the reply's time, both clocks: a step while the write was in
+		 * flight is noticed before the reply can make the lease valid */
+		int64_t now, wall;
+
+		keep_clocks_now(&now, &wall);
+		keep_lease_clocks(&d->sm, now, wall);
+		keep_lease_on_write(&d->sm, now, r.outcome, r.version);
+	}
 	keep_buf_release(&body);
 }
 
@@ -336,17 +426,28 @@ int main(int argc, char **argv)
 					     {"verbose", no_argument, NULL, 'v'},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {"go-fd", required_argument, NULL, OPT_GO_FD},
+					     {"clock-step-ms", required_argument, NULL, OPT_STEP},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
 	struct keep_node_obj tmpl;
 	struct sigaction sa;
+	sigset_t stopsigs;
+	pthread_t sigthr;
 	bool check_only = false, held = false;
+	int64_t step_ms = -1;
 	int c, rc, orphan_rc = 0;
+
+	/* SIGTERM/SIGINT blocked in every thread from the start (curl's too):
+	 * only signal_thread takes them; one sent during the setup waits */
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGTERM);
+	sigaddset(&stopsigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stopsigs, NULL);
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "lease-write";
-	keep_supervised_start(d.prog);
+	keep_supervised_start(d.prog); /* before any thread: lib/supervise.h */
 	d.go_fd = -1;
 	d.go = true;
 	keep_cli_init(&cli, d.prog, usage);
@@ -360,6 +461,18 @@ int main(int argc, char **argv)
 		case KEEP_OPT_CHECK:
 			check_only = true;
 			break;
+		case OPT_STEP: {
+			char *end;
+			long long v;
+
+			errno = 0;
+			v = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    optarg[0] == '+' || v < 0 || v > 86400000)
+				keep_cli_usage_error(&cli, "--clock-step-ms wants 0..86400000");
+			step_ms = v;
+			break;
+		}
 		case OPT_GO_FD: {
 			char *end;
 			long v;
@@ -380,6 +493,14 @@ int main(int argc, char **argv)
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	keep_cli_load_config(&cli, &d.cfg);
+	if (step_ms >= 0) {
+		char why[256];
+
+		d.cfg.timing.clock_step_ms = step_ms;
+		if (keep_timing_check(&d.cfg.timing, why, sizeof(why)) != 0)
+			keep_die(KEEP_EXIT_USAGE, d.prog,
+				 "invalid configuration: --clock-step-ms: %s", why);
+	}
 	if (!d.cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
 	if (!d.cfg.store[0])
@@ -419,6 +540,7 @@ int main(int argc, char **argv)
 	keep_metrics_inc(&d.metrics, "keep_node_lease_writes_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_node_lease_failures_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_node_lease_ran_out_total", 0);
+	keep_metrics_inc(&d.metrics, "keep_clock_steps_total", 0);
 
 	d.store = keep_store_open_or_die(d.prog, &d.cfg, NULL);
 
@@ -434,22 +556,28 @@ int main(int argc, char **argv)
 	tmpl.pid = (int64_t)getpid();
 	snprintf(tmpl.software, sizeof(tmpl.software), "keep/0.1");
 
+	/* SIGUSR1 (from signal_thread) interrupts the main loop's sleep */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_handler = on_wake;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	d.main_thread = pthread_self();
 
-	keep_lease_init(&d.sm, &d.cfg.timing, &tmpl, keep_mono_ms());
+	keep_lease_init(&d.sm, &d.cfg.timing, &tmpl, keep_boot_ms());
+	if (pthread_create(&sigthr, NULL, signal_thread, &d) != 0)
+		keep_die(KEEP_EXIT_TEMP, d.prog, "unable to start the signal thread");
+	pthread_detach(sigthr);
 	for (;;) {
 		struct keep_lease_action act;
-		int64_t now = keep_mono_ms();
+		int64_t now, wall;
 
-		if (!stop_flag && keep_supervisor_gone())
-			stop_flag = 1; /* the death signal is the rule; this, the backstop */
-		if (stop_flag == 1) {
-			stop_flag = 2;
+		keep_clocks_now(&now, &wall);
+		if (!atomic_load(&stop_flag) && keep_supervisor_gone())
+			atomic_store(&stop_flag,
+				     1); /* the death signal is the rule; this, the backstop */
+		if (atomic_load(&stop_flag) == 1) {
+			atomic_store(&stop_flag, 2);
 			if (keep_supervisor_gone())
 				orphaned(&d, now);
 			keep_lease_stop(&d.sm, now);
@@ -465,7 +593,7 @@ int main(int argc, char **argv)
 		if (!d.go && d.sm.phase == KEEP_LEASE_FIRST && !d.sm.readback && !d.sm.inflight) {
 			int g;
 
-			if (stop_flag == 1)
+			if (atomic_load(&stop_flag) == 1)
 				continue; /* a stop came in just now: handled above, nothing sent */
 
 			/* the start check passed: hold the first write for `go` */
@@ -485,12 +613,12 @@ int main(int argc, char **argv)
 				keep_info(d.prog,
 					  "fd %d closed before `go`: stopping, nothing written",
 					  d.go_fd);
-				if (!stop_flag)
-					stop_flag = 1;
+				if (!atomic_load(&stop_flag))
+					atomic_store(&stop_flag, 1);
 			}
 			continue;
 		}
-		keep_lease_next(&d.sm, now, keep_wall_ms(), &act);
+		keep_lease_next(&d.sm, now, wall, &act);
 		drain_events(&d);
 		if (act.kind == KEEP_LACT_DONE)
 			break;
@@ -504,8 +632,8 @@ int main(int argc, char **argv)
 		switch (act.kind) {
 		case KEEP_LACT_WAIT:
 			check_progress(&d, now);
-			if (stop_flag != 1)
-				keep_sleep_until_mono(act.until_mono_ms);
+			if (atomic_load(&stop_flag) != 1)
+				keep_sleep_until_boot(act.until_mono_ms);
 			break;
 		case KEEP_LACT_READ:
 			do_read(&d, &act);
@@ -518,7 +646,12 @@ int main(int argc, char **argv)
 		}
 		drain_events(&d);
 	}
-	save_state(&d, keep_mono_ms());
+	{
+		int64_t now, wall;
+
+		keep_clocks_now(&now, &wall);
+		save_state(&d, now, wall);
+	}
 	rc = orphan_rc ? orphan_rc : keep_lease_exit_code(&d.sm);
 	keep_store_free(d.store);
 	keep_metrics_release(&d.metrics);

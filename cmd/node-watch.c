@@ -257,8 +257,10 @@ static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live
 		return;
 	if (strcmp(st.node, d->cfg.node_id) != 0)
 		return;
-	*valid = keep_lease_state_valid(&st, now, d->boot_id);
-	*live_since = st.live_since_mono_ms;
+	/* on the boot clock read after the file, never earlier than now */
+	*valid =
+	    keep_lease_state_valid(&st, keep_boot_ms() > now ? keep_boot_ms() : now, d->boot_id);
+	*live_since = st.live_since_ms;
 }
 
 static int emit(struct keep_buf *b)
@@ -541,8 +543,7 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 		x->read_failed = !x->wrote && !d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK;
 		x->obj = x->readable ? &d->v[i].obj : NULL;
 	}
-	now = keep_mono_ms();
-	wall = keep_wall_ms();
+	keep_clocks_now(&now, &wall);
 	/* the lease state is read after the listing: a valid lease now covers
 	 * the whole pass */
 	self_lease(d, now, &valid, live_since);
@@ -557,7 +558,7 @@ static int follow(struct driver *d)
 	struct keep_watch w;
 	struct keep_watch_input *in = NULL;
 	size_t inalloc = 0;
-	int64_t next_pass = keep_mono_ms(), live_since = 0;
+	int64_t next_pass = keep_boot_ms(), live_since = 0;
 	bool listed = false;
 	int rc = 0;
 
@@ -565,7 +566,7 @@ static int follow(struct driver *d)
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
 	while (!stop_flag) {
-		int64_t now = keep_mono_ms(), wake, due;
+		int64_t now = keep_boot_ms(), wake, due;
 
 		if (now >= next_pass) {
 			next_pass = now + d->cfg.timing.period_ms;
@@ -592,7 +593,7 @@ static int follow(struct driver *d)
 		due = listed ? keep_watch_next_stale_mono_ms(&w, live_since) : 0;
 		if (due && due < wake)
 			wake = due;
-		keep_sleep_until_mono(wake);
+		keep_sleep_until_boot(wake);
 	}
 	free(in);
 	keep_watch_release(&w);

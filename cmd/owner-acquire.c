@@ -45,7 +45,10 @@ static const char usage[] =
     "  acquired key=K generation=G version=V new=yes|no\n"
     "  held key=K node=N instance=I generation=G [free_at_ms=T]\n"
     "  unknown key=K generation=G        outcome unknown, kept for the resolver\n"
-    "  refused key=K reason=..           nothing written (lease not valid, draining)\n"
+    "  refused key=K reason=..           not held: lease-not-valid or draining (nothing\n"
+    "                                    written), lease-lapsed (written, but the lease\n"
+    "                                    was not valid at the reply: released in the\n"
+    "                                    background)\n"
     "  error key=K reason=..             nothing written (store, bad record, bad key)\n"
     "\n"
     "exit (the first that applies over all keys): 100 bad key or usage;\n"
@@ -124,6 +127,8 @@ static int register_hold(struct ctx *x, const char *key, const char *instance, i
 			 const char *version, int64_t epoch, bool fresh)
 {
 	struct keep_hold h;
+	struct keep_lease_state was;
+	int rc, lease_code;
 
 	memset(&h, 0, sizeof(h));
 	snprintf(h.key, sizeof(h.key), "%s", key);
@@ -132,7 +137,22 @@ static int register_hold(struct ctx *x, const char *key, const char *instance, i
 	snprintf(h.version, sizeof(h.version), "%s", version);
 	h.epoch = epoch;
 	h.acquired_at_ms = keep_wall_ms();
-	if (keep_hold_write(x->node_dir, &h) != 0) {
+	/* issue 13: the lease is judged again now that the reply came; a
+	 * lease that ran out, lapsed or stopped meanwhile gets no hold (the
+	 * record is released in the background) and no `acquired` line */
+	memset(&was, 0, sizeof(was));
+	snprintf(was.instance, sizeof(was.instance), "%s", instance);
+	was.lapses = epoch;
+	rc = keep_hold_register_checked(x->node_dir, &h, &was, &lease_code);
+	if (rc == 1) {
+		keep_warn(prog,
+			  "owners/%s was written at generation %lld, but the node lease was not "
+			  "valid when the reply came: not held; its release is pending",
+			  key, (long long)gen);
+		line_simple("refused", key, "lease-lapsed");
+		return lease_code;
+	}
+	if (rc != 0) {
 		struct keep_pending p;
 
 		keep_warn(prog, "unable to register the hold of '%s': %s; releasing it", key,
@@ -273,6 +293,12 @@ static int acquire_locked(struct ctx *x, const char *key)
 	}
 	switch (d.verdict) {
 	case KEEP_ACQ_SAME:
+		/* issue 13: judged again after the record read */
+		rc = keep_holds_lease_same(x->node_dir, &st, &st2);
+		if (rc != KEEP_EXIT_OK) {
+			line_simple("refused", key, "lease-not-valid");
+			return rc;
+		}
 		line_acquired(key, h.generation, h.version, false);
 		return KEEP_EXIT_OK;
 	case KEEP_ACQ_HELD:

@@ -1,7 +1,8 @@
 /* owner-check — the grant check before a commit (ADR 0020 §3 "Own"; R2: a
  * stale grant never commits; docs/ownership.md).
  *
- * No store I/O: the hold in the state directory and the lease state file. */
+ * No store I/O: the hold in the state directory and the lease state file,
+ * judged on the boot clock (lib/clock.h) read after both were read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -38,14 +39,11 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_lease_state st;
-	struct keep_grant_input in;
-	struct keep_hold h;
 	struct keep_buf b;
 	char dir[KEEP_PATH_MAX + 80], shown[300], *end;
-	const char *key;
+	const char *key, *why;
 	long long gen;
-	int c, lc, hr, code;
+	int c, code;
 	enum keep_grant g;
 
 	keep_cli_init(&cli, prog, usage);
@@ -69,27 +67,9 @@ int main(int argc, char **argv)
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
 
-	lc = keep_holds_lease(dir, keep_mono_ms(), &st);
-	memset(&h, 0, sizeof(h));
-	hr = keep_hold_read(dir, key, &h);
-	memset(&in, 0, sizeof(in));
-	in.have_hold = hr == 0;
-	in.hold_instance = h.instance;
-	in.hold_generation = h.generation;
-	in.hold_epoch = h.epoch;
-	in.lease_instance = st.instance;
-	in.lease_valid = lc == KEEP_EXIT_OK;
-	in.lease_lapses = st.lapses;
-	if (hr != 0)
-		memset(&h, 0, sizeof(h));
-	g = keep_owner_check(&in, gen);
-	/* while the lease is not valid, say why with the lease's own code */
-	if (g == KEEP_GRANT_OK)
-		code = KEEP_EXIT_OK;
-	else if (lc != KEEP_EXIT_OK && (g == KEEP_GRANT_LAPSED || g == KEEP_GRANT_NOT_VALID))
-		code = lc;
-	else
-		code = KEEP_EXIT_NO;
+	code = keep_grant_now(dir, key, gen, &g, &why);
+	if (why)
+		keep_warn(prog, "the lease state in '%s' is not valid here: %s", dir, why);
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	keep_line_start(&b, "check");
 	keep_line_str(&b, "key", key);

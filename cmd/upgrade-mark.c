@@ -211,7 +211,7 @@ static int guard(struct ctx *x)
 					  id, nr.why);
 			n++;
 		}
-		now_mono = keep_mono_ms();
+		now_mono = keep_boot_ms();
 		now_wall = keep_wall_ms();
 		if (!listed) {
 			keep_list_release(&l);
@@ -220,7 +220,7 @@ static int guard(struct ctx *x)
 					  failures);
 				goto out;
 			}
-			keep_sleep_until_mono(now_mono + x->cfg.timing.period_ms / 2 + 1);
+			keep_sleep_until_boot(now_mono + x->cfg.timing.period_ms / 2 + 1);
 			continue;
 		}
 		failures = 0;
@@ -297,7 +297,7 @@ static int guard(struct ctx *x)
 				  (long long)g.left_ms);
 		else
 			keep_info(prog, "a node object could not be read; listing again");
-		keep_sleep_until_mono(g.next_mono_ms);
+		keep_sleep_until_boot(g.next_mono_ms);
 	}
 out:
 	keep_metrics_set(&m, "keep_start_guard_wait_ms", 0);

@@ -4,7 +4,8 @@
  *
  * Properties: no crash or overread (the input is exactly len bytes, not
  * NUL-terminated); no NUL byte is accepted inside a value (it would cut
- * the value short silently); an accepted state encodes and decodes back to
+ * the value short silently); an accepted state (format 2, or an older
+ * lease-write's format 1) encodes (always format 2) and decodes back to
  * the same fields (an empty optional string is written as "-"). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    str_differs(s.boot_id, s2.boot_id) || strcmp(s.phase, s2.phase) ||
 	    str_differs(s.reason, s2.reason) || str_differs(s.version, s2.version) ||
 	    s.pid != s2.pid || s.written_at_ms != s2.written_at_ms ||
-	    s.valid_until_mono_ms != s2.valid_until_mono_ms ||
+	    str_differs(s.clock, s2.clock) || s.valid_until_ms != s2.valid_until_ms ||
 	    s.valid_until_wall_ms != s2.valid_until_wall_ms ||
-	    s.live_since_mono_ms != s2.live_since_mono_ms || s.lapses != s2.lapses ||
+	    s.live_since_ms != s2.live_since_ms || s.lapses != s2.lapses ||
 	    s.updated_wall_ms != s2.updated_wall_ms)
 		abort();
 	keep_buf_release(&b);

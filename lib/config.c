@@ -184,6 +184,7 @@ static const struct field lease_fields[] = {
     MS("safety_ms", timing.safety_ms),
     MS("max_skew_ms", timing.max_skew_ms),
     MS("heartbeat_period_ms", timing.period_ms),
+    MS("clock_step_ms", timing.clock_step_ms),
     {NULL, K_STR, 0, 0, NULL},
 };
 

@@ -15,6 +15,7 @@
  *     safety_ms: 2000
  *     max_skew_ms: 1000
  *     heartbeat_period_ms: 3000
+ *     clock_step_ms: 0                 # 0: max_skew_ms / 2 (at least 20)
  *   s3:
  *     region: us-east-1
  *     endpoint: https://s3.example.com

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "core/owner.h"
 #include "err.h"
 #include "exitcode.h"
 #include "statedir.h"
@@ -514,17 +515,30 @@ bool keep_draining(const char *node_dir, const char *instance)
 
 /* ---- helpers shared by the ownership commands ------------------------------------ */
 
-int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st)
+int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease_state *st,
+			 const char **why)
 {
 	char boot[64];
+	int64_t t;
 
+	if (why)
+		*why = NULL;
 	if (keep_lease_state_read(node_dir, st) != 0) {
 		memset(st, 0, sizeof(*st));
 		return KEEP_EXIT_NOT_LIVE;
 	}
+	/* the clock is read after the file: a caller's reading taken before
+	 * a pause (a stop, a swap-in, a slow disk) never makes it look valid */
+	t = keep_boot_ms();
+	if (t < now_ms)
+		t = now_ms;
 	keep_boot_id(boot, sizeof(boot));
-	if (keep_lease_state_valid(st, now_mono_ms, boot))
+	if (keep_lease_state_valid(st, t, boot))
 		return KEEP_EXIT_OK;
+	if (why)
+		*why = keep_lease_state_incomparable(st, boot);
+	if (keep_lease_state_incomparable(st, boot))
+		return KEEP_EXIT_NOT_LIVE;
 	if (strcmp(st->phase, "ran-out") == 0 || strcmp(st->phase, "live") == 0)
 		return KEEP_EXIT_RAN_OUT;
 	if (strcmp(st->phase, "lost") == 0) {
@@ -542,6 +556,81 @@ int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_leas
 			return KEEP_EXIT_BAD_OBJECT;
 	}
 	return KEEP_EXIT_NOT_LIVE;
+}
+
+int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_state *st)
+{
+	return keep_holds_lease_why(node_dir, now_ms, st, NULL);
+}
+
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why)
+{
+	struct keep_lease_state st;
+	struct keep_grant_input in;
+	struct keep_hold h;
+	int hr, lc;
+
+	memset(&h, 0, sizeof(h));
+	hr = keep_hold_read(node_dir, key, &h);
+	if (hr != 0)
+		memset(&h, 0, sizeof(h));
+	/* the lease last, on the boot clock read after its file: the answer
+	 * is about the moment it is given, not when the caller began */
+	lc = keep_holds_lease_why(node_dir, 0, &st, why);
+	memset(&in, 0, sizeof(in));
+	in.have_hold = hr == 0;
+	in.hold_instance = h.instance;
+	in.hold_generation = h.generation;
+	in.hold_epoch = h.epoch;
+	in.lease_instance = st.instance;
+	in.lease_valid = lc == KEEP_EXIT_OK;
+	in.lease_lapses = st.lapses;
+	*g = keep_owner_check(&in, generation);
+	if (*g == KEEP_GRANT_OK)
+		return KEEP_EXIT_OK;
+	/* while the lease is not valid, say why with the lease's own code */
+	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
+		return lc;
+	return KEEP_EXIT_NO;
+}
+
+int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,
+			  struct keep_lease_state *st)
+{
+	int rc = keep_holds_lease(node_dir, 0, st);
+
+	if (rc != KEEP_EXIT_OK)
+		return rc;
+	if (strcmp(st->instance, was->instance) != 0 || st->lapses != was->lapses)
+		return KEEP_EXIT_RAN_OUT; /* a lapse (or another process) since */
+	return KEEP_EXIT_OK;
+}
+
+int keep_hold_register_checked(const char *node_dir, const struct keep_hold *h,
+			       const struct keep_lease_state *was, int *lease_code)
+{
+	struct keep_lease_state st;
+	struct keep_pending p;
+	int rc;
+
+	*lease_code = keep_holds_lease_same(node_dir, was, &st);
+	if (*lease_code == KEEP_EXIT_OK) {
+		rc = keep_hold_write(node_dir, h);
+		return rc ? rc : 0;
+	}
+	/* the lease was not valid when the reply came: the hold is over
+	 * before it began; release the record in the background, as a lapse
+	 * releases every hold (§1, §3) */
+	memset(&p, 0, sizeof(p));
+	p.kind = KEEP_PENDING_RELEASE;
+	snprintf(p.key, sizeof(p.key), "%s", h->key);
+	snprintf(p.instance, sizeof(p.instance), "%s", h->instance);
+	p.generation = h->generation;
+	snprintf(p.version, sizeof(p.version), "%s", h->version);
+	p.at_ms = keep_wall_ms();
+	rc = keep_pending_write(node_dir, &p);
+	return rc ? rc : 1;
 }
 
 int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,

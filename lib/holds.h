@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/owner.h"
 #include "nodeobj.h"
 #include "ownerrec.h"
 #include "store/store.h"
@@ -91,12 +92,48 @@ bool keep_draining(const char *node_dir, const char *instance);
 
 struct keep_lease_state;
 
-/* Read node_dir/lease into *st and judge it at now_mono_ms on this boot.
+/* Read node_dir/lease into *st and judge it on this boot, at the boot
+ * clock (lib/clock.h) read AFTER the file, or at now_ms if that is later
+ * (a reading the caller took before is never trusted alone: whatever the
+ * process waited on since, the answer is about now).
  * Returns the exit code a command should use when the lease is not valid
  * (exitcode.h: 0 valid; 14 ran out, including live past its validity;
- * 10..13, 16, 17 lost by reason; 15 starting, stopping, stopped, or no
- * lease state). *st is zeroed when there is no readable state. */
-int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st);
+ * 10..13, 16, 17 lost by reason; 15 starting, stopping, stopped, no lease
+ * state, or a state whose clock this reader cannot compare). *st is
+ * zeroed when there is no readable state. (ADR 0020 §1, §3 "Own".) */
+int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_state *st);
+/* The same; *why (may be NULL) gets a static one-line reason when the
+ * state's deadlines cannot be compared here (keep_lease_state_incomparable:
+ * an older lease-write's monotonic file, another boot), else NULL. */
+int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease_state *st,
+			 const char **why);
+/* The grant check of owner-check (ADR 0020 §3 "Own"; R2: a stale grant
+ * never commits): may this node's hold of key at generation act now?
+ * Reads the hold, then the lease state, then the boot clock, so the
+ * answer is about the moment it returns. *g gets the verdict
+ * (core/owner.h keep_owner_check); *why (may be NULL) as
+ * keep_holds_lease_why. Returns owner-check's exit code: 0 the grant may
+ * act; 1 no such hold (none, another generation or instance, a lapse
+ * since); the lease's code (10..17) while the lease is not valid. */
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why);
+/* The lease is valid now (keep_holds_lease) AND still the one *was
+ * describes: same instance, same lapses (no lapse, step or restart
+ * since). 0, the lease's code, or 14 when it lapsed since. *st gets the
+ * state read now. */
+int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,
+			  struct keep_lease_state *st);
+/* After an acquisition's write landed (its reply came): register the hold
+ * h only if the lease is still the valid one *was described
+ * (keep_holds_lease_same, read after the reply); otherwise the hold never
+ * starts and a pending release of h (instance, generation, version) is
+ * written instead, as a lapse does with every hold (docs/ownership.md).
+ * *lease_code gets keep_holds_lease_same's code. Returns 0 registered; 1
+ * not registered, parked as a pending release; or a negative keep_err
+ * (the hold or pending file could not be written; errno kept). Call it
+ * under the actor's lock. */
+int keep_hold_register_checked(const char *node_dir, const struct keep_hold *h,
+			       const struct keep_lease_state *was, int *lease_code);
 
 /* GET owners/<key> and decode: *reply gets the outcome (local errors are
  * REFUSED with a detail); when OK, *rec the record and *decode_err 0, or

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 
 int keep_mkdirs(const char *dir)
@@ -135,14 +136,14 @@ int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *o
 {
 	return keep_buf_addf(
 	    out,
-	    "keep-lease-state 1\nnode %s\ninstance %s\npid %" PRId64
-	    "\nboot_id %s\nphase %s\nreason %s\nversion %s\nwritten_at_ms %" PRId64
-	    "\nvalid_until_mono_ms %" PRId64 "\nvalid_until_wall_ms %" PRId64
-	    "\nlive_since_mono_ms %" PRId64 "\nlapses %" PRId64 "\nupdated_wall_ms %" PRId64 "\n",
-	    s->node, s->instance[0] ? s->instance : "-", s->pid, s->boot_id[0] ? s->boot_id : "-",
-	    s->phase, s->reason[0] ? s->reason : "-", s->version[0] ? s->version : "-",
-	    s->written_at_ms, s->valid_until_mono_ms, s->valid_until_wall_ms, s->live_since_mono_ms,
-	    s->lapses, s->updated_wall_ms);
+	    "keep-lease-state 2\nnode %s\ninstance %s\npid %" PRId64
+	    "\nclock %s\nboot_id %s\nphase %s\nreason %s\nversion %s\nwritten_at_ms %" PRId64
+	    "\nvalid_until_ms %" PRId64 "\nvalid_until_wall_ms %" PRId64 "\nlive_since_ms %" PRId64
+	    "\nlapses %" PRId64 "\nupdated_wall_ms %" PRId64 "\n",
+	    s->node, s->instance[0] ? s->instance : "-", s->pid, s->clock[0] ? s->clock : "-",
+	    s->boot_id[0] ? s->boot_id : "-", s->phase, s->reason[0] ? s->reason : "-",
+	    s->version[0] ? s->version : "-", s->written_at_ms, s->valid_until_ms,
+	    s->valid_until_wall_ms, s->live_since_ms, s->lapses, s->updated_wall_ms);
 }
 
 static int parse_i64(const char *v, int64_t *out)
@@ -169,34 +170,109 @@ static int put_str(char *dst, size_t n, const char *v)
 	return 0;
 }
 
+/* The fields of the file, in their order; fmt1/fmt2: the key in format 1
+ * and 2 (NULL: not in that format). */
+enum st_field {
+	F_NODE,
+	F_INSTANCE,
+	F_PID,
+	F_CLOCK,
+	F_BOOT,
+	F_PHASE,
+	F_REASON,
+	F_VERSION,
+	F_WRITTEN,
+	F_VALID,
+	F_VALID_WALL,
+	F_LIVE_SINCE,
+	F_LAPSES,
+	F_UPDATED,
+	F_COUNT
+};
+
+static const struct {
+	const char *fmt1, *fmt2;
+} st_keys[F_COUNT] = {
+    [F_NODE] = {"node", "node"},
+    [F_INSTANCE] = {"instance", "instance"},
+    [F_PID] = {"pid", "pid"},
+    [F_CLOCK] = {NULL, "clock"},
+    [F_BOOT] = {"boot_id", "boot_id"},
+    [F_PHASE] = {"phase", "phase"},
+    [F_REASON] = {"reason", "reason"},
+    [F_VERSION] = {"version", "version"},
+    [F_WRITTEN] = {"written_at_ms", "written_at_ms"},
+    [F_VALID] = {"valid_until_mono_ms", "valid_until_ms"},
+    [F_VALID_WALL] = {"valid_until_wall_ms", "valid_until_wall_ms"},
+    [F_LIVE_SINCE] = {"live_since_mono_ms", "live_since_ms"},
+    [F_LAPSES] = {"lapses", "lapses"},
+    [F_UPDATED] = {"updated_wall_ms", "updated_wall_ms"},
+};
+
+static int put_field(struct keep_lease_state *s, enum st_field f, const char *v)
+{
+	switch (f) {
+	case F_NODE:
+		return put_str(s->node, sizeof(s->node), v);
+	case F_INSTANCE:
+		return put_str(s->instance, sizeof(s->instance), v);
+	case F_PID:
+		return parse_i64(v, &s->pid);
+	case F_CLOCK:
+		return *v ? put_str(s->clock, sizeof(s->clock), v) : KEEP_ERR_PARSE;
+	case F_BOOT:
+		return put_str(s->boot_id, sizeof(s->boot_id), v);
+	case F_PHASE:
+		return put_str(s->phase, sizeof(s->phase), v);
+	case F_REASON:
+		return put_str(s->reason, sizeof(s->reason), v);
+	case F_VERSION:
+		return put_str(s->version, sizeof(s->version), v);
+	case F_WRITTEN:
+		return parse_i64(v, &s->written_at_ms);
+	case F_VALID:
+		return parse_i64(v, &s->valid_until_ms);
+	case F_VALID_WALL:
+		return parse_i64(v, &s->valid_until_wall_ms);
+	case F_LIVE_SINCE:
+		return parse_i64(v, &s->live_since_ms);
+	case F_LAPSES:
+		return parse_i64(v, &s->lapses);
+	case F_UPDATED:
+		return parse_i64(v, &s->updated_wall_ms);
+	case F_COUNT:
+		break;
+	}
+	return KEEP_ERR_PARSE;
+}
+
 int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state *s)
 {
-	static const char *keys[] = {"node",
-				     "instance",
-				     "pid",
-				     "boot_id",
-				     "phase",
-				     "reason",
-				     "version",
-				     "written_at_ms",
-				     "valid_until_mono_ms",
-				     "valid_until_wall_ms",
-				     "live_since_mono_ms",
-				     "lapses",
-				     "updated_wall_ms"};
+	static const char hdr1[] = "keep-lease-state 1\n", hdr2[] = "keep-lease-state 2\n";
 	char line[512];
-	size_t pos = 0, k = 0;
-	const char hdr[] = "keep-lease-state 1\n";
+	size_t pos;
+	int f;
 
 	memset(s, 0, sizeof(*s));
-	if (len < sizeof(hdr) - 1 || memcmp(buf, hdr, sizeof(hdr) - 1) != 0)
+	if (len >= sizeof(hdr2) - 1 && memcmp(buf, hdr2, sizeof(hdr2) - 1) == 0)
+		s->format = 2;
+	else if (len >= sizeof(hdr1) - 1 && memcmp(buf, hdr1, sizeof(hdr1) - 1) == 0)
+		s->format = 1;
+	else
 		return KEEP_ERR_NOTOURS;
-	pos = sizeof(hdr) - 1;
-	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-		const char *nl = memchr(buf + pos, '\n', len - pos), *v;
-		size_t ll, kl = strlen(keys[k]);
-		int rc = 0;
+	pos = sizeof(hdr2) - 1;
+	if (s->format == 1) /* deadlines on CLOCK_MONOTONIC, which stops in a suspend */
+		memcpy(s->clock, "monotonic", sizeof("monotonic"));
+	for (f = 0; f < F_COUNT; f++) {
+		const char *key = s->format == 1 ? st_keys[f].fmt1 : st_keys[f].fmt2;
+		const char *nl, *v;
+		size_t ll, kl;
+		int rc;
 
+		if (!key)
+			continue;
+		kl = strlen(key);
+		nl = memchr(buf + pos, '\n', len - pos);
 		if (!nl)
 			return KEEP_ERR_PARSE;
 		ll = (size_t)(nl - (buf + pos));
@@ -205,50 +281,10 @@ int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state
 		memcpy(line, buf + pos, ll);
 		line[ll] = '\0';
 		pos += ll + 1;
-		if (strncmp(line, keys[k], kl) != 0 || line[kl] != ' ')
+		if (strncmp(line, key, kl) != 0 || line[kl] != ' ')
 			return KEEP_ERR_PARSE;
 		v = line + kl + 1;
-		switch (k) {
-		case 0:
-			rc = put_str(s->node, sizeof(s->node), v);
-			break;
-		case 1:
-			rc = put_str(s->instance, sizeof(s->instance), v);
-			break;
-		case 2:
-			rc = parse_i64(v, &s->pid);
-			break;
-		case 3:
-			rc = put_str(s->boot_id, sizeof(s->boot_id), v);
-			break;
-		case 4:
-			rc = put_str(s->phase, sizeof(s->phase), v);
-			break;
-		case 5:
-			rc = put_str(s->reason, sizeof(s->reason), v);
-			break;
-		case 6:
-			rc = put_str(s->version, sizeof(s->version), v);
-			break;
-		case 7:
-			rc = parse_i64(v, &s->written_at_ms);
-			break;
-		case 8:
-			rc = parse_i64(v, &s->valid_until_mono_ms);
-			break;
-		case 9:
-			rc = parse_i64(v, &s->valid_until_wall_ms);
-			break;
-		case 10:
-			rc = parse_i64(v, &s->live_since_mono_ms);
-			break;
-		case 11:
-			rc = parse_i64(v, &s->lapses);
-			break;
-		case 12:
-			rc = parse_i64(v, &s->updated_wall_ms);
-			break;
-		}
+		rc = put_field(s, (enum st_field)f, v);
 		if (rc)
 			return rc;
 	}
@@ -297,11 +333,25 @@ int keep_lease_state_read(const char *node_dir, struct keep_lease_state *s)
 	return rc;
 }
 
-bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_mono_ms,
-			    const char *boot_id)
+const char *keep_lease_state_incomparable(const struct keep_lease_state *s, const char *boot_id)
 {
-	return strcmp(s->phase, "live") == 0 && boot_id && strcmp(s->boot_id, boot_id) == 0 &&
-	       now_mono_ms < s->valid_until_mono_ms;
+	if (s->format == 1 || strcmp(s->clock, "monotonic") == 0)
+		return "its deadlines are on CLOCK_MONOTONIC (keep-lease-state 1, written by an "
+		       "older lease-write): restart lease-write";
+	if (strcmp(s->clock, KEEP_CLOCK_NAME) != 0)
+		return "its deadlines are on a clock this version does not read";
+	if (!boot_id || !boot_id[0] || strcmp(s->boot_id, "-") == 0 || !s->boot_id[0])
+		return "no boot id (/proc/sys/kernel/random/boot_id) to tell which boot its "
+		       "deadlines belong to";
+	if (strcmp(s->boot_id, boot_id) != 0)
+		return "it was written on another boot";
+	return NULL;
+}
+
+bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id)
+{
+	return !keep_lease_state_incomparable(s, boot_id) && strcmp(s->phase, "live") == 0 &&
+	       now_ms < s->valid_until_ms;
 }
 
 int keep_new_instance(char *out, size_t outlen)

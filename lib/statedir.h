@@ -1,4 +1,5 @@
-/* keep — the node's local state directory (DESIGN.md "The node's local state").
+/* keep — the node's local state directory (docs/formats.md "Lease state file",
+ * docs/ownership.md "State directory").
  *
  * state_dir/<node-id>/ holds, for the processes of one node:
  *   lease      the node lease state written by lease-write (this file's struct)
@@ -26,37 +27,52 @@ int keep_write_atomic(const char *path, const void *data, size_t len);
  * 0; KEEP_ERR_IO (errno ENOENT when absent); KEEP_ERR_TOOBIG. */
 int keep_read_file(const char *path, struct keep_buf *out, size_t max);
 
-/* The node lease state, as lease-write keeps it (file "lease"). */
+/* The node lease state, as lease-write keeps it (file "lease";
+ * docs/formats.md "Lease state file"). Deadlines are on the clock named by
+ * `clock` (KEEP_CLOCK_NAME, "boottime", for every file this version
+ * writes) and only on the boot `boot_id`: a reader compares them with its
+ * own reading of that clock, and with nothing else. */
 struct keep_lease_state {
+	int format; /* 2 (written); 1: an older lease-write's file, read only */
 	char node[KEEP_NODE_ID_MAX + 1];
 	char instance[KEEP_INSTANCE_LEN + 1];
 	int64_t pid;			/* lease-write's pid */
-	char boot_id[64];		/* monotonic times are valid on this boot only */
+	char clock[16];			/* "boottime"; a format 1 file reads as "monotonic" */
+	char boot_id[64];		/* the deadlines are valid on this boot only */
 	char phase[16];			/* starting | live | ran-out | stopping | stopped | lost */
 	char reason[32];		/* "-" or the lost reason */
 	char version[KEEP_VERSION_MAX]; /* "-" when none */
 	int64_t written_at_ms;		/* wall ms of the held write; 0 when none */
-	int64_t valid_until_mono_ms;	/* 0 when not valid */
+	int64_t valid_until_ms;		/* on `clock`; 0 when not valid */
 	int64_t valid_until_wall_ms;	/* informational: the same on the wall clock */
-	int64_t live_since_mono_ms;	/* ack of the first write after the last lapse; 0 */
-	int64_t lapses;			/* lease epoch: grows on every run-out or loss */
+	int64_t live_since_ms; /* on `clock`: ack of the first write after the last lapse; 0 */
+	int64_t lapses;	       /* lease epoch: grows on every run-out, clock step or loss */
 	int64_t updated_wall_ms;
 };
 
-/* Encode/decode the "keep-lease-state 1" text (key value lines, strict).
+/* Encode "keep-lease-state 2" (whatever s->format says) / decode format 2
+ * or 1 (key value lines in a fixed order, strict). A format 1 file (an
+ * older lease-write, deadlines on CLOCK_MONOTONIC) decodes with format 1
+ * and clock "monotonic": readable, never comparable.
  * decode: 0, KEEP_ERR_PARSE, KEEP_ERR_NOTOURS. */
 int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *out);
 int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state *s);
 
 /* Write/read node_dir/lease. read: 0; KEEP_ERR_IO (ENOENT: no lease
- * state yet); KEEP_ERR_PARSE. */
+ * state yet); KEEP_ERR_PARSE; KEEP_ERR_NOTOURS. */
 int keep_lease_state_write(const char *node_dir, const struct keep_lease_state *s);
 int keep_lease_state_read(const char *node_dir, struct keep_lease_state *s);
 
-/* True when s says valid at now_mono_ms on this boot (boot_id equal):
- * phase live and now < valid_until_mono_ms. */
-bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_mono_ms,
-			    const char *boot_id);
+/* Can a reader on boot boot_id compare s's deadlines with its own reading
+ * of the boot clock (clock.h)? NULL when it can; otherwise a static
+ * one-line reason for the operator (an older lease-write's monotonic
+ * file, an unknown clock, another boot, no boot id on this host). A state
+ * that cannot be compared is never valid. */
+const char *keep_lease_state_incomparable(const struct keep_lease_state *s, const char *boot_id);
+
+/* True when s says valid at now_ms (the reader's boot clock, read AFTER
+ * s was read): comparable (above), phase live and now_ms < valid_until_ms. */
+bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id);
 
 /* A fresh random process instance: 32 lowercase hex (OpenSSL RAND_bytes)
  * into out (>= KEEP_INSTANCE_LEN + 1 bytes). 0 or KEEP_ERR_IO. */

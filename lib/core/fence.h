@@ -17,8 +17,9 @@
  * Nothing here reads a clock, sleeps, or touches a file or the store.
  * Deadlines are computed with keep_add_sat_ms (timing.h): one that
  * saturates is never reached, whatever time an object or a line carries.
- * *_mono_ms: a monotonic clock (this boot); *_wall_ms: the wall clock
- * (ms since the epoch), compared with other nodes' written_at. */
+ * *_mono_ms: a steady clock, CLOCK_BOOTTIME in cmd/ (lib/clock.h; this
+ * boot); *_wall_ms: the wall clock (ms since the epoch), compared with
+ * other nodes' written_at. */
 #ifndef KEEP_CORE_FENCE_H
 #define KEEP_CORE_FENCE_H
 

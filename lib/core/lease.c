@@ -96,7 +96,7 @@ static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
 	return backoff;
 }
 
-static void remember_send(struct keep_lease *sm, int64_t written_at, int64_t mono)
+static void remember_send(struct keep_lease *sm, int64_t written_at, int64_t mono, int64_t seq)
 {
 	int i;
 
@@ -107,17 +107,18 @@ static void remember_send(struct keep_lease *sm, int64_t written_at, int64_t mon
 	}
 	sm->sends[sm->nsends].written_at_ms = written_at;
 	sm->sends[sm->nsends].sent_mono_ms = mono;
+	sm->sends[sm->nsends].seq = seq;
 	sm->nsends++;
 }
 
-/* The monotonic send time of our write stamped written_at, or -1. */
-static int64_t lookup_send(const struct keep_lease *sm, int64_t written_at)
+/* Our remembered write stamped written_at: its index in sends[], or -1. */
+static int lookup_send(const struct keep_lease *sm, int64_t written_at)
 {
 	int i;
 
 	for (i = sm->nsends - 1; i >= 0; i--)
 		if (sm->sends[i].written_at_ms == written_at)
-			return sm->sends[i].sent_mono_ms;
+			return i;
 	return -1;
 }
 
@@ -132,6 +133,7 @@ static void start_check(struct keep_lease *sm, int64_t now)
 	sm->have_base = false;
 	sm->have_last = false;
 	sm->check_done = false;
+	sm->check_no_shortcut = false;
 	sm->readback = false;
 	sm->failures = 0;
 	e = push(sm, KEEP_LEV_CHECK_START);
@@ -176,7 +178,7 @@ static void enter_ran_out(struct keep_lease *sm)
 
 /* Become (or stay) LIVE on a write sent at sent_mono that the store holds,
  * if it is still valid at now; the event says how we got here. */
-static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono,
+static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono, int64_t sent_seq,
 		       enum keep_lease_event_kind kind)
 {
 	enum keep_lease_phase prev = sm->phase;
@@ -189,8 +191,16 @@ static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono,
 		enter_ran_out(sm);
 		prev = KEEP_LEASE_RAN_OUT;
 	}
-	sm->valid_until_mono_ms = sent_mono + keep_timing_valid_for_ms(&sm->t);
-	sm->next_write_mono_ms = max64(now, sent_mono + keep_timing_write_every_ms(&sm->t));
+	if (sm->clock_steps > 0 && sent_seq <= sm->step_seq) {
+		/* sent before a wall-clock step was noticed: peers judge it by a
+		 * written_at from the wall clock as it was; it validates nothing,
+		 * and the next write (on the clock as it is) goes at once */
+		sm->valid_until_mono_ms = 0;
+		sm->next_write_mono_ms = now;
+	} else {
+		sm->valid_until_mono_ms = sent_mono + keep_timing_valid_for_ms(&sm->t);
+		sm->next_write_mono_ms = max64(now, sent_mono + keep_timing_write_every_ms(&sm->t));
+	}
 	sm->failures = 0;
 	if (sm->valid_until_mono_ms > now) {
 		if (prev != KEEP_LEASE_LIVE)
@@ -249,6 +259,28 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
 	}
 }
 
+/* The written_at of a live write sent at now: the wall clock, but never
+ * earlier than the previous live send's written_at carried forward on the
+ * steady clock. So written_at never goes back within one process, and a
+ * wall clock stepped back does not date our writes earlier than the clock
+ * that dated them before: peers free our records at written_at + ttl +
+ * grace on their clocks, and an early date would free them while we still
+ * count ourselves valid on the steady clock (docs/lease.md "Clocks"). A
+ * wall clock stepped forward is followed at once (later dates only make
+ * peers wait longer). Between two readings the carried value and the wall
+ * clock differ only by the readings' rounding: no drift accumulates. */
+static int64_t live_written_at(const struct keep_lease *sm, int64_t now, int64_t wall)
+{
+	if (sm->nsends > 0) {
+		int64_t carried = sm->sends[sm->nsends - 1].written_at_ms +
+				  (now - sm->sends[sm->nsends - 1].sent_mono_ms);
+
+		if (carried > wall)
+			return carried;
+	}
+	return wall;
+}
+
 static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 		       struct keep_lease_action *act)
 {
@@ -256,13 +288,14 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
 	act->obj = sm->tmpl;
 	act->obj.seq = ++sm->seq;
+	sm->inflight_released = sm->phase == KEEP_LEASE_STOPPING;
 	if (sm->phase == KEEP_LEASE_STOPPING) {
 		act->obj.state = KEEP_NODE_RELEASED;
 		act->obj.written_at_ms = sm->written_at_ms; /* kept (§1, §4) */
 	} else {
 		act->obj.state = KEEP_NODE_LIVE;
-		act->obj.written_at_ms = wall;
-		remember_send(sm, wall, now);
+		act->obj.written_at_ms = live_written_at(sm, now, wall);
+		remember_send(sm, act->obj.written_at_ms, now, act->obj.seq);
 	}
 	if (sm->phase == KEEP_LEASE_FIRST && sm->last_absent) {
 		act->cond = KEEP_COND_IF_NONE_MATCH;
@@ -285,9 +318,48 @@ static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_acti
 	sm->sent_mono_ms = now;
 }
 
+/* A wall-clock step of step_ms noticed at now (docs/lease.md "Clocks"). */
+static void clock_step(struct keep_lease *sm, int64_t now, int64_t step_ms)
+{
+	push(sm, KEEP_LEV_CLOCK_STEP)->step_ms = step_ms;
+	sm->clock_steps++;
+	sm->step_seq = sm->seq;
+	switch (sm->phase) {
+	case KEEP_LEASE_LIVE:
+		/* a lapse: every hold ends (§1), peers may have judged our last
+		 * writes by a wall clock that was wrong */
+		enter_ran_out(sm);
+		if (!sm->inflight && !sm->readback) {
+			sm->next_write_mono_ms = now;
+			sm->failures = 0;
+		}
+		break;
+	case KEEP_LEASE_CHECK:
+		sm->check_no_shortcut = true;
+		break;
+	default:
+		break;
+	}
+}
+
+void keep_lease_clocks(struct keep_lease *sm, int64_t now, int64_t wall)
+{
+	if (sm->have_clocks) {
+		int64_t d = (wall - sm->clocks_wall_ms) - (now - sm->clocks_mono_ms);
+		int64_t limit = keep_timing_clock_step_ms(&sm->t);
+
+		if (d > limit || d < -limit)
+			clock_step(sm, now, d);
+	}
+	sm->have_clocks = true;
+	sm->clocks_mono_ms = now;
+	sm->clocks_wall_ms = wall;
+}
+
 void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 		     struct keep_lease_action *act)
 {
+	keep_lease_clocks(sm, now, wall);
 	memset(act, 0, sizeof(*act));
 	act->kind = KEEP_LACT_WAIT;
 	act->until_mono_ms = now + retry_floor(sm);
@@ -374,15 +446,25 @@ static const char *shown_state(enum keep_outcome outcome, const struct keep_node
 static void adopt(struct keep_lease *sm, int64_t now, int64_t wall, const char *version,
 		  const struct keep_node_obj *o)
 {
-	int64_t sent = lookup_send(sm, o->written_at_ms);
+	int i = lookup_send(sm, o->written_at_ms);
+	int64_t sent, seq = 0; /* seq 0: older than any step noticed */
 
-	if (sent < 0) /* not a send we remember: count from its written_at, conservatively */
+	if (i >= 0) {
+		sent = sm->sends[i].sent_mono_ms;
+		seq = sm->sends[i].seq;
+	} else {
+		/* not a send we remember: count from its written_at,
+		 * conservatively, and never later than the oldest send we do
+		 * remember (a wall-clock step must not make it look recent) */
 		sent = keep_sub_sat_ms(now, max64(0, keep_sub_sat_ms(wall, o->written_at_ms)));
+		if (sm->nsends > 0)
+			sent = min64(sent, sm->sends[0].sent_mono_ms - 1);
+	}
 	copy_str(sm->version, sizeof(sm->version), version);
 	sm->written_at_ms = o->written_at_ms;
 	if (o->seq > sm->seq)
 		sm->seq = o->seq;
-	hold_write(sm, now, sent, KEEP_LEV_ADOPTED);
+	hold_write(sm, now, sent, seq, KEEP_LEV_ADOPTED);
 }
 
 static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
@@ -440,9 +522,9 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 
 	/* shortcut: a fence or release of the instance first read, whose kept
 	 * written_at + ttl + grace has passed on our clock (§1) */
-	if (!absent && !sm->base_absent && o->format == 3 && o->state != KEEP_NODE_LIVE &&
-	    sm->base.format == 3 && strcmp(o->instance, sm->base.instance) == 0 &&
-	    strcmp(o->instance, "-") != 0 &&
+	if (!sm->check_no_shortcut && !absent && !sm->base_absent && o->format == 3 &&
+	    o->state != KEEP_NODE_LIVE && sm->base.format == 3 &&
+	    strcmp(o->instance, sm->base.instance) == 0 && strcmp(o->instance, "-") != 0 &&
 	    wall >= keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
 	    sent < sm->check_deadline_mono_ms) {
 		push(sm, KEEP_LEV_CHECK_SHORTCUT);
@@ -466,6 +548,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 
 	if (!sm->inflight)
 		return;
+	keep_lease_clocks(sm, now, wall);
 	sm->inflight = false;
 	if (outcome != KEEP_STORE_OK)
 		o = NULL;
@@ -542,13 +625,21 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now, enum keep_outcome o
 
 	if (outcome == KEEP_STORE_OK) {
 		copy_str(sm->version, sizeof(sm->version), version);
-		if (sm->phase == KEEP_LEASE_STOPPING) {
+		if (sm->phase == KEEP_LEASE_STOPPING && sm->inflight_released) {
 			sm->phase = KEEP_LEASE_STOPPED;
 			push(sm, KEEP_LEV_RELEASED);
 			return;
 		}
+		if (sm->phase == KEEP_LEASE_STOPPING) {
+			/* a renewal sent before the stop landed: the lease stays
+			 * invalid; released goes over it, keeping its written_at */
+			sm->written_at_ms = sm->sent_written_at_ms;
+			sm->next_write_mono_ms = now;
+			sm->failures = 0;
+			return;
+		}
 		sm->written_at_ms = sm->sent_written_at_ms;
-		hold_write(sm, now, sm->sent_mono_ms, KEEP_LEV_RENEWED);
+		hold_write(sm, now, sm->sent_mono_ms, sm->seq, KEEP_LEV_RENEWED);
 		if (sm->stop_requested) {
 			sm->stop_requested = false;
 			begin_stopping(sm, now);
@@ -671,6 +762,7 @@ const char *keep_lease_event_name(enum keep_lease_event_kind k)
 	    [KEEP_LEV_RELEASED] = "released",
 	    [KEEP_LEV_STOPPED] = "stopped",
 	    [KEEP_LEV_LOST] = "lost",
+	    [KEEP_LEV_CLOCK_STEP] = "clock-step",
 	};
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];

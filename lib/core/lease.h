@@ -12,16 +12,34 @@
  *     DONE  -> exit with keep_lease_exit_code()
  *   keep_lease_poll_event() after each step, to print and persist.
  *
- * Times: *_mono_ms are a monotonic clock (validity never follows a
- * wall-clock jump); *_wall_ms are the wall clock (written_at is the
- * sender's wall clock at send, compared with other nodes' clocks).
- * A WRITE must be sent right after keep_lease_next returned it: its
- * written_at and its send time are the now passed to that call.
+ * Times: *_mono_ms are the node's steady clock, CLOCK_BOOTTIME in cmd/
+ * (lib/clock.h: it never steps, and it counts the time the host was
+ * suspended, so a deadline on it is a deadline in real time); any clock
+ * with those two properties in sim/. (The names predate the switch from
+ * CLOCK_MONOTONIC, which stops in a suspend: issue 13.) *_wall_ms are the
+ * wall clock (written_at is the sender's wall clock at send, compared
+ * with other nodes' clocks). A WRITE must be sent right after
+ * keep_lease_next returned it: its written_at and its send time are the
+ * now passed to that call.
  *
  * Validity is written_at + ttl - safety of the last write the store
  * acknowledged, kept as send_mono + ttl - safety (§1). Retries after a
  * failed attempt are scheduled against the validity left, never a whole
- * period later (renewal-retry report). */
+ * period later (renewal-retry report).
+ *
+ * Clock steps (docs/lease.md "Clocks"): every call that carries both
+ * clocks (keep_lease_next, keep_lease_on_read, keep_lease_clocks) compares
+ * the wall clock's progress since the previous such call with the steady
+ * clock's. A difference beyond keep_timing_clock_step_ms is a step: event
+ * CLOCK_STEP (step_ms, signed); a live lease lapses at once as on a
+ * run-out (RAN_OUT, lapses + 1: every hold ends); no write sent before
+ * the step was noticed makes the lease valid (peers judge it by a
+ * written_at from the wall clock as it was); the next write goes at once
+ * and its acknowledgement makes the lease valid again (RECOVERED). During
+ * the start check a step cancels the shortcut (the full wait, on the
+ * steady clock, still holds). A simulator drives a step by feeding a wall
+ * clock that jumps against the steady one, and a suspend by advancing
+ * both while the process runs nothing. */
 #ifndef KEEP_CORE_LEASE_H
 #define KEEP_CORE_LEASE_H
 
@@ -85,6 +103,7 @@ enum keep_lease_event_kind {
 	KEEP_LEV_RELEASED,	  /* released written: stopped */
 	KEEP_LEV_STOPPED,	  /* stopped before the lease was ever live: nothing to release */
 	KEEP_LEV_LOST,		  /* lost (reason) */
+	KEEP_LEV_CLOCK_STEP,	  /* the wall clock stepped against the steady clock (step_ms) */
 };
 
 struct keep_lease_event {
@@ -94,6 +113,7 @@ struct keep_lease_event {
 	int64_t written_at_ms;	     /* LIVE/RENEWED/ADOPTED/RECOVERED/RELEASED; CHECK_READ: seen */
 	int64_t valid_until_mono_ms; /* LIVE/RENEWED/ADOPTED/RECOVERED */
 	int64_t wait_ms;	     /* CHECK_START: the wait; WRITE_FAILED: until retry */
+	int64_t step_ms;	     /* CLOCK_STEP: wall progress minus steady progress (signed) */
 	char state[16];		     /* CHECK_READ/LOST: what the object showed ("absent"...) */
 	char other_instance[KEEP_INSTANCE_LEN + 1]; /* LOST/CHECK_READ: instance seen */
 	char version[KEEP_VERSION_MAX];		    /* the version now held ("" when none) */
@@ -139,13 +159,23 @@ struct keep_lease {
 	int64_t next_write_mono_ms; /* when the next write is due */
 	int failures;		    /* consecutive failed attempts */
 	struct {
-		int64_t written_at_ms, sent_mono_ms;
-	} sends[KEEP_LEASE_SENDS]; /* recent sends, for adoption */
+		int64_t written_at_ms, sent_mono_ms, seq;
+	} sends[KEEP_LEASE_SENDS]; /* recent live sends, for adoption */
 	int nsends;
 
 	/* clean stop */
 	bool stop_requested; /* stop asked while the first write's fate is open */
 	int64_t stop_deadline_mono_ms;
+	bool inflight_released; /* the write in flight is the clean stop's released */
+
+	/* clocks */
+	bool have_clocks;	/* a reading of both clocks was fed */
+	int64_t clocks_mono_ms; /* the last reading: steady clock */
+	int64_t clocks_wall_ms; /* the last reading: wall clock */
+	int64_t step_seq;	/* seq of the last write sent before the last step was
+				   noticed: no write up to it makes the lease valid */
+	int64_t clock_steps;	/* steps noticed */
+	bool check_no_shortcut; /* a step during this start check: wait it out */
 
 	/* events */
 	struct keep_lease_event ev[KEEP_LEASE_EVENTS];
@@ -175,14 +205,23 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_
 			enum keep_outcome outcome, const char *version,
 			const struct keep_node_obj *obj, int decode_err);
 
+/* Feed a reading of both clocks taken together (lib/clock.h
+ * keep_clocks_now; ms): detects a wall-clock step (see the file comment).
+ * keep_lease_next and keep_lease_on_read do this themselves; a driver
+ * calls it right before keep_lease_on_write with the reply's time, so a
+ * write in flight across a step never makes the lease valid. */
+void keep_lease_clocks(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_wall_ms);
+
 /* Feed the reply to the WRITE last handed out (version: the new version
  * token when outcome is OK). now_mono_ms is when the reply arrived. */
 void keep_lease_on_write(struct keep_lease *sm, int64_t now_mono_ms, enum keep_outcome outcome,
 			 const char *version);
 
-/* Begin the clean stop (§4) at now_mono_ms: locally invalid at once; the
- * next actions write released (If-Match, written_at kept), bounded by
- * ttl - safety. Before the lease was ever live it just stops. Idempotent. */
+/* Begin the clean stop (§4) at now_mono_ms: locally invalid at once, even
+ * with a renewal in flight (its reply, when it lands, only gives the
+ * version to release over); the next actions write released (If-Match,
+ * written_at kept), bounded by ttl - safety. Before the lease was ever
+ * live it just stops. Idempotent. */
 void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms);
 
 /* True while the node lease is valid at now_mono_ms: phase LIVE and

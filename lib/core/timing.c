@@ -12,6 +12,16 @@ void keep_timing_defaults(struct keep_timing *t)
 	t->safety_ms = 2000;
 	t->max_skew_ms = 1000;
 	t->period_ms = 3000;
+	t->clock_step_ms = 0;
+}
+
+int64_t keep_timing_clock_step_ms(const struct keep_timing *t)
+{
+	int64_t half = t->max_skew_ms / 2;
+
+	if (t->clock_step_ms > 0)
+		return t->clock_step_ms;
+	return half > KEEP_CLOCK_STEP_MIN_MS ? half : KEEP_CLOCK_STEP_MIN_MS;
 }
 
 int keep_timing_check(const struct keep_timing *t, char *err, size_t errlen)
@@ -40,6 +50,21 @@ int keep_timing_check(const struct keep_timing *t, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "heartbeat_period_ms (%lld) must not exceed ttl_ms / 3 (%lld)",
 			 (long long)t->period_ms, (long long)(t->ttl_ms / 3));
+		return KEEP_ERR_CONFIG;
+	}
+	if (t->clock_step_ms < 0 || t->clock_step_ms > 86400000 ||
+	    (t->clock_step_ms > 0 && t->clock_step_ms < KEEP_CLOCK_STEP_MIN_MS)) {
+		snprintf(err, errlen, "clock_step_ms (%lld) must be 0 (the default) or %d..%d",
+			 (long long)t->clock_step_ms, KEEP_CLOCK_STEP_MIN_MS, 86400000);
+		return KEEP_ERR_CONFIG;
+	}
+	if (keep_timing_clock_step_ms(t) > t->grace_ms + t->safety_ms - t->max_skew_ms) {
+		snprintf(err, errlen,
+			 "clock_step_ms (%lld%s) must not exceed grace_ms + safety_ms - "
+			 "max_skew_ms (%lld)",
+			 (long long)keep_timing_clock_step_ms(t),
+			 t->clock_step_ms ? "" : ", the default",
+			 (long long)(t->grace_ms + t->safety_ms - t->max_skew_ms));
 		return KEEP_ERR_CONFIG;
 	}
 	if ((t->ttl_ms - t->safety_ms) / 3 < 1) {

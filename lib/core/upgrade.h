@@ -14,8 +14,9 @@
  * Nothing here reads a clock, sleeps, or touches a file or the store.
  * *_wall_ms: the wall clock (ms since the epoch, compared with other
  * nodes' written_at and an old lease's expires_at); *_mono_ms: this
- * process's monotonic clock. Pointer arguments are borrowed for the call;
- * outputs are copied into caller-owned structs. */
+ * process's steady clock (CLOCK_BOOTTIME in cmd/, lib/clock.h). Pointer
+ * arguments are borrowed for the call; outputs are copied into
+ * caller-owned structs. */
 #ifndef KEEP_CORE_UPGRADE_H
 #define KEEP_CORE_UPGRADE_H
 

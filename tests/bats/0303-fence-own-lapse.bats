@@ -43,16 +43,17 @@ wait_until_ms() {
 	wait_for 30 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $1 ]"
 }
 
-# wall_of_mono M : the wall time (ms) of monotonic time M on this host
+# wall_of_mono M : the wall time (ms) of time M on keep's steady clock
+# (the boot clock, lib/clock.h) on this host
 wall_of_mono() {
 	local c mono wall
 	c=$("$KEEP_TOOLDIR/clocks")
-	mono=${c#mono_ms=}; mono=${mono%% *}
-	wall=${c##*wall_ms=}
+	mono=${c#*keep_boot_ms=}; mono=${mono%% *}
+	wall=${c##*keep_wall_ms=}
 	echo $(($1 + wall - mono))
 }
 
-live_since() { sed -n 's/^live_since_mono_ms //p' "$STATE_DIR/$1/lease"; }
+live_since() { sed -n 's/^live_since_ms //p' "$STATE_DIR/$1/lease"; }
 
 # lapse_n2_before F : make n2's writes fail until its lease ran out, then let
 # it recover from F - 800 on (so its recovery R lands just before free_at F,

@@ -1,17 +1,82 @@
-/* clocks — print this host's monotonic and wall clocks, as keep reads them
- * (lib/clock.h), on one line: `mono_ms=N wall_ms=N`. Bats tests use it to
- * turn a monotonic time from a lease state file (live_since_mono_ms) into
- * wall time, to compare it with a fence's fenced_at_ms. Exit 0. */
-#include <inttypes.h>
+/* clocks — print this process's clocks, as the code under test reads them
+ * (tests/bats/0270-clockshim.bats checks tests/preload/clockshim.c with it).
+ *
+ *   clocks                     one line: monotonic_ms=.. boottime_ms=..
+ *                              realtime_ms=.. gettimeofday_ms=.. time_s=..
+ *                              keep_boot_ms=.. keep_wall_ms=.. (lib/clock.c)
+ *   clocks sleep CLOCK MS      clock_nanosleep(CLOCK, TIMER_ABSTIME, now + MS)
+ *                              where CLOCK is monotonic|boottime|realtime;
+ *                              prints slept_ms=.. measured on the kernel's
+ *                              own CLOCK_BOOTTIME (a raw system call, which
+ *                              no preload can shift)
+ * exit 0, or 100 on a usage error. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../../lib/clock.h"
 
-int main(void)
+static int64_t ms(clockid_t id)
 {
-	int64_t mono = keep_mono_ms();
-	int64_t wall = keep_wall_ms();
+	struct timespec ts;
 
-	printf("mono_ms=%" PRId64 " wall_ms=%" PRId64 "\n", mono, wall);
-	return 0;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t raw_boot_ms(void)
+{
+	struct timespec ts;
+
+	syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int main(int argc, char **argv)
+{
+	struct timeval tv;
+
+	if (argc == 1) {
+		gettimeofday(&tv, NULL);
+		printf("monotonic_ms=%lld boottime_ms=%lld realtime_ms=%lld gettimeofday_ms=%lld "
+		       "time_s=%lld keep_boot_ms=%lld keep_wall_ms=%lld\n",
+		       (long long)ms(CLOCK_MONOTONIC), (long long)ms(CLOCK_BOOTTIME),
+		       (long long)ms(CLOCK_REALTIME),
+		       (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000, (long long)time(NULL),
+		       (long long)keep_boot_ms(), (long long)keep_wall_ms());
+		return 0;
+	}
+	if (argc == 4 && strcmp(argv[1], "sleep") == 0) {
+		clockid_t id;
+		struct timespec ts;
+		int64_t t0, d = strtoll(argv[3], NULL, 10);
+
+		if (strcmp(argv[2], "monotonic") == 0)
+			id = CLOCK_MONOTONIC;
+		else if (strcmp(argv[2], "boottime") == 0)
+			id = CLOCK_BOOTTIME;
+		else if (strcmp(argv[2], "realtime") == 0)
+			id = CLOCK_REALTIME;
+		else
+			return 100;
+		t0 = raw_boot_ms();
+		clock_gettime(id, &ts);
+		ts.tv_sec += d / 1000;
+		ts.tv_nsec += (d % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		while (clock_nanosleep(id, TIMER_ABSTIME, &ts, NULL) != 0)
+			;
+		printf("slept_ms=%lld\n", (long long)(raw_boot_ms() - t0));
+		return 0;
+	}
+	fprintf(stderr, "usage: clocks [sleep monotonic|boottime|realtime MS]\n");
+	return 100;
 }

@@ -196,6 +196,35 @@ TEST(timing_rules)
 	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
 }
 
+/* lease.clock_step_ms (issue 13): 0 = max(max_skew / 2, 20); else 20..;
+ * the threshold in force at most grace + safety - max_skew. */
+TEST(clock_step_rules)
+{
+	struct keep_config c;
+	char err[256];
+
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: 0\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+	CHECK_EQ_INT(keep_timing_clock_step_ms(&c.timing), 500); /* max_skew 1000 / 2 */
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: 6000\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0); /* 5000 + 2000 - 1000 */
+	CHECK_EQ_INT(keep_timing_clock_step_ms(&c.timing), 6000);
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: 6001\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "clock_step_ms (6001) must not exceed") != NULL);
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: 19\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "20..") != NULL);
+	CHECK_EQ_INT(load("lease:\n  max_skew_ms: 0\n", &c), 0);
+	CHECK_EQ_INT(keep_timing_clock_step_ms(&c.timing), KEEP_CLOCK_STEP_MIN_MS);
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: -5\n", &c), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load("lease:\n  clock_step_ms: \"500\"\n", &c), KEEP_ERR_CONFIG);
+	/* the default's floor must fit too */
+	CHECK_EQ_INT(load("lease:\n  grace_ms: 5\n  safety_ms: 5\n  max_skew_ms: 0\n", &c), 0);
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "the default") != NULL);
+}
+
 TEST(strings)
 {
 	struct keep_config c;
@@ -303,6 +332,7 @@ int main(void)
 	RUN(bad_integers);
 	RUN(bad_booleans);
 	RUN(timing_rules);
+	RUN(clock_step_rules);
 	RUN(strings);
 	RUN(non_mapping_root_and_bad_yaml);
 	RUN(unchanged_on_error);

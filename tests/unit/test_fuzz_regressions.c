@@ -27,18 +27,19 @@ TEST(etag_with_nul_is_refused)
 	CHECK_EQ_STR(out, "abc");
 }
 
-static const char state_ok[] = "keep-lease-state 1\n"
+static const char state_ok[] = "keep-lease-state 2\n"
 			       "node n1\n"
 			       "instance 5f0c2a9e8b7d41c3a6e2f90d1b4c7e58\n"
 			       "pid 4242\n"
+			       "clock boottime\n"
 			       "boot_id 0b6f3c1e\n"
 			       "phase live\n"
 			       "reason -\n"
 			       "version \"1a2b3c\"\n"
 			       "written_at_ms 1767225600123\n"
-			       "valid_until_mono_ms 123456789\n"
+			       "valid_until_ms 123456789\n"
 			       "valid_until_wall_ms 1767225608123\n"
-			       "live_since_mono_ms 123000000\n"
+			       "live_since_ms 123000000\n"
 			       "lapses 0\n"
 			       "updated_wall_ms 1767225600200\n";
 

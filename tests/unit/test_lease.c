@@ -11,7 +11,7 @@
 
 /* ttl 3000, grace 1500, safety 600, skew 300, period 1000:
  * write every 1000, attempt 800, valid 2400, takeover 4500 */
-static struct keep_timing T = {3000, 1500, 600, 300, 1000};
+static struct keep_timing T = {3000, 1500, 600, 300, 1000, 0}; /* clock step: 150 */
 static const char *ME = "0123456789abcdef0123456789abcdef";
 static const char *OTHER = "fedcba9876543210fedcba9876543210";
 #define WALL0 1700000000000LL /* wall = WALL0 + mono in these tests */
@@ -19,6 +19,8 @@ static const char *OTHER = "fedcba9876543210fedcba9876543210";
 static struct keep_lease sm;
 static struct keep_lease_action act;
 static int64_t now;
+static int64_t wall_off; /* a wall-clock step: wall = WALL0 + now + wall_off */
+#define WALL (WALL0 + now + wall_off)
 
 static void init(void)
 {
@@ -28,12 +30,13 @@ static void init(void)
 	snprintf(tmpl.node, sizeof(tmpl.node), "n1");
 	snprintf(tmpl.instance, sizeof(tmpl.instance), "%s", ME);
 	now = 1000;
+	wall_off = 0;
 	keep_lease_init(&sm, &T, &tmpl, now);
 }
 
 static void next(void)
 {
-	keep_lease_next(&sm, now, WALL0 + now, &act);
+	keep_lease_next(&sm, now, WALL, &act);
 }
 
 /* Advance time to the machine's next wake-up, until it asks for I/O. */
@@ -63,12 +66,12 @@ static struct keep_node_obj obj(enum keep_node_state st, const char *inst, int64
 
 static void read_absent(void)
 {
-	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_NOT_FOUND, "", NULL, 0);
+	keep_lease_on_read(&sm, now, WALL, KEEP_STORE_NOT_FOUND, "", NULL, 0);
 }
 
 static void read_obj(const char *version, struct keep_node_obj o)
 {
-	keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_OK, version, &o, 0);
+	keep_lease_on_read(&sm, now, WALL, KEEP_STORE_OK, version, &o, 0);
 }
 
 /* Start on an empty bucket and go live; returns with the lease valid. */
@@ -617,6 +620,258 @@ TEST(a_renewal_answered_after_the_old_validity_passed_is_a_lapse)
 	CHECK_EQ_INT(sm.live_since_mono_ms, now);
 }
 
+/* ---- clocks (issue 13; docs/lease.md "Clocks") ---------------------------- */
+
+/* Drain the events: a bit per kind seen. */
+static unsigned events_seen(void)
+{
+	struct keep_lease_event e;
+	unsigned m = 0;
+
+	while (keep_lease_poll_event(&sm, &e))
+		m |= 1u << e.kind;
+	return m;
+}
+
+/* A wall-clock step of step ms while live, noticed at the next tick:
+ * returns with the machine's next action in act. */
+static void step_while_live(int64_t step)
+{
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	now += 200;
+	CHECK(keep_lease_valid(&sm, now));
+	(void)saw_event(KEEP_LEV_RENEWED, NULL); /* drop the events so far */
+	wall_off += step;
+	next();
+}
+
+TEST(a_wall_step_forward_ends_the_holds_at_the_next_tick_and_is_re_earned)
+{
+	struct keep_lease_event e;
+	int64_t lapses;
+
+	go_live();
+	lapses = sm.lapses;
+	step_while_live(20000);
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, &e));
+	CHECK_EQ_INT(e.step_ms, 20000);
+	CHECK_EQ_INT(sm.clock_steps, 1);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_RAN_OUT);
+	CHECK_EQ_INT(sm.lapses, lapses + 1); /* every hold acquired before is stale */
+	CHECK(!keep_lease_valid(&sm, now));
+	/* the next write goes at once, on the wall clock as it is now */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.written_at_ms, WALL);
+	CHECK_EQ_STR(act.if_match, "v2");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	CHECK(saw_event(KEEP_LEV_RECOVERED, NULL));
+	CHECK(keep_lease_valid(&sm, now + 5));
+}
+
+TEST(a_wall_step_back_ends_the_holds_and_written_at_never_goes_back)
+{
+	struct keep_lease_event e;
+	int64_t lapses, wa;
+
+	go_live();
+	lapses = sm.lapses;
+	step_while_live(-20000);
+	wa = sm.written_at_ms;
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, &e));
+	CHECK_EQ_INT(e.step_ms, -20000);
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(!keep_lease_valid(&sm, now));
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	/* dated on the clock as it was, carried on the steady clock: never
+	 * 20 s early (peers would free our records while we count ourselves
+	 * valid) */
+	CHECK_EQ_INT(act.obj.written_at_ms, wa + (now - sm.sends[sm.nsends - 2].sent_mono_ms));
+	CHECK_EQ_INT(act.obj.written_at_ms, WALL + 20000);
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	CHECK(keep_lease_valid(&sm, now + 5));
+	/* and so on, every renewal */
+	for (int i = 0; i < 5; i++) {
+		int64_t prev = sm.written_at_ms;
+
+		run_until_io();
+		CHECK_EQ_INT(act.obj.written_at_ms, WALL + 20000);
+		CHECK(act.obj.written_at_ms > prev);
+		keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v4");
+	}
+	CHECK_EQ_INT(sm.clock_steps, 1);
+}
+
+TEST(a_wall_clock_within_the_threshold_is_not_a_step)
+{
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	wall_off += 150; /* the threshold (max_skew / 2): not beyond it */
+	next();
+	CHECK(!saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	CHECK(keep_lease_valid(&sm, now));
+	wall_off -= 150;
+	next();
+	CHECK(!saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	wall_off += 151;
+	next();
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	CHECK(!keep_lease_valid(&sm, now));
+}
+
+TEST(the_step_threshold_is_configurable)
+{
+	struct keep_timing t2 = T;
+	struct keep_node_obj tmpl;
+
+	t2.clock_step_ms = 1000;
+	CHECK_EQ_INT(keep_timing_clock_step_ms(&T), 150);
+	CHECK_EQ_INT(keep_timing_clock_step_ms(&t2), 1000);
+	memset(&tmpl, 0, sizeof(tmpl));
+	snprintf(tmpl.node, sizeof(tmpl.node), "n1");
+	snprintf(tmpl.instance, sizeof(tmpl.instance), "%s", ME);
+	keep_lease_init(&sm, &t2, &tmpl, 1000);
+	keep_lease_next(&sm, 1000, WALL0 + 1000, &act);
+	keep_lease_next(&sm, 1100, WALL0 + 1100 + 999, &act);
+	CHECK(!saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	keep_lease_next(&sm, 1200, WALL0 + 1200 + 999 + 1001, &act);
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+}
+
+TEST(a_suspend_is_not_a_step_and_the_lease_runs_out_on_the_steady_clock)
+{
+	int64_t lapses;
+
+	go_live();
+	(void)events_seen();
+	lapses = sm.lapses;
+	/* the host sleeps 7 s: the steady (boot) clock and the wall clock
+	 * both move on by 7 s while nothing runs */
+	now += 7000;
+	next();
+	CHECK_EQ_INT(events_seen(), (1u << KEEP_LEV_RAN_OUT));
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(!keep_lease_valid(&sm, now));
+}
+
+TEST(a_write_in_flight_across_a_step_makes_nothing_valid)
+{
+	int64_t lapses;
+
+	go_live();
+	lapses = sm.lapses;
+	run_until_io(); /* a renewal sent at now, on the wall clock as it was */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	wall_off += 20000;
+	now += 50;
+	keep_lease_clocks(&sm, now, WALL); /* the driver: both clocks at the reply */
+	keep_lease_on_write(&sm, now, KEEP_STORE_OK, "v2");
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(!keep_lease_valid(&sm, now));
+	/* the version moved on; the next write goes at once and re-earns */
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "v2");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	CHECK(keep_lease_valid(&sm, now + 5));
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+}
+
+TEST(a_step_seen_by_a_re_read_also_refuses_the_write_sent_before)
+{
+	go_live();
+	run_until_io();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, ""); /* lost reply, then conflict */
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	wall_off -= 5000;
+	/* the re-read shows our own write (landed): adopted, but sent before
+	 * the step: not valid */
+	read_obj("vr", obj(KEEP_NODE_LIVE, ME, sm.sends[sm.nsends - 1].written_at_ms));
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	CHECK(!keep_lease_valid(&sm, now));
+	CHECK_EQ_STR(sm.version, "vr");
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "vr");
+}
+
+TEST(a_step_during_the_start_check_cancels_the_shortcut)
+{
+	init();
+	run_until_io();
+	read_obj("v1", obj(KEEP_NODE_LIVE, OTHER, WALL0 - 10000));
+	wall_off += 3000;
+	run_until_io();
+	CHECK(saw_event(KEEP_LEV_CLOCK_STEP, NULL));
+	/* a fence of the instance first read, old enough on our (stepped) wall
+	 * clock: no shortcut, the full wait on the steady clock */
+	read_obj("v2", obj(KEEP_NODE_FENCED, OTHER, WALL0 - 10000));
+	CHECK(!saw_event(KEEP_LEV_CHECK_SHORTCUT, NULL));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_CHECK);
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_obj("v2", obj(KEEP_NODE_FENCED, OTHER, WALL0 - 10000));
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(now >= 1000 + 4500);
+}
+
+TEST(a_stop_with_a_renewal_in_flight_is_invalid_at_once_and_releases_over_it)
+{
+	int64_t wa;
+
+	go_live();
+	run_until_io(); /* a renewal in flight */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_LIVE);
+	wa = act.obj.written_at_ms;
+	keep_lease_stop(&sm, now + 10);
+	CHECK(!keep_lease_valid(&sm, now + 10));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPING);
+	/* the renewal lands: it is not taken for the released write, and the
+	 * lease stays invalid */
+	keep_lease_on_write(&sm, now + 20, KEEP_STORE_OK, "v2");
+	now += 20;
+	CHECK(!keep_lease_valid(&sm, now));
+	CHECK(!saw_event(KEEP_LEV_RELEASED, NULL));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+	CHECK_EQ_STR(act.if_match, "v2");
+	CHECK_EQ_INT(act.obj.written_at_ms, wa); /* the last live write's */
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	CHECK(saw_event(KEEP_LEV_RELEASED, NULL));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+}
+
+TEST(an_unremembered_own_write_is_never_dated_after_the_sends_remembered)
+{
+	int64_t oldest;
+
+	go_live();
+	for (int i = 0; i < KEEP_LEASE_SENDS + 2; i++) {
+		run_until_io();
+		keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v");
+	}
+	run_until_io();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	oldest = sm.sends[0].sent_mono_ms;
+	/* a live object of ours dated in the future (a wall clock that was
+	 * ahead): counted as sent before every send remembered */
+	read_obj("vx", obj(KEEP_NODE_LIVE, ME, WALL + 60000));
+	CHECK(sm.valid_until_mono_ms <= oldest - 1 + 2400);
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
@@ -653,5 +908,15 @@ int main(void)
 	RUN(every_write_body_differs_seq_grows);
 	RUN(ran_out_retries_come_at_most_half_a_write_period_apart);
 	RUN(a_renewal_answered_after_the_old_validity_passed_is_a_lapse);
+	RUN(a_wall_step_forward_ends_the_holds_at_the_next_tick_and_is_re_earned);
+	RUN(a_wall_step_back_ends_the_holds_and_written_at_never_goes_back);
+	RUN(a_wall_clock_within_the_threshold_is_not_a_step);
+	RUN(the_step_threshold_is_configurable);
+	RUN(a_suspend_is_not_a_step_and_the_lease_runs_out_on_the_steady_clock);
+	RUN(a_write_in_flight_across_a_step_makes_nothing_valid);
+	RUN(a_step_seen_by_a_re_read_also_refuses_the_write_sent_before);
+	RUN(a_step_during_the_start_check_cancels_the_shortcut);
+	RUN(a_stop_with_a_renewal_in_flight_is_invalid_at_once_and_releases_over_it);
+	RUN(an_unremembered_own_write_is_never_dated_after_the_sends_remembered);
 	return unit_done();
 }

@@ -134,9 +134,9 @@ refute_sanitizer_reports() {
 # now_ms : wall clock in ms
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# mono_ms : this host's monotonic clock in ms, as keep reads it (lease
-# state files hold monotonic times)
-mono_ms() { "$KEEP_TOOLDIR/clocks" | sed 's/^mono_ms=\([0-9]*\).*/\1/'; }
+# mono_ms : keep's steady clock in ms (CLOCK_BOOTTIME, lib/clock.h; lease
+# state files hold its times)
+mono_ms() { "$KEEP_TOOLDIR/clocks" | sed 's/.* keep_boot_ms=\([0-9]*\).*/\1/'; }
 
 # fencer_ready NODE [MS] : wait until NODE's lease (its lease-write live)
 # has been live for MS (default 1800 = write_every + attempt_timeout at
@@ -145,8 +145,8 @@ mono_ms() { "$KEEP_TOOLDIR/clocks" | sed 's/^mono_ms=\([0-9]*\).*/\1/'; }
 # watch counted from the fencer's own live_since; docs/fencing.md).
 fencer_ready() {
 	local f="$STATE_DIR/$1/lease" ms=${2:-1800} since
-	wait_for 20 grep -Eq '^live_since_mono_ms [1-9]' "$f" || return 1
-	since=$(sed -n 's/^live_since_mono_ms //p' "$f")
+	wait_for 20 grep -Eq '^live_since_ms [1-9]' "$f" || return 1
+	since=$(sed -n 's/^live_since_ms //p' "$f")
 	wait_for 30 mono_at_least $((since + ms))
 }
 mono_at_least() { [ "$(mono_ms)" -ge "$1" ]; }

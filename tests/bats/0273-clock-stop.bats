@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# A holder's lease-write stopped longer than its validity (SIGSTOP; as a
+# debugger, swapping or a stalled VM vCPU would), with a renewal in flight,
+# then continued (issue 13; docs/lease.md "Clocks"): no grant passes on the
+# stopped node after the deadline of its last acknowledged write — judged by
+# each reader on its own reading of the boot clock, whatever lease-write
+# does — and the late reply of that renewal makes nothing valid again for
+# the holds from before. Runs on the fs store and on a real S3 server.
+# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000.
+
+load helpers/common
+load helpers/clock
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+@test "SIGSTOP longer than validity with a renewal in flight, then SIGCONT: no grant passes after the deadline; the late reply is a lapse" {
+	export KEEP_FAULT_LOG=1
+	start_node n1 n1
+	run -0 --separate-stderr owner-acquire --node-id n1 t/c/a
+	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
+	# the next renewal is held 600 ms in the store layer (in flight, its
+	# send time taken); the process is stopped in the middle of it
+	echo "put nodes/ delay 600 count=1" >"$FAULT_FILE"
+	wait_for 5 grep -q 'keep-fault: put nodes/n1 delay' "$BATS_TEST_TMPDIR/n1.err"
+	kill -STOP "$(bg_pid n1)"
+	deadline=$(state_field n1 valid_until_wall_ms)
+	[ "$deadline" -gt "$(now_ms)" ]
+	start_bg poll poll_grants "$BATS_TEST_TMPDIR/grants" 7000 n1 1 n2 1
+	sleep 4 # longer than the validity left (at most ttl - safety = 2400)
+	kill -CONT "$(bg_pid n1)"
+	wait_exit 20 poll
+	g="$BATS_TEST_TMPDIR/grants"
+	late=$(awk -v d="$deadline" '$3 ~ /^n1/ && $4 == 0 && $1 >= d' "$g" | wc -l)
+	early=$(awk -v d="$deadline" '$3 ~ /^n1/ && $4 == 0 && $2 < d' "$g" | wc -l)
+	echo "# n1: $(rounds "$g" n1) checks, $early passed before the deadline, $late after" >&3
+	[ "$early" -ge 3 ] # the grant was live when the process stopped: not vacuous
+	[ "$late" -eq 0 ]
+	[ "$(awk '$3 ~ /^n1/' "$g" | tail -n 1 | cut -d' ' -f1)" -ge $((deadline + 3000)) ]
+	# lease-write, continued: the renewal's reply came after the deadline:
+	# a lapse (every hold from before ended), then valid again
+	wait_line 10 n1 '^ran-out .*lapses=1'
+	wait_line 10 n1 '^recovered '
+	run -1 owner-check --node-id n1 t/c/a 1
+	[ "$output" = "check key=t/c/a generation=1 ok=no reason=lapsed" ]
+	run -0 lease-status --node-id n1
+	refute_sanitizer_reports
+}
