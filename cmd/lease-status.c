@@ -15,12 +15,13 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR]\n"
+    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json]\n"
     "\n"
     "Print this node's lease state as one line and exit 0 only while the\n"
     "lease is valid (readiness). No store I/O.\n"
     "  lease node=ID phase=starting|live|ran-out|stopping|stopped|lost reason=..\n"
     "        instance=.. valid_ms=.. written_at_ms=.. lapses=..\n"
+    "  --json  the line as one JSON object, same fields (docs/formats.md)\n"
     "\n"
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
@@ -49,9 +50,13 @@ static int code_for(const struct keep_lease_state *s)
 	return KEEP_EXIT_NOT_LIVE;
 }
 
+enum { OPT_JSON = 0x2000 };
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, {"json", no_argument, NULL, OPT_JSON}, {NULL, 0, NULL, 0}};
+	enum keep_line_format fmt = KEEP_LINE_TEXT;
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_lease_state st;
@@ -62,9 +67,12 @@ int main(int argc, char **argv)
 	bool valid;
 
 	keep_cli_init(&cli, "lease-status", usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (c == OPT_JSON)
+			fmt = KEEP_LINE_JSON;
+		else if (!keep_cli_common_opt(&cli, c, optarg))
 			keep_cli_usage_error(&cli, "unknown option");
+	}
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	keep_cli_load_config(&cli, &cfg);
@@ -74,7 +82,7 @@ int main(int argc, char **argv)
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "state directory path too long");
 
 	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "lease");
+	keep_line_start_fmt(&b, "lease", fmt);
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
@@ -90,8 +98,9 @@ int main(int argc, char **argv)
 	keep_boot_id(boot, sizeof(boot));
 	valid = keep_lease_state_valid(&st, now, boot);
 	keep_line_str(&b, "phase", valid || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");
-	keep_line_str(&b, "reason", st.reason);
-	keep_line_str(&b, "instance", st.instance);
+	/* the state file's "-" is an absent value (null in JSON) */
+	keep_line_str(&b, "reason", strcmp(st.reason, "-") != 0 ? st.reason : NULL);
+	keep_line_str(&b, "instance", strcmp(st.instance, "-") != 0 ? st.instance : NULL);
 	keep_line_int(&b, "valid_ms", valid ? st.valid_until_mono_ms - now : 0);
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);

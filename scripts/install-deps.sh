@@ -3,14 +3,15 @@
 # (as root, or through sudo). Idempotent.
 #   (none)   to build and run: compiler, libcurl, OpenSSL, libyaml, expat
 #   --test   also what `make check` uses: bats, clang + libFuzzer (fuzz smoke),
-#            valgrind, systemd-analyze, man, openssl (TLS test endpoint)
+#            valgrind, systemd-analyze, man, openssl (TLS test endpoint), jq
+#            (the --json tests parse with it)
 #   --s3     also the Ceph RGW packages used as the real S3 server of the tests
 set -eu
 pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev \
 curl ca-certificates procps util-linux"
 for arg in "$@"; do
 	case $arg in
-	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl" ;;
+	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl jq" ;;
 	--s3) pkgs="$pkgs radosgw ceph-mon ceph-osd" ;;
 	*) echo "usage: install-deps.sh [--test] [--s3]" >&2; exit 100 ;;
 	esac
