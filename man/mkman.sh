@@ -29,6 +29,7 @@ summary() {
 	owner-acquire) echo "acquire ownership records for this node" ;;
 	owner-release) echo "release holds, drain, resolve pending releases" ;;
 	owner-show) echo "print who owns an actor" ;;
+	owner-watch) echo "follow ownership records: acquisitions, releases, holders fenced" ;;
 	owner-check) echo "check that this node's grant of an actor may act now" ;;
 	keep-store) echo "raw access to the bucket: get, stat, put, del, list" ;;
 	store-probe) echo "check that a store honours conditional writes" ;;
