@@ -994,8 +994,20 @@ static int run_process(struct keep_awscreds *c, struct keep_aws_json_creds *j, c
 	close(p[0]);
 	if (timed_out || toobig)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* its stdout is closed; it must still end within the bound */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, timed_out || toobig ? 0 : WNOHANG);
+		struct timespec ts = {0, 10 * 1000000L};
+
+		if (w == pid || (w < 0 && errno != EINTR))
+			break;
+		if (w == 0 && keep_mono_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			timed_out = true;
+		} else if (w == 0) {
+			nanosleep(&ts, NULL);
+		}
+	}
 	free(words);
 	if (timed_out) {
 		snprintf(err, errlen, "%s: the command did not finish in %lld ms: killed", c->label,

@@ -779,6 +779,13 @@ TEST(process_source_refresh_and_sharing)
 	write_file("proc/config", "[profile proc]\ncredential_process = sh -c 'exit 3'\n", 0600);
 	CHECK_EQ_INT(keep_awscreds_open(NULL, &a, NULL, 0, err, sizeof(err)), KEEP_ERR_STORE);
 	CHECK(strstr(err, "status 3") != NULL);
+	/* closes its stdout, then never ends: killed at the bound all the same */
+	write_file("proc/config",
+		   "[profile proc]\ncredential_process = sh -c 'exec >&-; sleep 30'\n", 0600);
+	setenv("KEEP_TEST_CREDENTIAL_PROCESS_TIMEOUT_MS", "300", 1);
+	CHECK_EQ_INT(keep_awscreds_open(NULL, &a, NULL, 0, err, sizeof(err)), KEEP_ERR_STORE);
+	CHECK(strstr(err, "did not finish in 300 ms") != NULL);
+	unsetenv("KEEP_TEST_CREDENTIAL_PROCESS_TIMEOUT_MS");
 	/* credentials that expired already */
 	snprintf(exp, sizeof(exp), "%lld\n", (long long)time(NULL) - 10);
 	write_file("proc/exp", exp, 0600);
