@@ -168,8 +168,9 @@ acquire_all() {
 	[ "$output" = 0 ]
 	run -0 cat "$BATS_TEST_TMPDIR/w.err"
 	[[ "$output" =~ stats\ requests=[0-9]+\ get=30\ head=0\ put=0\ delete=0\ list=([0-9]+)\  ]] || { echo "$output"; false; }
-	[ "${BASH_REMATCH[1]}" -ge 4 ]
-	# one record written: one more GET for it (and its holder's object)
+	[ "${BASH_REMATCH[1]}" -ge 3 ] # passes made: the records were listed again, not read
+	# one record written: one more GET for it, and its holder's object
+	# once a pass (a live node writes every period) until the watch stops
 	start_bg w2 owner-watch --stats t/c/
 	wait_line 20 w2 '^synced keys=30$'
 	run -0 owner-acquire --node-id n1 t/c/k07
@@ -177,7 +178,7 @@ acquire_all() {
 	kill -TERM "$(bg_pid w2)"
 	run wait_exit 10 w2
 	run -0 cat "$BATS_TEST_TMPDIR/w2.err"
-	[[ "$output" =~ stats\ requests=[0-9]+\ get=(3[12]) ]] || { echo "$output"; false; }
+	[[ "$output" =~ stats\ requests=[0-9]+\ get=3[1-4]\  ]] || { echo "$output"; false; }
 	refute_sanitizer_reports
 }
 
