@@ -135,8 +135,12 @@ build/rel/libkeep.so: $(rel_OBJ)
 
 # make install PREFIX=/usr DESTDIR=/tmp/root: commands and keep-agent, man
 # pages, libkeep (static and shared), its headers (include/keep/, with
-# core/ and store/), keep.pc, bash completion, systemd units (their
-# /usr/local paths rewritten to PREFIX) and the docs.
+# core/ and store/), keep.pc, bash completion, systemd units and the cron
+# job (their /usr/local paths rewritten to PREFIX) and the docs.
+# The cron job goes where cron reads it, /etc/cron.d, for PREFIX=/usr or
+# /usr/local; for any other PREFIX to PREFIX/etc/cron.d (an example to
+# copy; cron does not read it). CRONDIR=DIR puts it elsewhere, CRONDIR=
+# (empty) leaves it out. docs/operations.md.
 BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 INCDIR = $(PREFIX)/include/keep
@@ -144,6 +148,11 @@ MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/keep
 UNITDIR = $(PREFIX)/lib/systemd/system
 COMPDIR = $(PREFIX)/share/bash-completion/completions
+ifneq ($(filter /usr /usr/local,$(patsubst %/,%,$(PREFIX))),)
+CRONDIR ?= /etc/cron.d
+else
+CRONDIR ?= $(PREFIX)/etc/cron.d
+endif
 install: rel build/rel/libkeep.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/core \
 		$(DESTDIR)$(INCDIR)/store $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
@@ -167,6 +176,10 @@ install: rel build/rel/libkeep.so
 	for u in $(wildcard etc/systemd/*.service etc/systemd/*.timer); do \
 		sed 's|/usr/local/|$(PREFIX)/|g' $$u >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+	if [ -n "$(CRONDIR)" ]; then \
+		install -d $(DESTDIR)$(CRONDIR) && \
+		sed 's|/usr/local/|$(PREFIX)/|g' etc/cron.d/keep-forget >$(DESTDIR)$(CRONDIR)/keep-forget && \
+		chmod 644 $(DESTDIR)$(CRONDIR)/keep-forget || exit 1; fi
 	install -m 644 README.md $(wildcard docs/*.md) etc/keep.yaml $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard docs/runbooks/*.md) $(DESTDIR)$(DOCDIR)/runbooks/
 

@@ -18,13 +18,14 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--paths]\n"
+    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json] [--paths]\n"
     "\n"
     "Print this node's lease state as one line and exit 0 only while the\n"
     "lease is valid (readiness). No store I/O.\n"
     "  lease node=ID phase=starting|live|ran-out|stopping|stopped|lost reason=..\n"
     "        instance=.. valid_ms=.. written_at_ms=.. lapses=..\n"
     "\n"
+    "  --json    the line as one JSON object, same fields (docs/formats.md)\n"
     "  --paths   print what keep-agent needs from the configuration, one a line,\n"
     "            and exit 0: `node ID`, `dir STATE_DIR/ID`, `metrics FILE` (the\n"
     "            agent's metrics textfile, empty when metrics are off)\n"
@@ -74,11 +75,15 @@ static int print_paths(const struct keep_config *cfg, const char *dir)
 	return KEEP_EXIT_OK;
 }
 
+enum { OPT_JSON = 0x2000, OPT_PATHS };
+
 int main(int argc, char **argv)
 {
-	enum { OPT_PATHS = 0x2000 };
-	static const struct option opts[] = {
-	    KEEP_CLI_LONGOPTS, {"paths", no_argument, NULL, OPT_PATHS}, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     {"json", no_argument, NULL, OPT_JSON},
+					     {"paths", no_argument, NULL, OPT_PATHS},
+					     {NULL, 0, NULL, 0}};
+	enum keep_line_format fmt = KEEP_LINE_TEXT;
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_lease_state st;
@@ -95,6 +100,8 @@ int main(int argc, char **argv)
 			continue;
 		if (c == OPT_PATHS)
 			paths = true;
+		else if (c == OPT_JSON)
+			fmt = KEEP_LINE_JSON;
 		else
 			keep_cli_usage_error(&cli, "unknown option");
 	}
@@ -109,7 +116,7 @@ int main(int argc, char **argv)
 		return print_paths(&cfg, dir);
 
 	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "lease");
+	keep_line_start_fmt(&b, "lease", fmt);
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
@@ -131,8 +138,9 @@ int main(int argc, char **argv)
 	valid = keep_lease_state_valid(&st, now, boot);
 	keep_line_str(&b, "phase",
 		      valid || why || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");
-	keep_line_str(&b, "reason", st.reason);
-	keep_line_str(&b, "instance", st.instance);
+	/* the state file's "-" is an absent value (null in JSON) */
+	keep_line_str(&b, "reason", strcmp(st.reason, "-") != 0 ? st.reason : NULL);
+	keep_line_str(&b, "instance", strcmp(st.instance, "-") != 0 ? st.instance : NULL);
 	keep_line_int(&b, "valid_ms", valid ? st.valid_until_ms - now : 0);
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);

@@ -30,7 +30,7 @@
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                  [--follow | --once [--table]] [--stats]\n"
+    "                  [--follow | --once [--table | --json]] [--stats]\n"
     "\n"
     "List nodes/ every heartbeat period; read a node's object only when needed\n"
     "(new, or its listed version token stopped changing).\n"
@@ -46,6 +46,8 @@ static const char usage[] =
     "             instance=.. written_at_ms=.. age_ms=.. format=3|1|2 [fenced_by=..\n"
     "             fenced_at_ms=..] [free_at_ms=..] [reason=..]`\n"
     "  --table    with --once: a table for people instead\n"
+    "  --json     with --once: each line as one JSON object, same fields\n"
+    "             (docs/formats.md)\n"
     "  --stats    at exit, one line on stderr: `stats requests=N get=N head=N\n"
     "             put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
     "             ambiguous=N prog=node-watch`\n"
@@ -56,7 +58,7 @@ static const char usage[] =
     "listing or a read failed for now (--once: timeout, 5xx), or stdout closed.\n"
     "See docs/fencing.md.\n";
 
-enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS };
+enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS, OPT_JSON };
 
 static volatile sig_atomic_t stop_flag;
 
@@ -91,7 +93,8 @@ struct driver {
 	struct keep_metrics metrics;
 	char node_dir[KEEP_PATH_MAX + 80];
 	char boot_id[64];
-	struct seen *v, *prev; /* this pass, the last pass (both sorted by node) */
+	enum keep_line_format fmt; /* of the --once status lines */
+	struct seen *v, *prev;	   /* this pass, the last pass (both sorted by node) */
 	size_t n, alloc, nprev, prevalloc;
 	/* listings */
 	enum listing_state lstate;
@@ -276,7 +279,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 
 	st = keep_node_status(s->decoded ? &s->obj : NULL, wall, &d->cfg.timing, false);
 	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "node");
+	keep_line_start_fmt(&b, "node", d->fmt);
 	keep_line_str(&b, "id", s->node);
 	keep_line_str(&b, "state", keep_node_status_name(st));
 	if (!s->decoded) {
@@ -286,7 +289,9 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 		keep_line_str(&b, "format", NULL);
 		keep_line_str(&b, "reason", s->why);
 	} else {
-		keep_line_str(&b, "instance", s->obj.instance);
+		/* "-": an operator fence of an absent object names no instance */
+		keep_line_str(&b, "instance",
+			      strcmp(s->obj.instance, "-") != 0 ? s->obj.instance : NULL);
 		keep_line_int(&b, "written_at_ms", s->obj.written_at_ms);
 		keep_line_int(&b, "age_ms", keep_sub_sat_ms(wall, s->obj.written_at_ms));
 		keep_line_int(&b, "format", s->obj.format);
@@ -607,6 +612,7 @@ int main(int argc, char **argv)
 					     {"follow", no_argument, NULL, OPT_FOLLOW},
 					     {"table", no_argument, NULL, OPT_TABLE},
 					     {"stats", no_argument, NULL, OPT_STATS},
+					     {"json", no_argument, NULL, OPT_JSON},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
@@ -636,6 +642,9 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			opt_stats = true;
 			break;
+		case OPT_JSON:
+			d.fmt = KEEP_LINE_JSON;
+			break;
 		case KEEP_OPT_CHECK:
 			check_only = true;
 			break;
@@ -649,6 +658,8 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
 	if (opt_table && !opt_once)
 		keep_cli_usage_error(&cli, "--table needs --once");
+	if (d.fmt == KEEP_LINE_JSON && (!opt_once || opt_table))
+		keep_cli_usage_error(&cli, "--json needs --once and excludes --table");
 	keep_cli_load_config(&cli, &d.cfg);
 	if (!d.cfg.store[0])
 		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");

@@ -18,22 +18,28 @@
 #include "../lib/storecmd.h"
 
 static const char usage[] =
-    "usage: owner-show [-c FILE] [--store URL] KEY\n"
+    "usage: owner-show [-c FILE] [--store URL] [--json] KEY\n"
     "\n"
     "Print who owns KEY (tenant/class/name):\n"
     "  owner key=K state=held|nobody|absent node=N instance=I generation=G\n"
-    "        holder=live|fenced|released|absent|old-format|unreadable|- free=yes|no\n"
+    "        holder=live|live-other-instance|fenced|released|absent|old-format|\n"
+    "        unreadable|- free=yes|no\n"
     "free=yes: an acquisition may take it now (nobody, absent, or the §2 free\n"
     "rule holds on the read of nodes/N made after the record read).\n"
+    "  --json  the line as one JSON object, same fields (docs/formats.md)\n"
     "\n"
     "exit: 0 shown; 1 the store refused a read (403, no such bucket); 17 the\n"
     "record is not ours; 100 usage; 111 a read failed for now (timeout, 5xx).\n";
 
 static const char *prog = "owner-show";
 
+enum { OPT_JSON = 0x2000 };
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, {"json", no_argument, NULL, OPT_JSON}, {NULL, 0, NULL, 0}};
+	enum keep_line_format fmt = KEEP_LINE_TEXT;
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_store *store;
@@ -43,13 +49,16 @@ int main(int argc, char **argv)
 	struct keep_reply r;
 	struct keep_buf b;
 	char shown[300];
-	const char *key, *state, *holder = "-", *free_s = "yes";
+	const char *key, *state, *holder = NULL, *free_s = "yes";
 	int c, derr;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (c == OPT_JSON)
+			fmt = KEEP_LINE_JSON;
+		else if (!keep_cli_common_opt(&cli, c, optarg))
 			keep_cli_usage_error(&cli, "unknown option");
+	}
 	if (argc - optind != 1)
 		keep_cli_usage_error(&cli, "exactly one KEY");
 	key = argv[optind];
@@ -104,7 +113,7 @@ int main(int argc, char **argv)
 			holder = "live-other-instance";
 	}
 	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "owner");
+	keep_line_start_fmt(&b, "owner", fmt);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "state", state);
 	keep_line_str(&b, "node", rec.held ? rec.node : NULL);

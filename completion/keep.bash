@@ -7,7 +7,7 @@
 # flags are completed here.
 
 _keep_commands="keep-agent keep-store lease-fence lease-status lease-write node-watch
-owner-acquire owner-check owner-release owner-show store-probe upgrade-mark"
+owner-acquire owner-check owner-release owner-show owner-watch store-probe upgrade-mark"
 
 # _keep_flags CMD : the flags of CMD's usage text, one a line: every flag
 # of the synopsis (the first paragraph), and the flags that start a line of

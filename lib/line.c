@@ -2,6 +2,7 @@
 #include "line.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +53,109 @@ static void truncate_to(struct keep_buf *b, size_t len)
 
 int keep_line_start(struct keep_buf *b, const char *type)
 {
+	return keep_line_start_fmt(b, type, KEEP_LINE_TEXT);
+}
+
+/* A line started in JSON: its first byte is '{' (a TYPE never is). */
+static bool is_json(const struct keep_buf *b)
+{
+	return b->data && b->len > 0 && b->data[0] == '{';
+}
+
+int keep_line_start_fmt(struct keep_buf *b, const char *type, enum keep_line_format fmt)
+{
+	int err;
+
 	keep_buf_reset(b);
 	if (!type || !name_valid(type))
 		return KEEP_ERR_INVAL;
-	return keep_buf_adds(b, type);
+	if (fmt != KEEP_LINE_JSON)
+		return keep_buf_adds(b, type);
+	err = keep_buf_adds(b, "{\"type\":\"");
+	if (!err)
+		err = keep_buf_adds(b, type); /* [a-z0-9_-]: nothing to escape */
+	if (!err)
+		err = keep_buf_add(b, "\"", 1);
+	if (err)
+		keep_buf_reset(b);
+	return err;
+}
+
+/* The length of the valid UTF-8 sequence at p (1..4 bytes, the first byte
+ * >= 0x80), or 0 when p does not start one (RFC 3629 table: shortest
+ * form, no surrogates, at most U+10FFFF). p is NUL-terminated, so a
+ * truncated sequence stops at the NUL, which is no continuation byte. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned char c = p[0], lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0; /* 0x80..0xc1 (continuation, overlong lead), 0xf5.. */
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* U+D800..U+DFFF: surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* above U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+int keep_json_add_str(struct keep_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t old = b->len;
+	int err = keep_buf_add(b, "\"", 1);
+
+	while (!err && *p) {
+		char esc[6];
+		size_t n = 0, u;
+
+		if (*p == '"' || *p == '\\') {
+			esc[n++] = '\\';
+			esc[n++] = (char)*p;
+		} else if (*p == '\b' || *p == '\f' || *p == '\n' || *p == '\r' || *p == '\t') {
+			esc[n++] = '\\';
+			esc[n++] = *p == '\b'	? 'b'
+				   : *p == '\f' ? 'f'
+				   : *p == '\n' ? 'n'
+				   : *p == '\r' ? 'r'
+						: 't';
+		} else if (*p >= 0x20 && *p < 0x7f) {
+			esc[n++] = (char)*p;
+		} else if (*p >= 0x80 && (u = utf8_len(p)) > 0) {
+			err = keep_buf_add(b, p, u);
+			p += u;
+			continue;
+		} else {
+			/* a control byte, DEL, or a byte outside valid UTF-8 */
+			memcpy(esc, "\\u00", 4);
+			n = 4;
+			esc[n++] = hex[*p >> 4];
+			esc[n++] = hex[*p & 0xf];
+		}
+		err = keep_buf_add(b, esc, n);
+		p++;
+	}
+	if (!err)
+		err = keep_buf_add(b, "\"", 1);
+	if (err)
+		truncate_to(b, old);
+	return err;
 }
 
 int keep_line_value(struct keep_buf *b, const void *v, size_t n)
@@ -138,6 +238,29 @@ static int add_value(struct keep_buf *b, const char *v)
 	return keep_line_value(b, v, strlen(v));
 }
 
+/* Append ,"key":value (JSON; value NULL -> null, else a string unless
+ * number, which is copied as is). */
+static int json_field(struct keep_buf *b, const char *key, const char *value, bool number)
+{
+	size_t old = b->len;
+	int err;
+
+	if (strcmp(key, "type") == 0)
+		return KEEP_ERR_INVAL; /* the record's own "type" */
+	err = keep_buf_add(b, ",\"", 2);
+	if (!err)
+		err = keep_buf_adds(b, key); /* [a-z0-9_-]: nothing to escape */
+	if (!err)
+		err = keep_buf_add(b, "\":", 2);
+	if (!err)
+		err = !value   ? keep_buf_adds(b, "null")
+		      : number ? keep_buf_adds(b, value)
+			       : keep_json_add_str(b, value);
+	if (err)
+		truncate_to(b, old);
+	return err;
+}
+
 int keep_line_str(struct keep_buf *b, const char *key, const char *value)
 {
 	size_t old = b->len;
@@ -145,6 +268,8 @@ int keep_line_str(struct keep_buf *b, const char *key, const char *value)
 
 	if (!key || !name_valid(key))
 		return KEEP_ERR_INVAL;
+	if (is_json(b))
+		return json_field(b, key, value, false);
 	err = keep_buf_add(b, " ", 1);
 	if (!err)
 		err = keep_buf_adds(b, key);
@@ -162,6 +287,8 @@ int keep_line_int(struct keep_buf *b, const char *key, int64_t v)
 	char num[32];
 
 	snprintf(num, sizeof(num), "%" PRId64, v);
+	if (key && name_valid(key) && is_json(b))
+		return json_field(b, key, num, true);
 	return keep_line_str(b, key, num);
 }
 
@@ -169,8 +296,8 @@ int keep_line_emit(struct keep_buf *b)
 {
 	const char *s = keep_buf_str(b);
 
-	if (fwrite(s, 1, b->len, stdout) != b->len || fputc('\n', stdout) == EOF ||
-	    fflush(stdout) != 0)
+	if (fwrite(s, 1, b->len, stdout) != b->len || (is_json(b) && fputc('}', stdout) == EOF) ||
+	    fputc('\n', stdout) == EOF || fflush(stdout) != 0)
 		return KEEP_ERR_IO;
 	return 0;
 }

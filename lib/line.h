@@ -6,7 +6,18 @@
  * non-empty and made only of printable ASCII other than space, '"', '=' and
  * '\\'; otherwise it is quoted logfmt-style: "..." with \" \\ \n \t and
  * \xHH escapes. An absent value is written as the sentinel "-".
- * keep_line_parse is the strict inverse (for stdin batches). */
+ * keep_line_parse is the strict inverse (for stdin batches).
+ *
+ * The same calls write a line as one JSON object instead (--json; RFC 8259)
+ * when it was started with keep_line_start_fmt(.., KEEP_LINE_JSON):
+ *
+ *   {"type":"TYPE","key":"value","n":123,"absent":null}
+ *
+ * keep_line_str gives a JSON string (NULL: null), keep_line_int a JSON
+ * number; the fields, their order and their values are the text line's.
+ * The buffer itself tells the two apart: a JSON line starts with '{', a
+ * text line with its TYPE ([a-z0-9_-]). Strings are escaped by
+ * keep_json_add_str (docs/formats.md "JSON lines"). */
 #ifndef KEEP_LINE_H
 #define KEEP_LINE_H
 
@@ -27,9 +38,23 @@ struct keep_line {
 	} f[KEEP_LINE_FIELDS];
 };
 
-/* Start a line "TYPE" in b (b is reset first). 0 or buffer errors. */
+/* The two renderings of a line. */
+enum keep_line_format {
+	KEEP_LINE_TEXT = 0, /* TYPE key=value ... (the default, a stable promise) */
+	KEEP_LINE_JSON,	    /* {"type":"TYPE","key":value,...} */
+};
+
+/* Start a text line "TYPE" in b (b is reset first). 0, KEEP_ERR_INVAL (bad
+ * TYPE) or buffer errors. */
 int keep_line_start(struct keep_buf *b, const char *type);
-/* Append " key=value" (value quoted as needed; NULL -> "-"). */
+/* Start a line "TYPE" in b rendered as fmt (b is reset first); the
+ * following keep_line_str/int/emit calls follow the format. Errors as
+ * keep_line_start. */
+int keep_line_start_fmt(struct keep_buf *b, const char *type, enum keep_line_format fmt);
+/* Append " key=value" (value quoted as needed; NULL -> "-"), or in JSON
+ * ,"key":"value" (NULL -> null). KEEP_ERR_INVAL for a bad key (and, in
+ * JSON, for the key "type", which names the record); on any error b is
+ * unchanged. */
 int keep_line_str(struct keep_buf *b, const char *key, const char *value);
 /* Append the n bytes at v (any bytes, NUL included) as the value of a
  * field is written: bare, or quoted and escaped as above ("" for n = 0).
@@ -42,11 +67,21 @@ int keep_line_value(struct keep_buf *b, const void *v, size_t n);
  * Returns out. For diagnostics quoting user input on one line, e.g.
  * "invalid key '%s'". */
 const char *keep_line_escaped(const char *s, char *out, size_t outlen);
-/* Append " key=<decimal int>". */
+/* Append " key=<decimal int>", or in JSON ,"key":<number>. Errors as
+ * keep_line_str. */
 int keep_line_int(struct keep_buf *b, const char *key, int64_t v);
-/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract).
- * 0 or KEEP_ERR_IO. */
+/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract);
+ * a JSON line gets its closing '}' first. 0 or KEEP_ERR_IO. */
 int keep_line_emit(struct keep_buf *b);
+
+/* Append the NUL-terminated s to b as one JSON string (RFC 8259), quotes
+ * included: '"' and '\\' escaped; \b \f \n \r \t for those bytes; any other
+ * byte below 0x20, and 0x7f, as \u00XX; valid UTF-8 (shortest form, no
+ * surrogates, at most U+10FFFF) copied as is; every byte that is not part
+ * of a valid UTF-8 sequence as \u00XX (lowercase hex), i.e. the Latin-1
+ * character of that byte: the output is always valid UTF-8 and valid JSON.
+ * Errors as keep_buf_add; on error b is unchanged. */
+int keep_json_add_str(struct keep_buf *b, const char *s);
 
 /* Parse one line (no trailing newline; len bytes) strictly into *out.
  * A bare word without '=' after TYPE is refused. 0, KEEP_ERR_PARSE,

@@ -29,6 +29,7 @@ summary() {
 	owner-acquire) echo "acquire ownership records for this node" ;;
 	owner-release) echo "release holds, drain, resolve pending releases" ;;
 	owner-show) echo "print who owns an actor" ;;
+	owner-watch) echo "follow ownership records: acquisitions, releases, holders fenced" ;;
 	owner-check) echo "check that this node's grant of an actor may act now" ;;
 	keep-store) echo "raw access to the bucket: get, stat, put, del, list" ;;
 	store-probe) echo "check that a store honours conditional writes" ;;
@@ -106,6 +107,13 @@ page() {
 		p ".TP"
 		p ".B AWS_ACCESS_KEY_ID\\fR, \\fPAWS_SECRET_ACCESS_KEY\\fR, \\fPAWS_SESSION_TOKEN\\fR, \\fPAWS_REGION\\fR, \\fPAWS_ENDPOINT_URL_S3"
 		p "credentials and endpoint of an \\fBs3://\\fP store, unless the configuration names them."
+		p ".TP"
+		p ".B AWS_PROFILE\\fR, \\fPAWS_SHARED_CREDENTIALS_FILE\\fR, \\fPAWS_CONFIG_FILE"
+		p "the profile and files of the AWS CLI (\\fI~/.aws/credentials\\fP, \\fI~/.aws/config\\fP):"
+		p "static keys, \\fBcredential_process\\fP (run without a shell), the region."
+		p ".TP"
+		p ".B AWS_EC2_METADATA_SERVICE_ENDPOINT\\fR, \\fPAWS_EC2_METADATA_DISABLED"
+		p "EC2 instance metadata (IMDSv2), the last source; see \\fIs3.md\\fP, \\(lqCredentials\\(rq."
 		case $name in
 		keep-agent)
 			p ".TP"

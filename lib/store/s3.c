@@ -42,7 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../clock.h"
 #include "../err.h"
+#include "awscreds.h"
 #include "store.h"
 
 #define S3_DEFAULT_TIMEOUT_MS 10000
@@ -922,7 +924,9 @@ struct s3 {
 	bool virtual_host;	    /* virtual-host addressing (base has no /bucket) */
 	char *prefix;		    /* "" or "p/" (with the slash) */
 	char *sigv4;		    /* "aws:amz:REGION:s3" */
-	struct keep_s3_creds creds; /* owned secrets */
+	struct keep_awscreds *src;  /* where credentials come from (awscreds.h) */
+	struct keep_s3_creds creds; /* owned secrets: src's current ones */
+	uint64_t creds_serial;	    /* of creds, for keep_awscreds_get */
 	bool insecure;		    /* TLS verification off (loopback endpoint only) */
 	bool loopback;		    /* endpoint host is 127.0.0.1, ::1 or localhost */
 	char errbuf[CURL_ERROR_SIZE];
@@ -1027,6 +1031,7 @@ struct s3_res {
 	char etag[KEEP_VERSION_MAX];
 	int etag_err;	  /* keep_s3_version_from_etag's result; KEEP_ERR_PARSE if absent */
 	bool reconnected; /* a kept-alive connection existed, yet a new one was made */
+	bool no_creds;	  /* not sent: no valid credentials (why in errbuf) */
 };
 
 static void sha256_hex(const void *p, size_t n, char out[65])
@@ -1093,6 +1098,12 @@ static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms,
 	s->resp_toobig = false;
 	s->errbuf[0] = '\0';
 
+	/* temporary credentials are fetched again before they expire */
+	if (s->src && keep_awscreds_get(s->src, keep_wall_ms(), &s->creds, &s->creds_serial,
+					s->errbuf, sizeof(s->errbuf)) != 0) {
+		res->no_creds = true;
+		return 0;
+	}
 	sha256_hex(rq->body ? rq->body : "", rq->body ? rq->len : 0, sha);
 	err = add_header(&hdrs, "x-amz-content-sha256", sha);
 	if (!err && s->creds.token && *s->creds.token)
@@ -1204,6 +1215,10 @@ static int s3_request(struct keep_store *st, const struct s3_req *rq, struct s3_
 	err = s3_perform(s, rq, timeout_ms, res);
 	if (err)
 		return err;
+	if (res->no_creds) { /* nothing sent: safe, like a connection refused */
+		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "%s", s->errbuf);
+		return 0;
+	}
 	if (read && is_reset(res->cc)) {
 		left = timeout_ms - (mono_ms() - start);
 		if (left > 0) {
@@ -1250,7 +1265,11 @@ static int s3_request(struct keep_store *st, const struct s3_req *rq, struct s3_
 		keep_reply_set(reply, o, (int)res->status, NULL);
 		return 0;
 	}
-	if (res->code[0])
+	if ((res->status == 401 || res->status == 403) && s->src)
+		keep_reply_set(reply, o, (int)res->status, "%ld %s (credentials from %s)",
+			       res->status, res->code[0] ? res->code : "Forbidden",
+			       keep_awscreds_source(s->src));
+	else if (res->code[0])
 		keep_reply_set(reply, o, (int)res->status, "%ld %s", res->status, res->code);
 	else
 		keep_reply_set(reply, o, (int)res->status, "HTTP %ld", res->status);
@@ -1520,6 +1539,7 @@ static void s3_free(struct keep_store *st)
 		if (s->h)
 			curl_easy_cleanup(s->h);
 		keep_s3_creds_release(&s->creds);
+		keep_awscreds_close(s->src);
 		keep_buf_release(&s->resp);
 		free(s->base);
 		free(s->prefix);
@@ -1658,7 +1678,8 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 	struct keep_store *st = NULL;
 	struct s3 *s = NULL;
 	const char *slash, *region, *endpoint, *addressing;
-	char *bucket = NULL, *aws_endpoint = NULL;
+	char *bucket = NULL, *aws_endpoint = NULL, profile_region[128];
+	bool want_region;
 	size_t blen;
 	int rc = 0;
 
@@ -1713,8 +1734,21 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		}
 	}
 
-	region = first(opts->region, env("AWS_REGION"),
-		       first(env("AWS_DEFAULT_REGION"), NULL, "us-east-1"));
+	/* credentials: the chain of awscreds.h (docs/s3.md "Credentials"), which
+	 * also gives the profile's region when nothing else names one */
+	want_region =
+	    !(opts->region && *opts->region) && !env("AWS_REGION") && !env("AWS_DEFAULT_REGION");
+	rc =
+	    keep_awscreds_open(opts->credentials_file, &s->src, want_region ? profile_region : NULL,
+			       sizeof(profile_region), err, errlen);
+	if (!rc)
+		rc = keep_awscreds_get(s->src, keep_wall_ms(), &s->creds, &s->creds_serial, err,
+				       errlen);
+	if (rc)
+		goto fail;
+	region = first(
+	    opts->region, env("AWS_REGION"),
+	    first(env("AWS_DEFAULT_REGION"), want_region ? profile_region : NULL, "us-east-1"));
 	if (!region_valid(region)) {
 		snprintf(err, errlen, "bad S3 region '%.64s'", region);
 		rc = KEEP_ERR_INVAL;
@@ -1765,27 +1799,6 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		snprintf(s->sigv4, n, "aws:amz:%s:s3", region);
 	}
 
-	/* credentials: the named file, else the environment */
-	if (opts->credentials_file && *opts->credentials_file) {
-		rc = keep_s3_creds_read(opts->credentials_file, &s->creds, err, errlen);
-		if (rc)
-			goto fail;
-	} else {
-		const char *ak = env("AWS_ACCESS_KEY_ID"), *sk = env("AWS_SECRET_ACCESS_KEY"),
-			   *tok = env("AWS_SESSION_TOKEN");
-		if (!ak || !sk) {
-			snprintf(err, errlen,
-				 "no S3 credentials: set AWS_ACCESS_KEY_ID and "
-				 "AWS_SECRET_ACCESS_KEY or name a credentials file");
-			rc = KEEP_ERR_CONFIG;
-			goto fail;
-		}
-		if (set_secret(&s->creds.access_key, ak) || set_secret(&s->creds.secret_key, sk) ||
-		    (tok && set_secret(&s->creds.token, tok))) {
-			rc = KEEP_ERR_NOMEM;
-			goto fail;
-		}
-	}
 	if (strpbrk(s->creds.access_key, "\r\n") ||
 	    (s->creds.token && strpbrk(s->creds.token, "\r\n"))) {
 		snprintf(err, errlen, "S3 credentials contain a line break");

@@ -45,6 +45,7 @@ fuzz() {
 @test "fuzz: S3 listing parser (fuzz_s3_list)" { fuzz fuzz_s3_list; }
 @test "fuzz: S3 error and ETag parsers (fuzz_s3_error)" { fuzz fuzz_s3_error; }
 @test "fuzz: key validation (fuzz_key)" { fuzz fuzz_key; }
+@test "fuzz: AWS credential sources: profiles, credential_process and IMDS JSON (fuzz_awscreds)" { fuzz fuzz_awscreds; }
 
 @test "fuzz: every harness in fuzz/ has a test here and a seed corpus" {
 	for f in "$ROOT"/fuzz/fuzz_*.c; do

@@ -220,6 +220,126 @@ TEST(parse_bounds)
 	    KEEP_ERR_PARSE);
 }
 
+/* keep_json_add_str of s, as a C string (static buffer). */
+static const char *json(const char *s)
+{
+	static char out[512];
+	struct keep_buf b;
+
+	keep_buf_init(&b, 4096);
+	if (keep_json_add_str(&b, s))
+		snprintf(out, sizeof(out), "ERROR");
+	else
+		snprintf(out, sizeof(out), "%s", keep_buf_str(&b));
+	keep_buf_release(&b);
+	return out;
+}
+
+TEST(json_escape_ascii_and_controls)
+{
+	CHECK_EQ_STR(json(""), "\"\"");
+	CHECK_EQ_STR(json("abc/x-1.2 y=z"), "\"abc/x-1.2 y=z\"");
+	CHECK_EQ_STR(json("q\"x"), "\"q\\\"x\"");
+	CHECK_EQ_STR(json("b\\s"), "\"b\\\\s\"");
+	CHECK_EQ_STR(json("/"), "\"/\""); /* '/' needs no escape */
+	CHECK_EQ_STR(json("\b\f\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
+	CHECK_EQ_STR(json("\x01\x1f\x7f"), "\"\\u0001\\u001f\\u007f\"");
+	CHECK_EQ_STR(json("a\x1b[31m"), "\"a\\u001b[31m\"");
+}
+
+TEST(json_escape_utf8)
+{
+	/* valid UTF-8 is copied: 2, 3 and 4 bytes, the edges of each range */
+	CHECK_EQ_STR(json("\xc3\xa9"), "\"\xc3\xa9\"");			/* U+00E9 */
+	CHECK_EQ_STR(json("\xc2\x80\xdf\xbf"), "\"\xc2\x80\xdf\xbf\""); /* U+0080, U+07FF */
+	CHECK_EQ_STR(json("\xe0\xa0\x80\xef\xbf\xbf"), "\"\xe0\xa0\x80\xef\xbf\xbf\"");
+	CHECK_EQ_STR(json("\xed\x9f\xbf"), "\"\xed\x9f\xbf\"");		/* U+D7FF */
+	CHECK_EQ_STR(json("\xf0\x90\x80\x80"), "\"\xf0\x90\x80\x80\""); /* U+10000 */
+	CHECK_EQ_STR(json("\xf4\x8f\xbf\xbf"), "\"\xf4\x8f\xbf\xbf\""); /* U+10FFFF */
+	/* not valid UTF-8: every such byte is \u00XX, the rest goes on */
+	CHECK_EQ_STR(json("\xff"), "\"\\u00ff\"");
+	CHECK_EQ_STR(json("\x80"), "\"\\u0080\"");			 /* lone continuation */
+	CHECK_EQ_STR(json("\xc3"), "\"\\u00c3\"");			 /* truncated at the end */
+	CHECK_EQ_STR(json("\xc3x"), "\"\\u00c3x\"");			 /* truncated mid-string */
+	CHECK_EQ_STR(json("\xc0\xaf"), "\"\\u00c0\\u00af\"");		 /* overlong '/' */
+	CHECK_EQ_STR(json("\xe0\x80\xaf"), "\"\\u00e0\\u0080\\u00af\""); /* overlong */
+	CHECK_EQ_STR(json("\xed\xa0\x80"), "\"\\u00ed\\u00a0\\u0080\""); /* U+D800 */
+	CHECK_EQ_STR(json("\xf4\x90\x80\x80"), "\"\\u00f4\\u0090\\u0080\\u0080\""); /* > U+10FFFF */
+	CHECK_EQ_STR(json("\xf5\x80\x80\x80"), "\"\\u00f5\\u0080\\u0080\\u0080\"");
+	CHECK_EQ_STR(json("\xe2\x82"), "\"\\u00e2\\u0082\""); /* 3-byte cut short */
+	/* a bad byte right before a good sequence keeps the good one */
+	CHECK_EQ_STR(json("\xff\xc3\xa9"), "\"\\u00ff\xc3\xa9\"");
+}
+
+TEST(json_escape_bounds)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 8);
+	CHECK_EQ_INT(keep_buf_adds(&b, "ab"), 0);
+	CHECK_EQ_INT(keep_json_add_str(&b, "\x01\x02"), KEEP_ERR_TOOBIG); /* 14 bytes */
+	CHECK_EQ_STR(keep_buf_str(&b), "ab");
+	CHECK_EQ_INT(keep_json_add_str(&b, "xyz"), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "ab\"xyz\"");
+	keep_buf_release(&b);
+}
+
+/* The same calls render a text line and a JSON object with the same
+ * fields: strings, numbers, absent values. */
+TEST(json_line_same_fields)
+{
+	struct keep_buf t, j;
+	enum keep_line_format f;
+
+	keep_buf_init(&t, 4096);
+	keep_buf_init(&j, 4096);
+	for (f = KEEP_LINE_TEXT; f <= KEEP_LINE_JSON; f++) {
+		struct keep_buf *b = f == KEEP_LINE_TEXT ? &t : &j;
+
+		CHECK_EQ_INT(keep_line_start_fmt(b, "owner", f), 0);
+		CHECK_EQ_INT(keep_line_str(b, "key", "t/c/a"), 0);
+		CHECK_EQ_INT(keep_line_str(b, "node", NULL), 0);
+		CHECK_EQ_INT(keep_line_int(b, "generation", 42), 0);
+		CHECK_EQ_INT(keep_line_int(b, "age_ms", -5), 0);
+		CHECK_EQ_INT(keep_line_str(b, "reason", "a \"b\"\n"), 0);
+		CHECK_EQ_INT(keep_line_str(b, "Bad", "x"), KEEP_ERR_INVAL);
+	}
+	CHECK_EQ_STR(keep_buf_str(&t),
+		     "owner key=t/c/a node=- generation=42 age_ms=-5 reason=\"a \\\"b\\\"\\n\"");
+	/* emit adds the closing brace */
+	CHECK_EQ_STR(keep_buf_str(&j),
+		     "{\"type\":\"owner\",\"key\":\"t/c/a\",\"node\":null,"
+		     "\"generation\":42,\"age_ms\":-5,\"reason\":\"a \\\"b\\\"\\n\"");
+	/* "type" names the record in JSON: refused as a field there only */
+	CHECK_EQ_INT(keep_line_str(&j, "type", "x"), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_line_int(&j, "type", 1), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_line_str(&t, "type", "x"), 0);
+	/* a bad TYPE: nothing started */
+	CHECK_EQ_INT(keep_line_start_fmt(&j, "Bad", KEEP_LINE_JSON), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(j.len, 0);
+	/* keep_line_start is the text format */
+	CHECK_EQ_INT(keep_line_start(&j, "x"), 0);
+	CHECK_EQ_STR(keep_buf_str(&j), "x");
+	keep_buf_release(&t);
+	keep_buf_release(&j);
+}
+
+TEST(json_line_over_max_leaves_buffer)
+{
+	struct keep_buf b;
+
+	keep_buf_init(&b, 24);
+	CHECK_EQ_INT(keep_line_start_fmt(&b, "t", KEEP_LINE_JSON), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "{\"type\":\"t\"");
+	CHECK_EQ_INT(keep_line_str(&b, "k", "0123456789abcdef"), KEEP_ERR_TOOBIG);
+	CHECK_EQ_STR(keep_buf_str(&b), "{\"type\":\"t\"");
+	CHECK_EQ_INT(keep_line_int(&b, "n", 1234567890123LL), KEEP_ERR_TOOBIG);
+	CHECK_EQ_STR(keep_buf_str(&b), "{\"type\":\"t\"");
+	CHECK_EQ_INT(keep_line_int(&b, "n", 7), 0);
+	CHECK_EQ_STR(keep_buf_str(&b), "{\"type\":\"t\",\"n\":7");
+	keep_buf_release(&b);
+}
+
 int main(void)
 {
 	RUN(encode_bare_and_quoted);
@@ -230,5 +350,10 @@ int main(void)
 	RUN(parse_good);
 	RUN(parse_refused);
 	RUN(parse_bounds);
+	RUN(json_escape_ascii_and_controls);
+	RUN(json_escape_utf8);
+	RUN(json_escape_bounds);
+	RUN(json_line_same_fields);
+	RUN(json_line_over_max_leaves_buffer);
 	return unit_done();
 }

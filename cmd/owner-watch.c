@@ -1,0 +1,744 @@
+/* owner-watch — follow the ownership records owners/PREFIX... (ADR 0020 §2, §3;
+ * docs/ownership.md "Watching owners").
+ *
+ * A driver of lib/core/watchlist.c: every heartbeat period it lists
+ * owners/PREFIX, reads a record only when its listed version token is not
+ * the version of the body it holds, then lists nodes/ and reads the node
+ * object of each holder of a watched record the same way (at most one read
+ * per node per pass), and prints the events between this pass's view of
+ * each key and the last one. --once is one pass that prints the table.
+ * Writes nothing. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/cli.h"
+#include "../lib/clock.h"
+#include "../lib/core/fence.h"
+#include "../lib/core/watchlist.h"
+#include "../lib/err.h"
+#include "../lib/exitcode.h"
+#include "../lib/line.h"
+#include "../lib/metrics.h"
+#include "../lib/storecmd.h"
+
+static const char usage[] =
+    "usage: owner-watch [-c FILE] [--store URL] [--follow | --once [--table]]\n"
+    "                   [--json] [--stats] [--check] [PREFIX]\n"
+    "\n"
+    "Follow the ownership records owners/PREFIX... (PREFIX: the start of a\n"
+    "tenant/class/name key; none: every record). Each heartbeat period, list\n"
+    "them and read a record only when its listed version token changed; read\n"
+    "a holder's nodes/ID the same way, once a period at most.\n"
+    "\n"
+    "  --follow  (default) print the table (as --once), then `synced keys=N`,\n"
+    "            then one line per change, until SIGTERM/SIGINT:\n"
+    "            `acquired key=K node=N instance=I generation=G previous_node=P\n"
+    "            missed=M`, `released key=K node=N instance=I generation=G\n"
+    "            missed=M`, `holder-STATE key=K node=N instance=I generation=G`\n"
+    "            (STATE: fenced, released, absent, live-other-instance, live,\n"
+    "            old-format, unreadable), `removed key=K ...`, `unreadable\n"
+    "            key=K ... reason=..`\n"
+    "  --once    one pass, one line per record:\n"
+    "            `owner key=K state=held|nobody|unreadable node=N instance=I\n"
+    "            generation=G holder=live|live-other-instance|fenced|released|\n"
+    "            absent|old-format|unreadable|- free=yes|no [reason=..]`\n"
+    "  --table   with --once: a table for people instead\n"
+    "  --json    each line as one JSON object, same fields (docs/formats.md)\n"
+    "  --stats   at exit, one line on stderr: `stats requests=N get=N head=N\n"
+    "            put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
+    "            ambiguous=N prog=owner-watch`\n"
+    "  --check   validate the configuration, print `configuration OK`, exit\n"
+    "\n"
+    "exit: 0 done (--once) or stopped by a signal; 17 a record is not ours or\n"
+    "malformed (--once); 100 usage or configuration; 111 a listing or a read\n"
+    "failed (--once), or stdout closed. See docs/ownership.md.\n";
+
+static const char *prog = "owner-watch";
+
+enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_JSON, OPT_STATS };
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* One record as a pass left it. */
+struct rec {
+	char key[KEEP_OWNER_KEY_MAX + 1]; /* the actor key (owners/ stripped) */
+	char version[KEEP_VERSION_MAX];	  /* the body's version; "" none held */
+	struct keep_owner_view v;
+	bool read_failed;		/* --once: the read failed (shown unreadable) */
+	char why[KEEP_DETAIL_MAX + 64]; /* unreadable: why */
+};
+
+/* A holder's node object as a pass left it. */
+struct nd {
+	char node[KEEP_NODE_ID_MAX + 1];
+	char version[KEEP_VERSION_MAX]; /* the body's version; "" none held */
+	bool known;			/* present/obj below say what it is */
+	bool present;			/* listed and read (false: absent) */
+	bool decoded;			/* obj holds the object */
+	struct keep_node_obj obj;
+};
+
+struct driver {
+	struct keep_config cfg;
+	struct keep_store *store;
+	struct keep_reqstats stats;
+	enum keep_line_format fmt;
+	const char *prefix;			   /* PREFIX ("" = all) */
+	char list_prefix[KEEP_OWNER_KEY_MAX + 16]; /* owners/ + PREFIX up to its last '/' */
+	char want_prefix[KEEP_OWNER_KEY_MAX + 16]; /* owners/ + PREFIX */
+	struct rec *recs;			   /* the last pass, sorted by key */
+	size_t nrecs;
+	struct nd *nodes; /* the last pass's holders, sorted by node */
+	size_t nnodes;
+	struct keep_buf body; /* GET buffer */
+};
+
+/* PREFIX: the start of a key: [A-Za-z0-9._-] segments, at most two '/',
+ * none empty before a '/', none starting with '.', each at most
+ * KEEP_OWNER_SEGMENT_MAX bytes. */
+static bool prefix_valid(const char *p)
+{
+	size_t seg = 0, slashes = 0;
+
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '/') {
+			if (seg == 0 || ++slashes > 2)
+				return false;
+			seg = 0;
+			continue;
+		}
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+		if ((seg == 0 && c == '.') || ++seg > KEEP_OWNER_SEGMENT_MAX)
+			return false;
+	}
+	return true;
+}
+
+static void reply_failed(struct keep_reply *r, int rc)
+{
+	if (rc)
+		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
+}
+
+/* GET owners/<r->key> into r. *outcome gets the GET's outcome. */
+static void read_record(struct driver *d, const char *store_key, struct rec *r,
+			enum keep_outcome *outcome)
+{
+	struct keep_reply rep;
+	char err[128];
+	int derr;
+
+	memset(&rep, 0, sizeof(rep));
+	keep_buf_reset(&d->body);
+	reply_failed(&rep, keep_store_get(d->store, store_key, &d->body, &rep));
+	*outcome = rep.outcome;
+	r->version[0] = '\0';
+	r->why[0] = '\0';
+	r->read_failed = false;
+	memset(&r->v, 0, sizeof(r->v));
+	r->v.seen = true;
+	if (rep.outcome != KEEP_STORE_OK) {
+		snprintf(r->why, sizeof(r->why), "read %s: %s", keep_outcome_name(rep.outcome),
+			 rep.detail);
+		r->read_failed = true;
+		return;
+	}
+	snprintf(r->version, sizeof(r->version), "%s", rep.version);
+	derr = keep_owner_rec_decode(d->body.data ? d->body.data : "", d->body.len, &r->v.rec, err,
+				     sizeof(err));
+	if (derr) {
+		snprintf(r->why, sizeof(r->why), "%s",
+			 derr == KEEP_ERR_NOTOURS ? "not an ownership record" : err);
+		return;
+	}
+	r->v.readable = true;
+}
+
+/* GET nodes/<n->node> into n. */
+static void read_node(struct driver *d, struct nd *n)
+{
+	struct keep_reply rep;
+	char key[KEEP_NODE_ID_MAX + 8];
+	int derr;
+
+	memset(&rep, 0, sizeof(rep));
+	snprintf(key, sizeof(key), "nodes/%s", n->node);
+	keep_buf_reset(&d->body);
+	reply_failed(&rep, keep_store_get(d->store, key, &d->body, &rep));
+	n->version[0] = '\0';
+	n->known = n->present = n->decoded = false;
+	if (rep.outcome == KEEP_STORE_NOT_FOUND) {
+		n->known = true; /* gone since the listing: absent */
+		return;
+	}
+	if (rep.outcome != KEEP_STORE_OK)
+		return; /* unknown: retried next pass */
+	snprintf(n->version, sizeof(n->version), "%s", rep.version);
+	n->known = n->present = true;
+	derr =
+	    keep_node_obj_decode(d->body.data ? d->body.data : "", d->body.len, &n->obj, NULL, 0);
+	n->decoded = !derr && strcmp(n->obj.node, n->node) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The index of node in the sorted nodes[], or -1. */
+static long find_node(const struct nd *v, size_t n, const char *node)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(v[mid].node, node);
+		if (c == 0)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* The listed entry of key in the sorted l, or NULL. */
+static const struct keep_list_entry *find_listed(const struct keep_list *l, const char *key)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(l->v[mid].key, key);
+		if (c == 0)
+			return &l->v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int list(struct driver *d, const char *prefix, struct keep_list *l)
+{
+	struct keep_reply r;
+
+	memset(&r, 0, sizeof(r));
+	keep_store_set_timeout(d->store, keep_timing_attempt_timeout_ms(&d->cfg.timing));
+	reply_failed(&r, keep_store_list(d->store, prefix, l, &r));
+	if (r.outcome != KEEP_STORE_OK) {
+		keep_warn(prog, "unable to list %s: %s: %s", prefix, keep_outcome_name(r.outcome),
+			  r.detail);
+		return keep_exit_of_reply(&r); /* 1 refused, 111 for now */
+	}
+	return 0;
+}
+
+/* The holders of this pass: nodes/ listed once, each holder's object read
+ * when keep_watchlist_need_read says so. *nout owned by the caller. */
+static int read_holders(struct driver *d, struct rec *recs, size_t n, struct nd **out, size_t *nout)
+{
+	struct keep_list l;
+	const char **ids = NULL;
+	struct nd *nv = NULL;
+	size_t i, nids = 0, m = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < n; i++)
+		if (recs[i].v.readable && recs[i].v.rec.held)
+			nids++;
+	if (nids == 0)
+		return 0;
+	ids = calloc(nids, sizeof(*ids));
+	nv = calloc(nids, sizeof(*nv));
+	if (!ids || !nv) {
+		free(ids);
+		free(nv);
+		keep_warn(prog, "out of memory");
+		return KEEP_EXIT_TEMP;
+	}
+	nids = 0;
+	for (i = 0; i < n; i++)
+		if (recs[i].v.readable && recs[i].v.rec.held)
+			ids[nids++] = recs[i].v.rec.node;
+	qsort(ids, nids, sizeof(*ids), cmp_str);
+	keep_list_init(&l);
+	rc = list(d, "nodes/", &l);
+	if (rc)
+		goto out;
+	for (i = 0; i < nids; i++) {
+		char key[KEEP_NODE_ID_MAX + 8];
+		const struct keep_list_entry *e;
+		long p;
+		struct nd *x;
+
+		if (i > 0 && strcmp(ids[i], ids[i - 1]) == 0)
+			continue;
+		x = &nv[m++];
+		snprintf(x->node, sizeof(x->node), "%s", ids[i]);
+		snprintf(key, sizeof(key), "nodes/%s", ids[i]);
+		p = find_node(d->nodes, d->nnodes, ids[i]);
+		e = find_listed(&l, key);
+		if (!e) {
+			x->known = true; /* absent */
+			continue;
+		}
+		if (!keep_watchlist_need_read(p >= 0 ? d->nodes[p].version : NULL, e->version,
+					      true)) {
+			*x = d->nodes[p];
+			continue;
+		}
+		read_node(d, x);
+		if (!x->known && p >= 0 && d->nodes[p].known)
+			*x = d->nodes[p]; /* the read failed: what we knew, retried next pass */
+	}
+out:
+	keep_list_release(&l);
+	free(ids);
+	if (rc) {
+		free(nv);
+		return rc;
+	}
+	*out = nv;
+	*nout = m;
+	return 0;
+}
+
+/* One pass: the new records and holders into *recs_out and *nodes_out (owned by
+ * the caller). every: --once (a failed read is kept as an unreadable line).
+ * 0, or KEEP_EXIT_TEMP when a listing failed (nothing kept). */
+static int pass(struct driver *d, bool every, struct rec **recs_out, size_t *nrecs_out,
+		struct nd **nodes_out, size_t *nnodes_out)
+{
+	struct keep_list l;
+	struct keep_wl_prev *prev = NULL;
+	struct keep_wl_item *items = NULL;
+	struct rec *nr = NULL;
+	struct nd *nodes = NULL;
+	size_t i, n = 0, m = 0, nnodes = 0, plen = strlen(d->want_prefix);
+	int rc;
+
+	*recs_out = NULL;
+	*nodes_out = NULL;
+	*nrecs_out = *nnodes_out = 0;
+	keep_list_init(&l);
+	rc = list(d, d->list_prefix, &l);
+	if (rc)
+		goto out;
+	prev = calloc(d->nrecs + 1, sizeof(*prev));
+	items = calloc(l.n + 1, sizeof(*items));
+	nr = calloc(l.n + 1, sizeof(*nr));
+	if (!prev || !items || !nr) {
+		keep_warn(prog, "out of memory");
+		rc = KEEP_EXIT_TEMP;
+		goto out;
+	}
+	for (i = 0; i < d->nrecs; i++) {
+		prev[i].key = d->recs[i].key;
+		prev[i].body_version = d->recs[i].version;
+	}
+	for (i = 0; i < l.n; i++) {
+		const char *k = l.v[i].key;
+
+		/* under PREFIX, and a valid actor key; anything else (a
+		 * deeper key, a stray object) is not a record: skipped */
+		if (strncmp(k, d->want_prefix, plen) != 0 ||
+		    !keep_owner_key_valid(k + strlen(KEEP_OWNER_PREFIX)))
+			continue;
+		items[n].key = k + strlen(KEEP_OWNER_PREFIX);
+		items[n].listed = l.v[i].version;
+		items[n].wanted = true;
+		n++;
+	}
+	keep_watchlist_plan(prev, every ? 0 : d->nrecs, items, n);
+	for (i = 0; i < n; i++) {
+		struct rec *r = &nr[m];
+		const struct rec *p =
+		    items[i].prev != KEEP_WL_NONE && !every ? &d->recs[items[i].prev] : NULL;
+		enum keep_outcome o;
+
+		if (!items[i].read) {
+			*r = *p; /* the body held is at the listed version */
+			m++;
+			continue;
+		}
+		snprintf(r->key, sizeof(r->key), "%s", items[i].key);
+		read_record(d, items[i].key - strlen(KEEP_OWNER_PREFIX), r, &o);
+		if (o == KEEP_STORE_NOT_FOUND)
+			continue; /* gone since the listing */
+		if (r->read_failed && !every) {
+			if (p)
+				*r = *p; /* what we knew; read again next pass */
+			else
+				continue; /* not seen yet: next pass */
+		}
+		m++;
+	}
+	rc = read_holders(d, nr, m, &nodes, &nnodes);
+	if (rc)
+		goto out;
+	for (i = 0; i < m; i++) {
+		struct keep_owner_view *v = &nr[i].v;
+		long p;
+
+		v->holder = KEEP_HOLDER_NONE;
+		if (!v->readable || !v->rec.held)
+			continue;
+		p = find_node(nodes, nnodes, v->rec.node);
+		if (p < 0 || !nodes[p].known)
+			v->holder = every ? KEEP_HOLDER_UNREADABLE : KEEP_HOLDER_UNKNOWN;
+		else
+			v->holder = keep_holder_of(v->rec.instance, nodes[p].present,
+						   nodes[p].decoded ? &nodes[p].obj : NULL);
+	}
+	*recs_out = nr;
+	*nrecs_out = m;
+	*nodes_out = nodes;
+	*nnodes_out = nnodes;
+	nr = NULL;
+out:
+	free(nr);
+	free(items);
+	free(prev);
+	keep_list_release(&l);
+	return rc;
+}
+
+static int emit(struct keep_buf *b)
+{
+	return keep_line_emit(b) == 0 ? 0 : KEEP_EXIT_TEMP;
+}
+
+/* Is the record of r free now (owner-show's free=)? */
+static bool is_free(const struct driver *d, const struct rec *r, int64_t wall)
+{
+	long p;
+
+	if (!r->v.readable)
+		return false;
+	if (!r->v.rec.held)
+		return true;
+	p = find_node(d->nodes, d->nnodes, r->v.rec.node);
+	if (p < 0 || !d->nodes[p].known)
+		return false;
+	return keep_node_free(r->v.rec.node, r->v.rec.instance, d->nodes[p].present,
+			      d->nodes[p].decoded ? &d->nodes[p].obj : NULL, wall, &d->cfg.timing,
+			      NULL) == KEEP_FREE_YES;
+}
+
+static const char *state_of(const struct rec *r)
+{
+	return !r->v.readable ? "unreadable" : r->v.rec.held ? "held" : "nobody";
+}
+
+static int print_owner_line(struct driver *d, const struct rec *r, int64_t wall)
+{
+	const struct keep_owner_rec *x = &r->v.rec;
+	bool held = r->v.readable && x->held;
+	struct keep_buf b;
+	int rc;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start_fmt(&b, "owner", d->fmt);
+	keep_line_str(&b, "key", r->key);
+	keep_line_str(&b, "state", state_of(r));
+	keep_line_str(&b, "node", held ? x->node : NULL);
+	keep_line_str(&b, "instance", held ? x->instance : NULL);
+	if (r->v.readable)
+		keep_line_int(&b, "generation", x->generation);
+	else
+		keep_line_str(&b, "generation", NULL);
+	/* a holder not read yet (its read failed) shows as unreadable */
+	keep_line_str(&b, "holder",
+		      !held ? NULL
+		      : r->v.holder == KEEP_HOLDER_UNKNOWN
+			  ? keep_holder_name(KEEP_HOLDER_UNREADABLE)
+			  : keep_holder_name(r->v.holder));
+	keep_line_str(&b, "free", is_free(d, r, wall) ? "yes" : "no");
+	if (!r->v.readable)
+		keep_line_str(&b, "reason", r->why);
+	rc = emit(&b);
+	keep_buf_release(&b);
+	return rc;
+}
+
+static int print_table(struct driver *d, int64_t wall)
+{
+	size_t i;
+
+	printf("%-40s %-10s %-20s %-10s %-20s %-4s %s\n", "KEY", "STATE", "NODE", "GENERATION",
+	       "HOLDER", "FREE", "NOTE");
+	for (i = 0; i < d->nrecs; i++) {
+		const struct rec *r = &d->recs[i];
+		bool held = r->v.readable && r->v.rec.held;
+		char gen[32];
+
+		snprintf(gen, sizeof(gen), "%lld", (long long)r->v.rec.generation);
+		printf("%-40s %-10s %-20s %-10s %-20s ", r->key, state_of(r),
+		       held ? r->v.rec.node : "-", r->v.readable ? gen : "-",
+		       held ? keep_holder_name(r->v.holder) : "-");
+		if (r->v.readable)
+			printf("%s\n", is_free(d, r, wall) ? "yes" : "no");
+		else
+			printf("%-4s %s\n", "no", r->why);
+	}
+	return fflush(stdout) == 0 ? 0 : KEEP_EXIT_TEMP;
+}
+
+static int print_event(struct driver *d, const char *key, const struct keep_owe *e, const char *why)
+{
+	struct keep_buf b;
+	int rc;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start_fmt(&b, keep_owe_name(e->kind, e->holder), d->fmt);
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "node", e->node[0] ? e->node : NULL);
+	keep_line_str(&b, "instance", e->instance[0] ? e->instance : NULL);
+	if (e->generation > 0)
+		keep_line_int(&b, "generation", e->generation);
+	else
+		keep_line_str(&b, "generation", NULL);
+	if (e->kind == KEEP_OWE_ACQUIRED)
+		keep_line_str(&b, "previous_node", e->previous_node[0] ? e->previous_node : NULL);
+	if (e->kind == KEEP_OWE_ACQUIRED || e->kind == KEEP_OWE_RELEASED)
+		keep_line_int(&b, "missed", e->missed);
+	if (e->kind == KEEP_OWE_UNREADABLE)
+		keep_line_str(&b, "reason", why);
+	rc = emit(&b);
+	keep_buf_release(&b);
+	return rc;
+}
+
+/* The events between the last pass (d->recs) and this one (nr), in key
+ * order. 0 or KEEP_EXIT_TEMP (stdout closed). */
+static int print_events(struct driver *d, struct rec *nr, size_t n)
+{
+	static const struct keep_owner_view unseen;
+	size_t i = 0, j = 0, k, ne;
+	int rc = 0;
+
+	while (!rc && (i < d->nrecs || j < n)) {
+		struct keep_owe ev[KEEP_OWE_MAX];
+		struct keep_owner_view gone = unseen;
+		int c = i >= d->nrecs ? 1 : j >= n ? -1 : strcmp(d->recs[i].key, nr[j].key);
+		const char *key, *why = "";
+
+		if (c < 0) {
+			ne = keep_owner_watch_diff(&d->recs[i].v, &gone, ev);
+			key = d->recs[i++].key;
+		} else if (c > 0) {
+			ne = keep_owner_watch_diff(&unseen, &nr[j].v, ev);
+			why = nr[j].why;
+			key = nr[j++].key;
+		} else {
+			ne = keep_owner_watch_diff(&d->recs[i++].v, &nr[j].v, ev);
+			why = nr[j].why;
+			key = nr[j++].key;
+		}
+		for (k = 0; k < ne && !rc; k++)
+			rc = print_event(d, key, &ev[k], why);
+	}
+	return rc;
+}
+
+/* Replace the last pass with this one. */
+static void commit(struct driver *d, struct rec *nr, size_t n, struct nd *nodes, size_t nn)
+{
+	free(d->recs);
+	free(d->nodes);
+	d->recs = nr;
+	d->nrecs = n;
+	d->nodes = nodes;
+	d->nnodes = nn;
+}
+
+static int once(struct driver *d, bool table)
+{
+	struct rec *nr;
+	struct nd *nodes;
+	size_t n, nn, i;
+	int64_t wall;
+	int rc, prc = 0;
+	bool failed = false, bad = false;
+
+	rc = pass(d, true, &nr, &n, &nodes, &nn);
+	if (rc)
+		return rc;
+	commit(d, nr, n, nodes, nn);
+	wall = keep_wall_ms();
+	if (table)
+		prc = print_table(d, wall);
+	for (i = 0; i < d->nrecs; i++) {
+		const struct rec *r = &d->recs[i];
+
+		if (!table && !prc)
+			prc = print_owner_line(d, r, wall);
+		if (r->read_failed)
+			failed = true;
+		else if (!r->v.readable)
+			bad = true;
+		else if (r->v.rec.held && r->v.holder == KEEP_HOLDER_UNREADABLE) {
+			long p = find_node(d->nodes, d->nnodes, r->v.rec.node);
+
+			if (p < 0 || !d->nodes[p].known)
+				failed = true; /* the node's read failed */
+		}
+	}
+	return prc ? prc : failed ? KEEP_EXIT_TEMP : bad ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_OK;
+}
+
+static int follow(struct driver *d)
+{
+	int64_t next_pass = keep_mono_ms();
+	bool synced = false;
+	int rc = 0;
+
+	while (!stop_flag && !rc) {
+		int64_t now = keep_mono_ms();
+		struct rec *nr;
+		struct nd *nodes;
+		size_t n, nn, i;
+
+		if (now < next_pass) {
+			keep_sleep_until_mono(next_pass);
+			continue;
+		}
+		next_pass = now + d->cfg.timing.period_ms;
+		if (pass(d, false, &nr, &n, &nodes, &nn) != 0)
+			continue; /* warned; the last pass stays as it was */
+		if (synced) {
+			rc = print_events(d, nr, n);
+			commit(d, nr, n, nodes, nn);
+			continue;
+		}
+		/* the first pass: the table, then `synced`; events from here on */
+		for (i = 0; i < n; i++)
+			nr[i].v.last_known_holder = nr[i].v.holder;
+		commit(d, nr, n, nodes, nn);
+		{
+			int64_t wall = keep_wall_ms();
+			struct keep_buf b;
+
+			for (i = 0; i < d->nrecs && !rc; i++)
+				rc = print_owner_line(d, &d->recs[i], wall);
+			keep_buf_init(&b, KEEP_LINE_MAX);
+			keep_line_start_fmt(&b, "synced", d->fmt);
+			keep_line_int(&b, "keys", (int64_t)d->nrecs);
+			if (!rc)
+				rc = emit(&b);
+			keep_buf_release(&b);
+		}
+		synced = true;
+	}
+	if (rc)
+		keep_warn(prog, "stdout closed: stopping");
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     {"once", no_argument, NULL, OPT_ONCE},
+					     {"follow", no_argument, NULL, OPT_FOLLOW},
+					     {"table", no_argument, NULL, OPT_TABLE},
+					     {"json", no_argument, NULL, OPT_JSON},
+					     {"stats", no_argument, NULL, OPT_STATS},
+					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
+					     {NULL, 0, NULL, 0}};
+	struct keep_cli cli;
+	struct driver d;
+	struct sigaction sa;
+	const char *slash;
+	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false,
+	     check_only = false;
+	int c, rc;
+
+	memset(&d, 0, sizeof(d));
+	keep_cli_init(&cli, prog, usage);
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
+		if (keep_cli_common_opt(&cli, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_ONCE:
+			opt_once = true;
+			break;
+		case OPT_FOLLOW:
+			opt_follow = true;
+			break;
+		case OPT_TABLE:
+			opt_table = true;
+			break;
+		case OPT_JSON:
+			d.fmt = KEEP_LINE_JSON;
+			break;
+		case OPT_STATS:
+			opt_stats = true;
+			break;
+		case KEEP_OPT_CHECK:
+			check_only = true;
+			break;
+		default:
+			keep_cli_usage_error(&cli, "unknown option");
+		}
+	}
+	if (argc - optind > 1)
+		keep_cli_usage_error(&cli, "at most one PREFIX");
+	d.prefix = optind < argc ? argv[optind] : "";
+	if (!prefix_valid(d.prefix))
+		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
+				     d.prefix);
+	if (opt_once && opt_follow)
+		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
+	if (opt_table && !opt_once)
+		keep_cli_usage_error(&cli, "--table needs --once");
+	if (opt_table && d.fmt == KEEP_LINE_JSON)
+		keep_cli_usage_error(&cli, "--table and --json exclude each other");
+	keep_cli_load_config(&cli, &d.cfg);
+	if (!d.cfg.store[0])
+		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	if (check_only) {
+		printf("configuration OK\n");
+		return KEEP_EXIT_OK;
+	}
+	snprintf(d.want_prefix, sizeof(d.want_prefix), "%s%s", KEEP_OWNER_PREFIX, d.prefix);
+	slash = strrchr(d.prefix, '/');
+	snprintf(d.list_prefix, sizeof(d.list_prefix), "%s%.*s", KEEP_OWNER_PREFIX,
+		 slash ? (int)(slash - d.prefix + 1) : 0, d.prefix);
+
+	keep_reqstats_init(&d.stats);
+	d.store = keep_store_open_or_die(prog, &d.cfg, &d.stats);
+	keep_buf_init(&d.body, KEEP_BODY_MAX);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	rc = opt_once ? once(&d, opt_table) : follow(&d);
+	if (opt_stats)
+		keep_reqstats_print(&d.stats, prog);
+	commit(&d, NULL, 0, NULL, 0);
+	keep_buf_release(&d.body);
+	keep_store_free(d.store);
+	return rc;
+}

@@ -1,0 +1,148 @@
+/* keep — owner-watch's decisions, sans I/O (ADR 0020 §2, §3; docs/ownership.md
+ * "Watching owners", docs/formats.md "owner-watch lines").
+ *
+ * owner-watch lists owners/PREFIX and nodes/ once a heartbeat period and
+ * feeds what it listed and read here:
+ *
+ *   keep_watchlist_need_read()  which listed objects to read (GET) this pass
+ *   keep_watchlist_plan()       the same over a whole sorted listing, matched
+ *                               with the previous pass
+ *   keep_holder_of()            what the holder's nodes/<id> says of a hold
+ *   keep_owner_watch_diff()     the event lines between two views of a key
+ *
+ * Reading only what changed: an ownership record changes only by a write,
+ * and every write changes the object's version token, so a record whose
+ * listed token is the version of the body already held is not read again.
+ * The same rule serves the holders' node objects, read only for nodes that
+ * hold a watched record (wanted). Unlike node-watch (docs/fencing.md
+ * "Reading only what changed"), nothing here judges staleness: a token
+ * that equals the body's version means the body is exact, nothing more.
+ * node-watch keeps its own rule for now; both are meant to end up in one
+ * place.
+ *
+ * Nothing here reads a clock, sleeps, or touches a file or the store.
+ * Every pointer argument is borrowed for the call. */
+#ifndef KEEP_CORE_WATCHLIST_H
+#define KEEP_CORE_WATCHLIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../nodeobj.h"
+#include "../ownerrec.h"
+
+/* ---- which bodies to read ---------------------------------------------------- */
+
+/* Is a read (GET) of a listed object needed?
+ *   body_version: the version of the body held from an earlier read, "" or
+ *     NULL when none (never read, or the last read failed or found nothing);
+ *   listed_version: the version token this listing shows;
+ *   wanted: the caller needs this object's body at all.
+ * True when wanted and no body is held at exactly listed_version. */
+bool keep_watchlist_need_read(const char *body_version, const char *listed_version, bool wanted);
+
+#define KEEP_WL_NONE ((size_t)-1) /* no previous entry */
+
+/* An object as the previous pass left it. */
+struct keep_wl_prev {
+	const char *key;	  /* sorted bytewise, no duplicates */
+	const char *body_version; /* "" or NULL: no body held */
+};
+
+/* An object of this pass's listing; prev and read are outputs. */
+struct keep_wl_item {
+	const char *key;    /* sorted bytewise, no duplicates */
+	const char *listed; /* the listed version token */
+	bool wanted;	    /* the caller needs its body */
+	size_t prev;	    /* out: index in prev[] of the same key, or KEEP_WL_NONE */
+	bool read;	    /* out: keep_watchlist_need_read(prev's body_version, listed, wanted) */
+};
+
+/* Match items[] with prev[] (both sorted by key) and decide every read.
+ * Returns the number of items with read set. O(n + nprev). */
+size_t keep_watchlist_plan(const struct keep_wl_prev *prev, size_t nprev,
+			   struct keep_wl_item *items, size_t n);
+
+/* ---- the holder of a record -------------------------------------------------- */
+
+/* What nodes/<holder> shows of a hold (owner-show's `holder=` values). */
+enum keep_holder {
+	KEEP_HOLDER_NONE = 0,	/* the record names no holder ("-") */
+	KEEP_HOLDER_LIVE,	/* live, naming the record's instance */
+	KEEP_HOLDER_LIVE_OTHER, /* live, naming another instance: the node restarted */
+	KEEP_HOLDER_FENCED,	/* fenced (by a peer or an operator) */
+	KEEP_HOLDER_RELEASED,	/* released: a clean stop */
+	KEEP_HOLDER_ABSENT,	/* no nodes/<holder> object */
+	KEEP_HOLDER_OLD_FORMAT, /* an old-format heartbeat (format 1, 2) */
+	KEEP_HOLDER_UNREADABLE, /* not ours, malformed, or the read failed */
+	KEEP_HOLDER_UNKNOWN,	/* not read yet (owner-watch only; never printed) */
+};
+
+/* "-", "live", "live-other-instance", "fenced", "released", "absent",
+ * "old-format", "unreadable", "unknown". */
+const char *keep_holder_name(enum keep_holder h);
+
+/* The holder state of a record naming instance, from the read of its
+ * node: present false -> ABSENT; obj NULL (unreadable or failed) ->
+ * UNREADABLE; format 1 or 2 -> OLD_FORMAT; live -> LIVE when it names
+ * instance, else LIVE_OTHER; fenced, released as the object says. */
+enum keep_holder keep_holder_of(const char *instance, bool present,
+				const struct keep_node_obj *obj);
+
+/* ---- events ------------------------------------------------------------------ */
+
+/* One key as a pass sees it. */
+struct keep_owner_view {
+	bool seen;			    /* false: not listed (absent) */
+	bool readable;			    /* the record decoded (else state unreadable) */
+	struct keep_owner_rec rec;	    /* valid when readable */
+	enum keep_holder holder;	    /* held records: the holder's state; else NONE */
+	enum keep_holder last_known_holder; /* the last holder other than UNKNOWN */
+};
+
+enum keep_owe_kind {
+	KEEP_OWE_ACQUIRED = 0, /* held by a new (node, instance, generation) */
+	KEEP_OWE_RELEASED,     /* held -> nobody (or nobody at a later generation) */
+	KEEP_OWE_HOLDER,       /* the same hold; its holder's node object changed state */
+	KEEP_OWE_REMOVED,      /* the record is no longer listed (keep never deletes one) */
+	KEEP_OWE_UNREADABLE,   /* the record stopped decoding (not ours, malformed) */
+};
+
+/* "acquired", "released", "holder-" + the holder name ("holder-fenced", ...),
+ * "removed", "unreadable": the event line's TYPE. holder is used for HOLDER
+ * only. */
+const char *keep_owe_name(enum keep_owe_kind k, enum keep_holder holder);
+
+struct keep_owe {
+	enum keep_owe_kind kind;
+	char node[KEEP_NODE_ID_MAX + 1];      /* acquired: the new holder; released, holder-*,
+						 removed: the (last) holder; "" when none */
+	char instance[KEEP_INSTANCE_LEN + 1]; /* likewise; "" when none */
+	int64_t generation;		      /* the record's (removed: the last seen); 0 none */
+	char previous_node[KEEP_NODE_ID_MAX + 1]; /* acquired: the holder before, "" none */
+	int64_t missed;		 /* acquired/released: acquisitions between the two views that
+				    no event reported (generation arithmetic); 0 when unknown */
+	enum keep_holder holder; /* HOLDER: the new state */
+};
+
+#define KEEP_OWE_MAX 2 /* events one key can produce in one pass */
+
+/* The events between prev (the last pass's view; prev->seen false for a key
+ * not listed before) and cur (this pass's; cur->seen false when the key
+ * vanished). Writes up to KEEP_OWE_MAX events to ev[] and returns their
+ * number:
+ *   held by (node, instance, generation) not held so before -> ACQUIRED,
+ *     then HOLDER when its holder is known and not LIVE;
+ *   the same hold, its holder changed from the last known state (UNKNOWN
+ *     is never compared) -> HOLDER;
+ *   held -> nobody, or nobody -> nobody at a later generation -> RELEASED;
+ *   readable -> unreadable -> UNREADABLE; listed -> not listed -> REMOVED.
+ * missed counts the acquisitions the generations prove were not seen:
+ * cur - prev - 1 for ACQUIRED, cur - prev for RELEASED, when prev was a
+ * readable view; a key first seen as nobody was acquired and released
+ * unseen (RELEASED, node "", missed 1). Sets cur->last_known_holder. */
+size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_owner_view *cur,
+			     struct keep_owe ev[KEEP_OWE_MAX]);
+
+#endif

@@ -1,0 +1,283 @@
+/* Unit tests: owner-watch's decisions (lib/core/watchlist.c): which listed
+ * objects to read, the holder state, and the events between two views. */
+#include <string.h>
+
+#include "../../lib/core/watchlist.h"
+#include "unit.h"
+
+#define IA "0123456789abcdef0123456789abcdef"
+#define IB "fedcba9876543210fedcba9876543210"
+
+TEST(need_read_only_what_changed)
+{
+	CHECK(keep_watchlist_need_read(NULL, "v1", true));   /* never read */
+	CHECK(keep_watchlist_need_read("", "v1", true));     /* last read failed */
+	CHECK(!keep_watchlist_need_read("v1", "v1", true));  /* the body is exact */
+	CHECK(keep_watchlist_need_read("v1", "v2", true));   /* a write landed */
+	CHECK(!keep_watchlist_need_read(NULL, "v1", false)); /* not wanted */
+	CHECK(!keep_watchlist_need_read("v1", "v2", false));
+}
+
+TEST(plan_matches_sorted_listings)
+{
+	struct keep_wl_prev prev[] = {{"owners/t/c/a", "v1"},
+				      {"owners/t/c/b", "v2"},
+				      {"owners/t/c/d", ""},
+				      {"owners/t/c/e", "v5"}};
+	struct keep_wl_item it[] = {
+	    {"owners/t/c/a", "v1", true, 0, false},  /* unchanged: no read */
+	    {"owners/t/c/b", "v3", true, 0, false},  /* changed: read */
+	    {"owners/t/c/c", "v4", true, 0, false},  /* new: read */
+	    {"owners/t/c/d", "v6", true, 0, false},  /* failed before: read */
+	    {"owners/t/c/f", "v7", false, 0, false}, /* new, not wanted: no read */
+	};
+	size_t n = sizeof(it) / sizeof(it[0]);
+
+	CHECK_EQ_INT(keep_watchlist_plan(prev, 4, it, n), 3);
+	CHECK_EQ_INT(it[0].prev, 0);
+	CHECK(!it[0].read);
+	CHECK_EQ_INT(it[1].prev, 1);
+	CHECK(it[1].read);
+	CHECK(it[2].prev == KEEP_WL_NONE);
+	CHECK(it[2].read);
+	CHECK_EQ_INT(it[3].prev, 2);
+	CHECK(it[3].read);
+	CHECK(it[4].prev == KEEP_WL_NONE); /* e vanished: nothing matches it */
+	CHECK(!it[4].read);
+	/* nothing before: everything wanted is read */
+	CHECK_EQ_INT(keep_watchlist_plan(NULL, 0, it, n), 4);
+	/* nothing listed */
+	CHECK_EQ_INT(keep_watchlist_plan(prev, 4, it, 0), 0);
+}
+
+static void nodeobj(struct keep_node_obj *o, int format, enum keep_node_state st, const char *inst)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = format;
+	o->state = st;
+	snprintf(o->instance, sizeof(o->instance), "%s", inst);
+	snprintf(o->node, sizeof(o->node), "n1");
+	o->written_at_ms = 1700000000000LL;
+}
+
+TEST(holder_of_node_object)
+{
+	struct keep_node_obj o;
+
+	CHECK_EQ_INT(keep_holder_of(IA, false, NULL), KEEP_HOLDER_ABSENT);
+	CHECK_EQ_INT(keep_holder_of(IA, true, NULL), KEEP_HOLDER_UNREADABLE);
+	nodeobj(&o, 3, KEEP_NODE_LIVE, IA);
+	CHECK_EQ_INT(keep_holder_of(IA, true, &o), KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_holder_of(IB, true, &o), KEEP_HOLDER_LIVE_OTHER);
+	nodeobj(&o, 3, KEEP_NODE_FENCED, IA);
+	CHECK_EQ_INT(keep_holder_of(IA, true, &o), KEEP_HOLDER_FENCED);
+	CHECK_EQ_INT(keep_holder_of(IB, true, &o), KEEP_HOLDER_FENCED);
+	nodeobj(&o, 3, KEEP_NODE_RELEASED, IA);
+	CHECK_EQ_INT(keep_holder_of(IA, true, &o), KEEP_HOLDER_RELEASED);
+	nodeobj(&o, 1, KEEP_NODE_LIVE, "-");
+	CHECK_EQ_INT(keep_holder_of(IA, true, &o), KEEP_HOLDER_OLD_FORMAT);
+	CHECK_EQ_STR(keep_holder_name(KEEP_HOLDER_NONE), "-");
+	CHECK_EQ_STR(keep_holder_name(KEEP_HOLDER_LIVE_OTHER), "live-other-instance");
+	CHECK_EQ_STR(keep_holder_name(KEEP_HOLDER_OLD_FORMAT), "old-format");
+}
+
+static struct keep_owner_view held(const char *node, const char *inst, int64_t gen,
+				   enum keep_holder h)
+{
+	struct keep_owner_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.seen = v.readable = true;
+	keep_owner_rec_held(&v.rec, node, inst, gen);
+	v.holder = h;
+	v.last_known_holder = h;
+	return v;
+}
+
+static struct keep_owner_view nobody(int64_t gen)
+{
+	struct keep_owner_view v;
+
+	memset(&v, 0, sizeof(v));
+	v.seen = v.readable = true;
+	keep_owner_rec_nobody(&v.rec, gen);
+	return v;
+}
+
+static struct keep_owner_view unseen(void)
+{
+	struct keep_owner_view v;
+
+	memset(&v, 0, sizeof(v));
+	return v;
+}
+
+TEST(diff_acquire_release_takeover)
+{
+	struct keep_owner_view p = unseen(), c = held("n1", IA, 1, KEEP_HOLDER_LIVE);
+	struct keep_owe ev[KEEP_OWE_MAX];
+
+	/* first seen held: acquired, nothing missed known */
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
+	CHECK_EQ_STR(ev[0].node, "n1");
+	CHECK_EQ_STR(ev[0].instance, IA);
+	CHECK_EQ_INT(ev[0].generation, 1);
+	CHECK_EQ_STR(ev[0].previous_node, "");
+	CHECK_EQ_INT(ev[0].missed, 0);
+	CHECK_EQ_STR(keep_owe_name(ev[0].kind, ev[0].holder), "acquired");
+	/* unchanged: nothing */
+	p = c;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	/* released: the holder named, the generation kept */
+	c = nobody(1);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RELEASED);
+	CHECK_EQ_STR(ev[0].node, "n1");
+	CHECK_EQ_INT(ev[0].generation, 1);
+	CHECK_EQ_INT(ev[0].missed, 0);
+	/* nobody -> held by n2 at 2 */
+	p = c;
+	c = held("n2", IB, 2, KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
+	CHECK_EQ_STR(ev[0].previous_node, "");
+	CHECK_EQ_INT(ev[0].missed, 0);
+	/* a takeover straight from n2 to n1 at 3: previous_node n2 */
+	p = c;
+	c = held("n1", IA, 3, KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_STR(ev[0].previous_node, "n2");
+	CHECK_EQ_INT(ev[0].missed, 0);
+	/* two acquisitions between two listings: 3 -> 6 held, two unseen */
+	p = c;
+	c = held("n2", IB, 6, KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].missed, 2);
+	/* released after one more unseen acquisition */
+	p = c;
+	c = nobody(7);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RELEASED);
+	CHECK_EQ_STR(ev[0].node, "n2");
+	CHECK_EQ_INT(ev[0].missed, 1);
+	/* nobody at a later generation: released, the holder unknown */
+	p = c;
+	c = nobody(9);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RELEASED);
+	CHECK_EQ_STR(ev[0].node, "");
+	CHECK_EQ_INT(ev[0].missed, 2);
+	/* a key first seen as nobody: acquired and released unseen */
+	p = unseen();
+	c = nobody(1);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RELEASED);
+	CHECK_EQ_INT(ev[0].missed, 1);
+}
+
+TEST(diff_holder_states)
+{
+	struct keep_owner_view p = held("n1", IA, 4, KEEP_HOLDER_LIVE), c = p;
+	struct keep_owe ev[KEEP_OWE_MAX];
+
+	c.holder = KEEP_HOLDER_FENCED;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_HOLDER);
+	CHECK_EQ_INT(ev[0].holder, KEEP_HOLDER_FENCED);
+	CHECK_EQ_STR(keep_owe_name(ev[0].kind, ev[0].holder), "holder-fenced");
+	CHECK_EQ_STR(ev[0].node, "n1");
+	CHECK_EQ_INT(ev[0].generation, 4);
+	CHECK_EQ_INT(c.last_known_holder, KEEP_HOLDER_FENCED);
+	/* a pass whose node read failed: UNKNOWN, no event, last known kept */
+	p = c;
+	c.holder = KEEP_HOLDER_UNKNOWN;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	CHECK_EQ_INT(c.last_known_holder, KEEP_HOLDER_FENCED);
+	/* known again and still fenced: nothing */
+	p = c;
+	c.holder = KEEP_HOLDER_FENCED;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	/* the node restarted (another instance live) */
+	p = c;
+	c.holder = KEEP_HOLDER_LIVE_OTHER;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_STR(keep_owe_name(ev[0].kind, ev[0].holder), "holder-live-other-instance");
+	/* released (clean stop) and absent */
+	p = c;
+	c.holder = KEEP_HOLDER_RELEASED;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_STR(keep_owe_name(ev[0].kind, ev[0].holder), "holder-released");
+	p = c;
+	c.holder = KEEP_HOLDER_ABSENT;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_STR(keep_owe_name(ev[0].kind, ev[0].holder), "holder-absent");
+	/* acquired with its holder not known yet, then known live: nothing more */
+	p = nobody(4);
+	c = held("n2", IB, 5, KEEP_HOLDER_UNKNOWN);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(c.last_known_holder, KEEP_HOLDER_UNKNOWN);
+	p = c;
+	c.holder = KEEP_HOLDER_LIVE;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	/* ... or known fenced: the fence is reported */
+	c.holder = KEEP_HOLDER_FENCED;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_HOLDER);
+	/* acquired by a holder already fenced: acquired, then holder-fenced */
+	p = nobody(5);
+	c = held("n2", IB, 6, KEEP_HOLDER_FENCED);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 2);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
+	CHECK_EQ_INT(ev[1].kind, KEEP_OWE_HOLDER);
+	CHECK_EQ_INT(ev[1].holder, KEEP_HOLDER_FENCED);
+	CHECK_EQ_INT(ev[1].generation, 6);
+}
+
+TEST(diff_removed_and_unreadable)
+{
+	struct keep_owner_view p = held("n1", IA, 2, KEEP_HOLDER_LIVE), c = unseen();
+	struct keep_owe ev[KEEP_OWE_MAX];
+
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_REMOVED);
+	CHECK_EQ_STR(ev[0].node, "n1");
+	CHECK_EQ_INT(ev[0].generation, 2);
+	/* not listed before nor now: nothing */
+	p = unseen();
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	/* readable -> unreadable, once */
+	p = held("n1", IA, 2, KEEP_HOLDER_LIVE);
+	memset(&c, 0, sizeof(c));
+	c.seen = true;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_UNREADABLE);
+	CHECK_EQ_STR(ev[0].node, "");
+	p = c;
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 0);
+	/* readable again: held -> acquired with nothing known before */
+	c = held("n1", IA, 3, KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
+	CHECK_EQ_INT(ev[0].missed, 0);
+	/* an unreadable key removed */
+	memset(&p, 0, sizeof(p));
+	p.seen = true;
+	c = unseen();
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_REMOVED);
+	CHECK_EQ_INT(ev[0].generation, 0);
+	CHECK_EQ_STR(keep_owe_name(KEEP_OWE_REMOVED, KEEP_HOLDER_NONE), "removed");
+	CHECK_EQ_STR(keep_owe_name(KEEP_OWE_UNREADABLE, KEEP_HOLDER_NONE), "unreadable");
+}
+
+int main(void)
+{
+	RUN(need_read_only_what_changed);
+	RUN(plan_matches_sorted_listings);
+	RUN(holder_of_node_object);
+	RUN(diff_acquire_release_takeover);
+	RUN(diff_holder_states);
+	RUN(diff_removed_and_unreadable);
+	return unit_done();
+}
