@@ -124,7 +124,8 @@ acquire_all() {
 	[[ "${lines[2]}" =~ ^t/c/b\ +nobody\ +-\ +1\ +-\ +yes$ ]]
 	# the holder stops cleanly: holder=released, free once ttl + grace passed
 	kill -TERM "$(bg_pid n1)"
-	run wait_exit 20 n1
+	run -0 wait_exit 20 n1
+	[ "$output" = 0 ] # a clean stop
 	[ "$output" = 0 ]
 	run -0 owner-watch --once t/c/a
 	# (free=yes only ttl + grace after its last write: the free rule's own tests)
@@ -141,7 +142,8 @@ acquire_all() {
 	run -0 grep -c '^owner key=t/c/[ab] state=held node=n1 ' "$BATS_TEST_TMPDIR/w.out"
 	[ "$output" = 2 ]
 	kill -TERM "$(bg_pid n1)"
-	run wait_exit 20 n1
+	run -0 wait_exit 20 n1
+	[ "$output" = 0 ] # a clean stop
 	wait_count 20 w '^holder-released ' 2
 	run -0 grep '^holder-released key=t/c/a ' "$BATS_TEST_TMPDIR/w.out"
 	[ "$output" = "holder-released key=t/c/a node=n1 instance=$i1 generation=1" ]
@@ -176,7 +178,8 @@ acquire_all() {
 	run -0 owner-acquire --node-id n1 t/c/k07
 	wait_line 20 w2 '^acquired key=t/c/k07 '
 	kill -TERM "$(bg_pid w2)"
-	run wait_exit 10 w2
+	run -0 wait_exit 10 w2
+	[ "$output" = 0 ] # owner-watch: 0 on a signal
 	run -0 cat "$BATS_TEST_TMPDIR/w2.err"
 	[[ "$output" =~ stats\ requests=[0-9]+\ get=3[1-4]\  ]] || { echo "$output"; false; }
 	refute_sanitizer_reports

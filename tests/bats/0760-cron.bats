@@ -118,7 +118,8 @@ run_cron_line() {
 	[ "$output" = "logger -t keep-forget -p daemon.notice
 skipped: the last run still holds $T/lock/keep-forget.lock" ]
 	kill "$(bg_pid holder)"
-	run wait_exit 10 holder
+	run -0 wait_exit 10 holder # it ended (killed: its code does not matter)
+	[ -n "$output" ]
 	rm -f "$T/syslog"
 	run -0 run_cron_line "$T/keep-forget"
 	run -1 keep-store stat nodes/old1

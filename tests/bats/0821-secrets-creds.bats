@@ -28,11 +28,11 @@ fs_only() { [ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent (runs i
 
 logged() {
 	run --separate-stderr "$@"
+	[ "$status" -eq 124 ] || refute_crash # any exit but a crash: the output is what is checked
 	{
 		echo "## $* -> $status"
 		printf '%s\n' "$output" "$stderr"
 	} >>"$LOG"
-	[ "$status" -eq 124 ] || refute_crash
 }
 
 # no_secret SECRET... : in no output, state file or metrics file
