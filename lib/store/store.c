@@ -8,23 +8,6 @@
 
 #include "../err.h"
 
-const char *keep_outcome_name(enum keep_outcome o)
-{
-	switch (o) {
-	case KEEP_STORE_OK:
-		return "ok";
-	case KEEP_STORE_CONFLICT:
-		return "conflict";
-	case KEEP_STORE_NOT_FOUND:
-		return "not-found";
-	case KEEP_STORE_REFUSED:
-		return "refused";
-	case KEEP_STORE_AMBIGUOUS:
-		return "ambiguous";
-	}
-	return "ambiguous";
-}
-
 void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
 {
 	va_list ap;
