@@ -88,7 +88,10 @@ $(1): $$(addprefix build/$(1)/bin/,$$(CMDS) keep-agent $$(if $$(SIM_SRC),keep-si
 	$$(patsubst tests/unit/%.c,build/$(1)/tests/%,$$(UNIT_SRC)) \
 	$$(patsubst tests/tools/%.c,build/$(1)/tools/%,$$(TOOL_SRC)) \
 	$$(patsubst tests/preload/%.c,build/$(1)/tools/%.so,$$(PRELOAD_SRC))
--include $$($(1)_OBJ:.o=.d)
+# every object's dependency file (libkeep, commands, unit tests, the
+# simulator, test tools): touching one header rebuilds only what includes it
+-include $$(patsubst %.c,build/$(1)/obj/%.d,$$(LIB_SRC) $$(CMD_SRC) $$(UNIT_SRC) $$(UNIT_HELP) \
+	$$(SIM_SRC) $$(TOOL_SRC))
 endef
 $(eval $(call FLAVOUR,rel,REL_CFLAGS,))
 $(eval $(call FLAVOUR,san,SAN_CFLAGS,SAN_LDFLAGS))
