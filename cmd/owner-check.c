@@ -24,12 +24,12 @@ static const char usage[] =
     "the current lease-write instance with no lapse of the node lease since,\n"
     "and the lease is valid now. Prints\n"
     "  check key=K generation=G ok=yes|no reason=ok|no-hold|other-generation|\n"
-    "        old-instance|lapsed|not-valid\n"
+    "        old-instance|lapsed|releasing|not-valid\n"
     "No store I/O.\n"
     "\n"
     "exit: 0 the grant may act; 1 no such hold (none, another generation, an\n"
-    "earlier instance, a lapse since); 14 the lease ran out; 10..13, 15 the\n"
-    "lease is not valid (as lease-status); 100 usage.\n";
+    "earlier instance, a lapse since, its release pending); 14 the lease ran\n"
+    "out; 10..13, 15 the lease is not valid (as lease-status); 100 usage.\n";
 
 static const char *prog = "owner-check";
 
@@ -38,14 +38,11 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_lease_state st;
-	struct keep_grant_input in;
-	struct keep_hold h;
 	struct keep_buf b;
 	char dir[KEEP_PATH_MAX + 80], *end;
 	const char *key;
 	long long gen;
-	int c, lc, hr, code;
+	int c, lc, code;
 	enum keep_grant g;
 
 	keep_cli_init(&cli, prog, usage);
@@ -67,20 +64,7 @@ int main(int argc, char **argv)
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
 
-	lc = keep_holds_lease(dir, keep_mono_ms(), &st);
-	memset(&h, 0, sizeof(h));
-	hr = keep_hold_read(dir, key, &h);
-	memset(&in, 0, sizeof(in));
-	in.have_hold = hr == 0;
-	in.hold_instance = h.instance;
-	in.hold_generation = h.generation;
-	in.hold_epoch = h.epoch;
-	in.lease_instance = st.instance;
-	in.lease_valid = lc == KEEP_EXIT_OK;
-	in.lease_lapses = st.lapses;
-	if (hr != 0)
-		memset(&h, 0, sizeof(h));
-	g = keep_owner_check(&in, gen);
+	g = keep_holds_grant(dir, key, gen, keep_mono_ms(), &lc);
 	/* while the lease is not valid, say why with the lease's own code */
 	if (g == KEEP_GRANT_OK)
 		code = KEEP_EXIT_OK;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -271,19 +272,22 @@ int keep_pending_decode(const char *buf, size_t len, struct keep_pending *p)
 
 /* ---- files --------------------------------------------------------------------- */
 
-static int write_buf(const char *path, struct keep_buf *b)
+static enum keep_sd write_buf(const char *path, struct keep_buf *b)
 {
-	int rc = keep_write_atomic(path, b->data ? b->data : "", b->len);
+	enum keep_sd rc = keep_write_atomic_sd(path, b->data ? b->data : "", b->len);
+	int saved = errno;
 
 	keep_buf_release(b);
+	errno = saved;
 	return rc;
 }
 
-static int remove_path(const char *path)
+/* A path that could not be built, or a file that could not be encoded:
+ * nothing was changed. */
+static enum keep_sd unchanged(int err)
 {
-	if (unlink(path) != 0 && errno != ENOENT)
-		return KEEP_ERR_IO;
-	return 0;
+	errno = err;
+	return KEEP_SD_UNCHANGED;
 }
 
 int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
@@ -308,56 +312,76 @@ int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
 	return rc;
 }
 
-int keep_hold_write(const char *node_dir, const struct keep_hold *h)
+enum keep_sd keep_hold_write(const char *node_dir, const struct keep_hold *h)
 {
 	char p[PATH_MAX];
 	struct keep_buf b;
-	int rc;
 
 	if (path_of(p, sizeof(p), node_dir, "holds", h->key, NULL))
-		return KEEP_ERR_TOOBIG;
+		return unchanged(ENAMETOOLONG);
 	keep_buf_init(&b, FILE_MAX);
-	rc = keep_hold_encode(h, &b);
-	if (rc) {
+	if (keep_hold_encode(h, &b)) {
 		keep_buf_release(&b);
-		return rc;
+		return unchanged(EINVAL);
 	}
 	return write_buf(p, &b);
 }
 
-int keep_hold_remove(const char *node_dir, const char *key)
+enum keep_sd keep_hold_remove(const char *node_dir, const char *key)
 {
 	char p[PATH_MAX];
 
 	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
-		return KEEP_ERR_TOOBIG;
-	return remove_path(p);
+		return unchanged(ENAMETOOLONG);
+	return keep_remove_sd(p);
 }
 
-int keep_pending_write(const char *node_dir, const struct keep_pending *pe)
+enum keep_sd keep_holds_sync(const char *node_dir)
+{
+	char p[PATH_MAX];
+	int r = snprintf(p, sizeof(p), "%s/holds", node_dir);
+
+	if (r < 0 || (size_t)r >= sizeof(p))
+		return unchanged(ENAMETOOLONG);
+	return keep_sync_dir(p);
+}
+
+enum keep_sd keep_pending_write(const char *node_dir, const struct keep_pending *pe)
 {
 	char p[PATH_MAX];
 	struct keep_buf b;
-	int rc;
 
 	if (pending_path(p, sizeof(p), node_dir, pe))
-		return KEEP_ERR_TOOBIG;
+		return unchanged(ENAMETOOLONG);
 	keep_buf_init(&b, FILE_MAX);
-	rc = keep_pending_encode(pe, &b);
-	if (rc) {
+	if (keep_pending_encode(pe, &b)) {
 		keep_buf_release(&b);
-		return rc;
+		return unchanged(EINVAL);
 	}
 	return write_buf(p, &b);
 }
 
-int keep_pending_remove(const char *node_dir, const struct keep_pending *pe)
+enum keep_sd keep_pending_remove(const char *node_dir, const struct keep_pending *pe)
 {
 	char p[PATH_MAX];
 
 	if (pending_path(p, sizeof(p), node_dir, pe))
-		return KEEP_ERR_TOOBIG;
-	return remove_path(p);
+		return unchanged(ENAMETOOLONG);
+	return keep_remove_sd(p);
+}
+
+int keep_pending_exists(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (pending_path(p, sizeof(p), node_dir, pe)) {
+		errno = ENAMETOOLONG;
+		return KEEP_ERR_IO;
+	}
+	if (stat(p, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : KEEP_ERR_IO;
 }
 
 /* Read every regular file of node_dir/sub (skipping temp files) into an
@@ -481,18 +505,18 @@ int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n
 	return rc;
 }
 
-int keep_drain_mark(const char *node_dir, const char *instance)
+enum keep_sd keep_drain_mark(const char *node_dir, const char *instance)
 {
 	char p[PATH_MAX];
 	char body[KEEP_INSTANCE_LEN + 2];
 	int r = snprintf(p, sizeof(p), "%s/draining", node_dir);
 
 	if (r < 0 || (size_t)r >= sizeof(p))
-		return KEEP_ERR_TOOBIG;
+		return unchanged(ENAMETOOLONG);
 	r = snprintf(body, sizeof(body), "%s\n", instance);
 	if (r < 0 || (size_t)r >= (int)sizeof(body))
-		return KEEP_ERR_INVAL;
-	return keep_write_atomic(p, body, (size_t)r);
+		return unchanged(EINVAL);
+	return keep_write_atomic_sd(p, body, (size_t)r);
 }
 
 bool keep_draining(const char *node_dir, const char *instance)
@@ -542,6 +566,37 @@ int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_leas
 			return KEEP_EXIT_BAD_OBJECT;
 	}
 	return KEEP_EXIT_NOT_LIVE;
+}
+
+enum keep_grant keep_holds_grant(const char *node_dir, const char *key, int64_t generation,
+				 int64_t now_mono_ms, int *lease_code)
+{
+	struct keep_lease_state st;
+	struct keep_grant_input in;
+	struct keep_pending p;
+	struct keep_hold h;
+	int lc, hr;
+
+	lc = keep_holds_lease(node_dir, now_mono_ms, &st);
+	if (lease_code)
+		*lease_code = lc;
+	memset(&h, 0, sizeof(h));
+	hr = keep_hold_read(node_dir, key, &h);
+	memset(&in, 0, sizeof(in));
+	in.have_hold = hr == 0;
+	in.hold_instance = h.instance;
+	in.hold_generation = h.generation;
+	in.hold_epoch = h.epoch;
+	in.lease_instance = st.instance;
+	in.lease_valid = lc == KEEP_EXIT_OK;
+	in.lease_lapses = st.lapses;
+	if (hr == 0) {
+		/* a hold whose release is pending ended (issue 18); unsure counts
+		 * as pending: a grant is never given on a doubt */
+		keep_pending_of_hold(&p, &h, 0);
+		in.release_pending = keep_pending_exists(node_dir, &p) != 0;
+	}
+	return keep_owner_check(&in, generation);
 }
 
 int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,

@@ -9,9 +9,11 @@
  *   draining                        the instance being drained (owner-release --all)
  * where H is the lowercase hex SHA-256 of K (a key may be 386 bytes, more
  * than a file name allows; the files carry K itself). Every write is atomic
- * (keep_write_atomic); files are strict "key value" lines.
+ * (keep_write_atomic_sd); files are strict "key value" lines.
  *
- * Return values: 0 or a negative keep_err; KEEP_ERR_IO keeps errno. */
+ * Return values: 0 or a negative keep_err; KEEP_ERR_IO keeps errno. Writes
+ * and removals say how far they got (enum keep_sd, errno kept when not
+ * DURABLE): "renamed but maybe not durable" is never "not written". */
 #ifndef KEEP_HOLDS_H
 #define KEEP_HOLDS_H
 
@@ -19,36 +21,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/owner.h"
+#include "core/ownio.h"
 #include "nodeobj.h"
 #include "ownerrec.h"
 #include "store/store.h"
 
-/* A hold: this node acts as owner of key at generation while it exists,
- * its instance is the lease's, epoch equals the lease's lapses, and the
- * lease is valid (keep_owner_check). */
-struct keep_hold {
-	char key[KEEP_OWNER_KEY_MAX + 1];
-	char instance[KEEP_INSTANCE_LEN + 1]; /* the lease-write instance that acquired it */
-	int64_t generation;		      /* >= 1 */
-	char version[KEEP_VERSION_MAX];	      /* the acquire's version (the record's while held) */
-	int64_t epoch;			      /* the lease's lapses at acquisition (>= 0) */
-	int64_t acquired_at_ms;		      /* wall ms, informational */
-};
-
-enum keep_pending_kind {
-	KEEP_PENDING_RELEASE = 0, /* write nobody If-Match version */
-	KEEP_PENDING_ACQUIRE,	  /* an unresolved acquire: read, then decide */
-};
-
-struct keep_pending {
-	enum keep_pending_kind kind;
-	char key[KEEP_OWNER_KEY_MAX + 1];
-	char instance[KEEP_INSTANCE_LEN + 1];
-	int64_t generation;		/* release: the hold's; acquire: the generation tried */
-	char version[KEEP_VERSION_MAX]; /* release: If-Match; acquire: the write's condition
-					   ("-" for If-None-Match) */
-	int64_t at_ms;			/* wall ms when parked / tried */
-};
+/* struct keep_hold, struct keep_pending and enum keep_sd are the ownership
+ * machines' vocabulary (core/ownio.h). */
 
 /* Create holds/, pending/ and locks/ under node_dir (mode 0700). */
 int keep_holds_init(const char *node_dir);
@@ -65,26 +45,33 @@ void keep_holds_unlock(int fd);
 
 /* Read the hold of key into *h: 0 found; 1 none; KEEP_ERR_PARSE/IO. */
 int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h);
-/* Register (replace) the hold h->key. */
-int keep_hold_write(const char *node_dir, const struct keep_hold *h);
-/* Remove the hold of key (absent is fine). */
-int keep_hold_remove(const char *node_dir, const char *key);
+/* Register (replace) the hold h->key (an invalid hold is UNCHANGED, errno
+ * EINVAL). */
+enum keep_sd keep_hold_write(const char *node_dir, const struct keep_hold *h);
+/* Remove the hold of key (absent is fine), fsync holds/. */
+enum keep_sd keep_hold_remove(const char *node_dir, const char *key);
+/* fsync holds/: DURABLE or UNCHANGED. A read of holds/<H> that found no
+ * hold, followed by this, proves the hold's absence is durable. */
+enum keep_sd keep_holds_sync(const char *node_dir);
 /* Every hold: *out (owned by the caller, free()) gets *n entries, sorted by
  * key. Unreadable files are skipped with a count in *bad (may be NULL). */
 int keep_holds_list(const char *node_dir, struct keep_hold **out, size_t *n, size_t *bad);
 
 /* Write (replace) the pending entry p. */
-int keep_pending_write(const char *node_dir, const struct keep_pending *p);
-/* Remove the pending entry p (absent is fine). */
-int keep_pending_remove(const char *node_dir, const struct keep_pending *p);
+enum keep_sd keep_pending_write(const char *node_dir, const struct keep_pending *p);
+/* Remove the pending entry p (absent is fine), fsync pending/. */
+enum keep_sd keep_pending_remove(const char *node_dir, const struct keep_pending *p);
+/* Does the pending entry p (its kind, key, generation, instance) exist?
+ * 1 yes, 0 no, KEEP_ERR_IO when it cannot be told (errno kept). */
+int keep_pending_exists(const char *node_dir, const struct keep_pending *p);
 /* Every pending entry, as keep_holds_list (sorted by key, generation). */
 int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad);
 
 /* The drain mark: while node_dir/draining names instance, owner-acquire
  * refuses new acquisitions for that instance (§4: the stop releases every
- * hold; nothing new may start). set: 0 or KEEP_ERR_IO. draining: true when
- * the mark names instance. */
-int keep_drain_mark(const char *node_dir, const char *instance);
+ * hold; nothing new may start). draining: true when the mark names
+ * instance. */
+enum keep_sd keep_drain_mark(const char *node_dir, const char *instance);
 bool keep_draining(const char *node_dir, const char *instance);
 
 /* ---- helpers shared by the ownership commands (I/O; never in core) ---- */
@@ -97,6 +84,13 @@ struct keep_lease_state;
  * 10..13, 16, 17 lost by reason; 15 starting, stopping, stopped, or no
  * lease state). *st is zeroed when there is no readable state. */
 int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_lease_state *st);
+
+/* The grant check of owner-check (keep_owner_check) on node_dir at
+ * now_mono_ms: the hold of key, the lease state file, and whether a
+ * pending release names the hold. *lease_code (may be NULL) gets
+ * keep_holds_lease's code. Never touches the store. */
+enum keep_grant keep_holds_grant(const char *node_dir, const char *key, int64_t generation,
+				 int64_t now_mono_ms, int *lease_code);
 
 /* GET owners/<key> and decode: *reply gets the outcome (local errors are
  * REFUSED with a detail); when OK, *rec the record and *decode_err 0, or

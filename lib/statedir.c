@@ -39,7 +39,7 @@ static int fsync_dir_of(const char *path)
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t n;
-	int fd, rc;
+	int fd, rc, saved;
 
 	if (!slash) {
 		memcpy(dir, ".", 2);
@@ -56,22 +56,29 @@ static int fsync_dir_of(const char *path)
 	if (fd < 0)
 		return KEEP_ERR_IO;
 	rc = fsync(fd);
+	saved = errno;
 	close(fd);
+	errno = saved;
 	return rc == 0 ? 0 : KEEP_ERR_IO;
 }
 
-int keep_write_atomic(const char *path, const void *data, size_t len)
+enum keep_sd keep_write_atomic_sd(const char *path, const void *data, size_t len)
 {
 	char tmp[PATH_MAX];
 	const char *p = data;
 	int fd, n, saved;
+	static unsigned long seq;
 
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return KEEP_ERR_INVAL;
+	/* the pid and a counter: threads of one process never share a temp */
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(),
+		     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return KEEP_SD_UNCHANGED;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return KEEP_ERR_IO;
+		return KEEP_SD_UNCHANGED;
 	while (len) {
 		ssize_t w = write(fd, p, len);
 		if (w < 0) {
@@ -88,7 +95,8 @@ int keep_write_atomic(const char *path, const void *data, size_t len)
 		goto fail_unlink;
 	if (rename(tmp, path) != 0)
 		goto fail_unlink;
-	return fsync_dir_of(path);
+	/* renamed: visible to every process from here on, whatever follows */
+	return fsync_dir_of(path) == 0 ? KEEP_SD_DURABLE : KEEP_SD_VISIBLE;
 fail_close:
 	saved = errno;
 	close(fd);
@@ -97,7 +105,34 @@ fail_unlink:
 	saved = errno;
 	unlink(tmp);
 	errno = saved;
-	return KEEP_ERR_IO;
+	return KEEP_SD_UNCHANGED;
+}
+
+int keep_write_atomic(const char *path, const void *data, size_t len)
+{
+	return keep_write_atomic_sd(path, data, len) == KEEP_SD_DURABLE ? 0 : KEEP_ERR_IO;
+}
+
+enum keep_sd keep_remove_sd(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return KEEP_SD_UNCHANGED;
+	/* gone (or was): durable once the directory is synced */
+	return fsync_dir_of(path) == 0 ? KEEP_SD_DURABLE : KEEP_SD_VISIBLE;
+}
+
+enum keep_sd keep_sync_dir(const char *dir)
+{
+	int fd, rc, saved;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return KEEP_SD_UNCHANGED;
+	rc = fsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc == 0 ? KEEP_SD_DURABLE : KEEP_SD_UNCHANGED;
 }
 
 int keep_read_file(const char *path, struct keep_buf *out, size_t max)

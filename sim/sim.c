@@ -1299,11 +1299,9 @@ static void bg_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 		bg_idle(s, p);
 		return;
 	case BG_UNRES_READ:
-		keep_owner_resolve_on_read(p->inst, e->gen, e->ver, e->tried_at_wall,
-					   2 * keep_timing_attempt_timeout_ms(&s->t), p->hold[a].on,
-					   out, out == KEEP_STORE_OK ? q->ver : "",
-					   out == KEEP_STORE_OK ? &q->rread : NULL, 0,
-					   p_wall(p, s->now), &d);
+		keep_owner_resolve_on_read(p->inst, e->gen, e->ver, true, p->hold[a].on, out,
+					   out == KEEP_STORE_OK ? q->ver : "",
+					   out == KEEP_STORE_OK ? &q->rread : NULL, 0, &d);
 		switch (d.verdict) {
 		case KEEP_PEND_RELEASE:
 			snprintf(p->bg_ver, VER_LEN, "%s", d.version);

@@ -110,6 +110,14 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 			seterr(err, errlen, "line 2: want 'seed <int>'");
 			return KEEP_ERR_PARSE;
 		}
+		/* the confirmed form: the first record was created at created */
+		if (p != end && (!next_line(&p, end, &line, &llen) ||
+				 !field(line, llen, "created", &v, &vlen) ||
+				 !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->created) ||
+				 out->created <= out->seed)) {
+			seterr(err, errlen, "line 3: want 'created <int>' (> seed)");
+			return KEEP_ERR_PARSE;
+		}
 	} else {
 		if (!next_line(&p, end, &line, &llen) || !field(line, llen, "node", &v, &vlen) ||
 		    vlen > KEEP_NODE_ID_MAX) {
@@ -150,9 +158,15 @@ int keep_lease_obj_encode(const struct keep_lease_obj *o, struct keep_buf *out)
 	int rc;
 
 	if (o->format == 2) {
-		if (o->seed < 0 || o->seed > KEEP_UPGRADE_GEN_MAX)
+		if (o->seed < 0 || o->seed > KEEP_UPGRADE_GEN_MAX || o->created < 0 ||
+		    o->created > KEEP_UPGRADE_GEN_MAX || (o->created && o->created <= o->seed))
 			return KEEP_ERR_INVAL;
-		rc = keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\n", (long long)o->seed);
+		if (o->created)
+			rc = keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\ncreated %lld\n",
+					   (long long)o->seed, (long long)o->created);
+		else
+			rc =
+			    keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\n", (long long)o->seed);
 	} else if (o->format == 1) {
 		if (!keep_node_id_valid(o->node) || o->generation < 0 ||
 		    o->generation > KEEP_UPGRADE_GEN_MAX || o->expires_at_ms <= 0)
