@@ -18,6 +18,7 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/listing.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
@@ -102,25 +103,19 @@ static const struct seen *prev_of(const struct driver *d, const char *node)
 	return NULL;
 }
 
-/* Does this pass need node's body? (docs/fencing.md, "Reading only what
- * changed"). every: --once (status needs every body). Otherwise a body is
- * read for a new node, an unreadable one, and one whose listed token is the
- * last listing's (the watch is judged on bodies, never on tokens) unless
- * the body we hold is at that very token and not live (fenced, released,
- * old-format: no watch runs on it). A token other than the last listing's
- * means a write landed: alive, no read (*wrote). */
+/* Does this pass need node's body? The rule is lib/core/listing.c's
+ * (docs/fencing.md, "Reading only what changed"); every: --once. */
 static bool need_body(const struct seen *p, const char *listed, bool every, bool *wrote)
 {
-	*wrote = false;
-	if (every || !p || !p->decoded)
-		return true;
-	if (strcmp(p->listed, listed) != 0) {
-		*wrote = true;
-		return false;
+	struct keep_listed k;
+
+	if (p) {
+		k.listed = p->listed;
+		k.body_version = p->body_version;
+		k.decoded = p->decoded;
+		k.obj = &p->obj;
 	}
-	if (p->obj.format == 3 && p->obj.state == KEEP_NODE_LIVE)
-		return true;
-	return strcmp(p->body_version, listed) != 0;
+	return keep_listing_need_body(p ? &k : NULL, listed, every, wrote);
 }
 
 /* List nodes/ and read the bodies needed (every one when every). 0, or
