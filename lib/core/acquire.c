@@ -43,8 +43,8 @@ void keep_acquire_init(struct keep_acquire *sm, const char *node, const char *ke
 	memset(sm, 0, sizeof(*sm));
 	sm->t = *t;
 	sm->timeout_ms = timeout_ms > 0 ? timeout_ms : 1;
-	snprintf(sm->node, sizeof(sm->node), "%s", node);
-	snprintf(sm->key, sizeof(sm->key), "%s", key);
+	keep_copy_str(sm->node, sizeof(sm->node), node);
+	keep_copy_str(sm->key, sizeof(sm->key), key);
 	sm->phase = KEEP_AP_LOCK;
 }
 
@@ -69,11 +69,11 @@ static void pending_acquire(const struct keep_acquire *sm, int64_t now_wall_ms,
 {
 	memset(p, 0, sizeof(*p));
 	p->kind = KEEP_PENDING_ACQUIRE;
-	snprintf(p->key, sizeof(p->key), "%s", sm->key);
-	snprintf(p->instance, sizeof(p->instance), "%s", sm->lease.instance);
+	keep_copy_str(p->key, sizeof(p->key), sm->key);
+	keep_copy_str(p->instance, sizeof(p->instance), sm->lease.instance);
 	p->generation = sm->gen;
-	snprintf(p->version, sizeof(p->version), "%s",
-		 sm->d.cond == KEEP_COND_IF_MATCH ? sm->d.if_match : "-");
+	keep_copy_str(p->version, sizeof(p->version),
+		      sm->d.cond == KEEP_COND_IF_MATCH ? sm->d.if_match : "-");
 	p->at_ms = now_wall_ms;
 }
 
@@ -81,10 +81,10 @@ static void pending_acquire(const struct keep_acquire *sm, int64_t now_wall_ms,
 static void new_hold(const struct keep_acquire *sm, int64_t now_wall_ms, struct keep_hold *h)
 {
 	memset(h, 0, sizeof(*h));
-	snprintf(h->key, sizeof(h->key), "%s", sm->key);
-	snprintf(h->instance, sizeof(h->instance), "%s", sm->lease.instance);
+	keep_copy_str(h->key, sizeof(h->key), sm->key);
+	keep_copy_str(h->instance, sizeof(h->instance), sm->lease.instance);
 	h->generation = sm->gen;
-	snprintf(h->version, sizeof(h->version), "%s", sm->version);
+	keep_copy_str(h->version, sizeof(h->version), sm->version);
 	h->epoch = sm->lease.lapses;
 	h->acquired_at_ms = now_wall_ms;
 }
@@ -98,7 +98,7 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 		act->kind = KEEP_OACT_NONE;
 		return;
 	}
-	snprintf(act->key, sizeof(act->key), "%s", sm->key);
+	keep_copy_str(act->key, sizeof(act->key), sm->key);
 	act->timeout_ms = sm->timeout_ms;
 	switch (sm->phase) {
 	case KEEP_AP_LOCK:
@@ -125,6 +125,7 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 		keep_pending_of_hold(&act->pend, &sm->hold, now_wall_ms);
 		break;
 	case KEEP_AP_REC:
+	case KEEP_AP_RECHECK:
 	case KEEP_AP_RB:
 		act->kind = KEEP_OACT_REC_READ;
 		break;
@@ -134,24 +135,24 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 		break;
 	case KEEP_AP_NODE:
 		act->kind = KEEP_OACT_NODE_READ;
-		snprintf(act->node, sizeof(act->node), "%s", sm->d.rec.node);
+		keep_copy_str(act->node, sizeof(act->node), sm->d.rec.node);
 		break;
 	case KEEP_AP_RB_NODE:
 		act->kind = KEEP_OACT_NODE_READ;
-		snprintf(act->node, sizeof(act->node), "%s", sm->rb.rec.node);
+		keep_copy_str(act->node, sizeof(act->node), sm->rb.rec.node);
 		break;
 	case KEEP_AP_WRITE:
 		act->kind = KEEP_OACT_REC_WRITE;
 		act->rec = sm->d.next;
 		act->cond = sm->d.cond;
 		if (sm->d.cond == KEEP_COND_IF_MATCH)
-			snprintf(act->if_match, sizeof(act->if_match), "%s", sm->d.if_match);
+			keep_copy_str(act->if_match, sizeof(act->if_match), sm->d.if_match);
 		break;
 	case KEEP_AP_CONFIRM:
 		act->kind = KEEP_OACT_MARK_WRITE;
 		keep_mark_confirm_obj(&sm->mark.res, sm->gen, &act->lobj);
 		act->cond = KEEP_COND_IF_MATCH;
-		snprintf(act->if_match, sizeof(act->if_match), "%s", sm->mark.res.version);
+		keep_copy_str(act->if_match, sizeof(act->if_match), sm->mark.res.version);
 		break;
 	case KEEP_AP_REGISTER:
 		act->kind = KEEP_OACT_HOLD_WRITE;
@@ -208,7 +209,7 @@ static void go_verdict(struct keep_acquire *sm)
 	switch (d->verdict) {
 	case KEEP_ACQ_SAME:
 		sm->res.generation = sm->hold.generation;
-		snprintf(sm->res.version, sizeof(sm->res.version), "%s", sm->hold.version);
+		keep_copy_str(sm->res.version, sizeof(sm->res.version), sm->hold.version);
 		sm->res.fresh = false;
 		answer(sm, KEEP_AR_ACQUIRED, KEEP_EXIT_OK, NULL);
 		return;
@@ -246,15 +247,10 @@ static void marked(struct keep_acquire *sm)
 	switch (m->kind) {
 	case KEEP_MR_MARKED:
 		if (m->created) {
-			/* the first record was created at m->created and is gone: it
-			 * was deleted out of band. Its generations are unknown here:
-			 * handing out seed + 1 again could repeat one (issue 14) */
-			warn(sm,
-			     "owners/%s is missing but leases/%s says its first record was "
-			     "created at generation %lld: it was deleted out of band; nothing "
-			     "written (see docs/runbooks/record-missing.md)",
-			     sm->key, sm->key, (long long)m->created);
-			answer(sm, KEEP_AR_ERROR, KEEP_EXIT_BAD_OBJECT, "record-missing");
+			/* the first record was created at m->created: maybe since our
+			 * read of owners/KEY (another node's first acquisition), or
+			 * deleted out of band. A read issued now tells */
+			sm->phase = KEEP_AP_RECHECK;
 			return;
 		}
 		if (m->seed >= KEEP_OWNER_GEN_MAX) {
@@ -309,7 +305,7 @@ static void rb_decided(struct keep_acquire *sm)
 		sm->phase = KEEP_AP_RB_NODE;
 		return;
 	case KEEP_RB_OURS:
-		snprintf(sm->version, sizeof(sm->version), "%s", sm->rb.version);
+		keep_copy_str(sm->version, sizeof(sm->version), sm->rb.version);
 		sm->phase = sm->first ? KEEP_AP_CONFIRM : KEEP_AP_REGISTER;
 		return;
 	case KEEP_RB_LOST:
@@ -400,6 +396,34 @@ static void on_store_read(struct keep_acquire *sm, int64_t now_wall_ms, const st
 					 ok ? &r->rec : NULL, r->decode_err, 1, &sm->d);
 		decided(sm);
 		return;
+	case KEEP_AP_RECHECK:
+		if (r->outcome == KEEP_STORE_NOT_FOUND) {
+			/* still absent after the marker said its first record was
+			 * created: it was deleted out of band. Its generations are
+			 * unknown here: handing out seed + 1 again could repeat one
+			 * (issue 14 item 3) */
+			warn(sm,
+			     "owners/%s is missing but leases/%s says its first record was "
+			     "created at generation %lld: it was deleted out of band; nothing "
+			     "written (see docs/runbooks/record-missing.md)",
+			     sm->key, sm->key, (long long)sm->mark.res.created);
+			sm->after_drop.kind = KEEP_AR_ERROR;
+			sm->after_drop.exit_code = KEEP_EXIT_BAD_OBJECT;
+			sm->after_drop.reason = "record-missing";
+			if (sm->hv.live) {
+				sm->answer_after_drop = true;
+				sm->phase = KEEP_AP_DROP_STALE;
+				return;
+			}
+			sm->res = sm->after_drop;
+			sm->phase = KEEP_AP_UNLOCK;
+			return;
+		}
+		/* created meanwhile by another node: decide on this read */
+		keep_owner_acq_on_record(&self, &sm->hv, r->outcome, r->version,
+					 ok ? &r->rec : NULL, r->decode_err, 1, &sm->d);
+		decided(sm);
+		return;
 	case KEEP_AP_NODE:
 		keep_owner_acq_on_node(&self, r->outcome, ok ? &r->node : NULL, now_wall_ms, &sm->t,
 				       &sm->d);
@@ -423,7 +447,7 @@ static void on_store_read(struct keep_acquire *sm, int64_t now_wall_ms, const st
 static void on_write(struct keep_acquire *sm, const struct keep_oreply *r)
 {
 	if (r->outcome == KEEP_STORE_OK) {
-		snprintf(sm->version, sizeof(sm->version), "%s", r->version);
+		keep_copy_str(sm->version, sizeof(sm->version), r->version);
 		sm->phase = sm->first ? KEEP_AP_CONFIRM : KEEP_AP_REGISTER;
 		return;
 	}
@@ -444,7 +468,7 @@ void keep_acquire_on_reply(struct keep_acquire *sm, int64_t now_mono_ms, int64_t
 	if (!sm->inflight)
 		return;
 	sm->inflight = false;
-	snprintf(sm->detail, sizeof(sm->detail), "%s", r->detail);
+	keep_copy_str(sm->detail, sizeof(sm->detail), r->detail);
 	switch (sm->phase) {
 	case KEEP_AP_LOCK:
 		if (r->failed) {
@@ -501,6 +525,7 @@ void keep_acquire_on_reply(struct keep_acquire *sm, int64_t now_mono_ms, int64_t
 		sm->phase = KEEP_AP_REC;
 		return;
 	case KEEP_AP_REC:
+	case KEEP_AP_RECHECK:
 	case KEEP_AP_NODE:
 	case KEEP_AP_RB:
 	case KEEP_AP_RB_NODE:
@@ -559,7 +584,7 @@ void keep_acquire_on_reply(struct keep_acquire *sm, int64_t now_mono_ms, int64_t
 			     "the hold of '%s' is registered but its directory was not synced: %s",
 			     sm->key, strerror(r->err));
 		sm->res.generation = sm->gen;
-		snprintf(sm->res.version, sizeof(sm->res.version), "%s", sm->version);
+		keep_copy_str(sm->res.version, sizeof(sm->res.version), sm->version);
 		sm->res.fresh = true;
 		answer(sm, KEEP_AR_ACQUIRED, KEEP_EXIT_OK, NULL);
 		return;

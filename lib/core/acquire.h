@@ -22,8 +22,10 @@
  *      pending release of its generation exists (issue 18);
  *   3. owners/KEY, then nodes/<holder> when the free rule needs it (a read
  *      issued after the record read, §2); an absent record goes through
- *      the marker (§6, mark.h): a confirmed marker refuses (record-missing,
- *      issue 14 item 3), else the record is created at seed + 1;
+ *      the marker (§6, mark.h): a confirmed marker means the record was
+ *      created: read again, still absent it was deleted out of band and the
+ *      acquisition refuses (record-missing, issue 14 item 3); an
+ *      unconfirmed one seeds the record at seed + 1;
  *   4. the lease state again right before the write: still valid, same
  *      instance, same epoch;
  *   5. the write; an unknown outcome (ambiguous, or a conflict) is read back
@@ -80,6 +82,7 @@ enum keep_acq_phase {
 	KEEP_AP_REGRANT,
 	KEEP_AP_REC,
 	KEEP_AP_MARK,
+	KEEP_AP_RECHECK, /* the marker is confirmed: owners/KEY read again */
 	KEEP_AP_NODE,
 	KEEP_AP_DROP_STALE,
 	KEEP_AP_LEASE2,

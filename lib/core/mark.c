@@ -25,7 +25,7 @@ void keep_mark_init(struct keep_mark *m, const char *key, const struct keep_timi
 {
 	memset(m, 0, sizeof(*m));
 	m->t = *t;
-	snprintf(m->key, sizeof(m->key), "%s", key);
+	keep_copy_str(m->key, sizeof(m->key), key);
 	m->phase = KEEP_MK_READ;
 	m->res.kind = KEEP_MR_FAILED;
 	snprintf(m->res.detail, sizeof(m->res.detail), "leases/%.100s kept changing", key);
@@ -34,7 +34,7 @@ void keep_mark_init(struct keep_mark *m, const char *key, const struct keep_timi
 void keep_mark_next(struct keep_mark *m, struct keep_oact *act)
 {
 	memset(act, 0, sizeof(*act));
-	snprintf(act->key, sizeof(act->key), "%s", m->key);
+	keep_copy_str(act->key, sizeof(act->key), m->key);
 	switch (m->phase) {
 	case KEEP_MK_READ:
 		act->kind = KEEP_OACT_MARK_READ;
@@ -47,7 +47,7 @@ void keep_mark_next(struct keep_mark *m, struct keep_oact *act)
 		act->lobj = m->marker;
 		act->cond = m->v == KEEP_MARK_CREATE ? KEEP_COND_IF_NONE_MATCH : KEEP_COND_IF_MATCH;
 		if (act->cond == KEEP_COND_IF_MATCH)
-			snprintf(act->if_match, sizeof(act->if_match), "%s", m->read_version);
+			keep_copy_str(act->if_match, sizeof(act->if_match), m->read_version);
 		break;
 	case KEEP_MK_DONE:
 		act->kind = KEEP_OACT_DONE;
@@ -69,8 +69,8 @@ static void on_read(struct keep_mark *m, int64_t now_wall_ms, const struct keep_
 
 	m->tries++;
 	m->o = ok ? r->lobj : (struct keep_lease_obj){0};
-	snprintf(m->read_version, sizeof(m->read_version), "%s",
-		 r->outcome == KEEP_STORE_OK ? r->version : "");
+	keep_copy_str(m->read_version, sizeof(m->read_version),
+		      r->outcome == KEEP_STORE_OK ? r->version : "");
 	m->v = keep_upgrade_mark_decide(r->outcome, ok ? &r->lobj : NULL, r->decode_err,
 					now_wall_ms, &m->t);
 	switch (m->v) {
@@ -103,7 +103,7 @@ static void on_read(struct keep_mark *m, int64_t now_wall_ms, const struct keep_
 static void on_keys(struct keep_mark *m, const struct keep_oreply *r)
 {
 	if (r->outcome != KEEP_STORE_OK || r->decode_err) {
-		snprintf(m->res.detail, sizeof(m->res.detail), "%s", r->detail);
+		keep_copy_str(m->res.detail, sizeof(m->res.detail), r->detail);
 		done(m, r->decode_err ? KEEP_MR_BAD_KEY : KEEP_MR_FAILED);
 		return;
 	}
@@ -112,7 +112,7 @@ static void on_keys(struct keep_mark *m, const struct keep_oreply *r)
 		m->res.action = KEEP_MARK_EXISTING;
 		m->res.seed = keep_upgrade_seed_of(m->o.seed, r->keys_max);
 		m->res.created = m->o.created;
-		snprintf(m->res.version, sizeof(m->res.version), "%s", m->read_version);
+		keep_copy_str(m->res.version, sizeof(m->res.version), m->read_version);
 		done(m, KEEP_MR_MARKED);
 		return;
 	}
@@ -129,7 +129,7 @@ static void on_write(struct keep_mark *m, const struct keep_oreply *r)
 		m->res.action = m->v;
 		m->res.seed = m->marker.seed;
 		m->res.created = 0;
-		snprintf(m->res.version, sizeof(m->res.version), "%s", r->version);
+		keep_copy_str(m->res.version, sizeof(m->res.version), r->version);
 		if (m->v == KEEP_MARK_REPLACE)
 			m->res.old = m->o;
 		done(m, KEEP_MR_MARKED);

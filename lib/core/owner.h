@@ -170,7 +170,9 @@ void keep_owner_pending_on_read(const char *instance, int64_t generation, enum k
  * version the write was conditioned on, "" for If-None-Match), on a read of
  * the record made under the actor's lock (§3: "reads the record until it
  * can decide"; issue 14 item 2):
- *   has_hold: a hold of this key is registered here (any instance);
+ *   has_hold: a hold of this key is registered here at the generation
+ *     tried or a later one (resolver.c: an earlier one is not a hold for
+ *     it);
  *   current: instance is the node lease's current instance;
  * a hold here -> END (a later acquisition holds it, maybe at this very
  * generation); names instance at the generation tried -> RELEASE If-Match

@@ -4,6 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+void keep_copy_str(char *dst, size_t n, const char *src)
+{
+	size_t l = src ? strnlen(src, n - 1) : 0;
+
+	memcpy(dst, src ? src : "", l);
+	dst[l] = '\0';
+}
+
 const char *keep_sd_name(enum keep_sd r)
 {
 	switch (r) {
@@ -52,10 +60,10 @@ void keep_pending_of_hold(struct keep_pending *p, const struct keep_hold *h, int
 {
 	memset(p, 0, sizeof(*p));
 	p->kind = KEEP_PENDING_RELEASE;
-	snprintf(p->key, sizeof(p->key), "%s", h->key);
-	snprintf(p->instance, sizeof(p->instance), "%s", h->instance);
+	keep_copy_str(p->key, sizeof(p->key), h->key);
+	keep_copy_str(p->instance, sizeof(p->instance), h->instance);
 	p->generation = h->generation;
-	snprintf(p->version, sizeof(p->version), "%s", h->version);
+	keep_copy_str(p->version, sizeof(p->version), h->version);
 	p->at_ms = at_ms;
 }
 

@@ -91,7 +91,8 @@ enum keep_oact_kind {
 	KEEP_OACT_HOLD_REMOVE, /* unlink holds/<key>, fsync holds/ (absent counts as done): reply.sd
 				*/
 	KEEP_OACT_HOLDS_SYNC,  /* fsync holds/: reply.sd DURABLE or UNCHANGED */
-	KEEP_OACT_PEND_READ,   /* does pending entry pend exist? reply.exists (false if unsure) */
+	KEEP_OACT_PEND_READ,   /* the pending entry named like pend: reply.exists (true when it
+				  cannot be told) and reply.pend_now (what it holds) */
 	KEEP_OACT_PEND_WRITE,  /* write pending entry pend (atomic): reply.sd */
 	KEEP_OACT_PEND_REMOVE, /* unlink pending entry pend, fsync pending/: reply.sd */
 	KEEP_OACT_LIST,	       /* list holds/ and pending/: reply.holds, reply.pend */
@@ -143,6 +144,7 @@ struct keep_oreply {
 	int hold_rc;		      /* HOLD_READ: 0 found, 1 none, < 0 unreadable (keep_err) */
 	struct keep_hold hold;	      /* HOLD_READ found */
 	bool exists;		      /* PEND_READ */
+	struct keep_pending pend_now; /* PEND_READ, when it exists: the entry as stored */
 	struct keep_lease_view lease; /* LEASE */
 	/* LIST: borrowed for the call (the machine copies what it keeps) */
 	const struct keep_hold *holds;
@@ -150,6 +152,10 @@ struct keep_oreply {
 	const struct keep_pending *pend;
 	size_t npend;
 };
+
+/* Copy the string src (NULL is "") into dst of n bytes (n >= 1),
+ * truncated, always NUL-terminated. */
+void keep_copy_str(char *dst, size_t n, const char *src);
 
 /* Fill p as the pending release of hold h (kind release, h's key,
  * instance, generation and acquire version), parked at at_ms (wall). */

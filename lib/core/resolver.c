@@ -59,7 +59,7 @@ static struct keep_res_event *push(struct keep_resolver *r, enum keep_res_event_
 	e = &r->ev[r->ev_head + r->nev++];
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
-	snprintf(e->key, sizeof(e->key), "%s", key ? key : "");
+	keep_copy_str(e->key, sizeof(e->key), key ? key : "");
 	e->generation = gen;
 	return e;
 }
@@ -271,7 +271,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		return false;
 	memset(act, 0, sizeof(*act));
 	act->slot = i;
-	snprintf(act->key, sizeof(act->key), "%s", job_key(j));
+	keep_copy_str(act->key, sizeof(act->key), job_key(j));
 	act->timeout_ms = r->cfg.timeout_ms;
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
@@ -279,6 +279,10 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		break;
 	case KEEP_JP_LEASE:
 		act->kind = KEEP_OACT_LEASE;
+		break;
+	case KEEP_JP_PEND_CHECK:
+		act->kind = KEEP_OACT_PEND_READ;
+		act->pend = j->p;
 		break;
 	case KEEP_JP_HOLD_READ:
 		act->kind = KEEP_OACT_HOLD_READ;
@@ -313,8 +317,8 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		act->kind = KEEP_OACT_REC_WRITE;
 		keep_owner_rec_nobody(&act->rec, j->p.generation);
 		act->cond = KEEP_COND_IF_MATCH;
-		snprintf(act->if_match, sizeof(act->if_match), "%s",
-			 j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
+		keep_copy_str(act->if_match, sizeof(act->if_match),
+			      j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
 		if (dl) {
 			left = dl - now;
 			if (left < act->timeout_ms)
@@ -329,7 +333,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		act->kind = KEEP_OACT_PEND_WRITE;
 		act->pend = j->p;
 		act->pend.kind = KEEP_PENDING_RELEASE;
-		snprintf(act->pend.version, sizeof(act->pend.version), "%s", j->rel_version);
+		keep_copy_str(act->pend.version, sizeof(act->pend.version), j->rel_version);
 		act->pend.at_ms = now_wall;
 		break;
 	case KEEP_JP_WAIT:
@@ -349,7 +353,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 park : {
 	struct keep_res_event *e = push(r, KEEP_REV_PENDING, j->p.key, j->p.generation);
 
-	snprintf(e->version, sizeof(e->version), "%s", j->p.version);
+	keep_copy_str(e->version, sizeof(e->version), j->p.version);
 	r->exit_code = KEEP_EXIT_UNKNOWN;
 	job_end(s, KEEP_JE_FAILED);
 	return slot_action(r, i, now, now_wall, act);
@@ -508,7 +512,7 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 
 				memset(&j, 0, sizeof(j));
 				j.kind = KEEP_JOB_PARK;
-				snprintf(j.hold.key, sizeof(j.hold.key), "%s", r->cfg.key);
+				keep_copy_str(j.hold.key, sizeof(j.hold.key), r->cfg.key);
 				r->nqueue = r->next_job = 0;
 				enqueue(r, &j);
 				r->phase = KEEP_RP_RUN;
@@ -526,8 +530,8 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 				return;
 			}
 			r->pass_inflight = pass_slot(act, KEEP_OACT_DRAIN_MARK);
-			snprintf(act->pend.instance, sizeof(act->pend.instance), "%s",
-				 r->lease.instance);
+			keep_copy_str(act->pend.instance, sizeof(act->pend.instance),
+				      r->lease.instance);
 			return;
 		case KEEP_RP_IDLE:
 			if (r->stop) {
@@ -626,7 +630,7 @@ static void parked(struct keep_resolver *r, struct keep_res_slot *s, enum keep_j
 {
 	struct keep_res_event *e = push(r, KEEP_REV_PENDING, s->job.p.key, s->job.p.generation);
 
-	snprintf(e->version, sizeof(e->version), "%s", s->job.p.version);
+	keep_copy_str(e->version, sizeof(e->version), s->job.p.version);
 	r->exit_code = KEEP_EXIT_UNKNOWN;
 	job_end(s, end);
 }
@@ -692,8 +696,12 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 		s->phase = KEEP_JP_SYNC;
 		return;
 	case KEEP_JOB_RESOLVE:
-		if (rp->hold_rc == 0) {
-			/* §3: a hold for it exists here: the entry ends */
+		if (rp->hold_rc == 0 && rp->hold.generation >= j->p.generation) {
+			/* §3: a hold for it exists here (a later acquisition, at this
+			 * generation or after): the entry ends. A hold of an earlier
+			 * generation is not one for it: it ended (its release is
+			 * pending, or it is of an earlier epoch), and the record says
+			 * whether this generation landed */
 			push(r, KEEP_REV_ENDED, j->p.key, j->p.generation)->reason = "hold-exists";
 			s->phase = KEEP_JP_PEND_REMOVE;
 			return;
@@ -781,7 +789,7 @@ static void on_rec_read(struct keep_resolver *r, struct keep_res_slot *s,
 			/* only this node could have written this instance at that
 			 * generation: release it If-Match that read's version, once no
 			 * hold can name it (checked above, made durable next) */
-			snprintf(j->rel_version, sizeof(j->rel_version), "%s", d.version);
+			keep_copy_str(j->rel_version, sizeof(j->rel_version), d.version);
 			j->resolved = true;
 			s->phase = KEEP_JP_SYNC;
 			return;
@@ -817,7 +825,12 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			return;
 		}
 		s->locked = true;
-		s->phase = r->cfg.mode == KEEP_RES_RELEASE ? KEEP_JP_LEASE : KEEP_JP_HOLD_READ;
+		if (r->cfg.mode == KEEP_RES_RELEASE)
+			s->phase = KEEP_JP_LEASE;
+		else if (j->kind == KEEP_JOB_RELEASE || j->kind == KEEP_JOB_RESOLVE)
+			s->phase = KEEP_JP_PEND_CHECK;
+		else
+			s->phase = KEEP_JP_HOLD_READ;
 		return;
 	case KEEP_JP_LEASE:
 		r->lease = rp->lease;
@@ -836,6 +849,17 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			return;
 		}
 		s->phase = KEEP_JP_WRITE;
+		return;
+	case KEEP_JP_PEND_CHECK:
+		/* the listing's copy may be stale: an acquisition may have written
+		 * the same entry again (another condition) or the entry may have
+		 * ended; under the lock, what is stored now is what counts */
+		if (!rp->exists) {
+			job_end(s, KEEP_JE_DONE);
+			return;
+		}
+		j->p = rp->pend_now;
+		s->phase = KEEP_JP_HOLD_READ;
 		return;
 	case KEEP_JP_HOLD_READ:
 		on_hold_read(r, s, rp);
@@ -910,7 +934,7 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			return;
 		}
 		e = push(r, KEEP_REV_PENDING, j->p.key, j->p.generation);
-		snprintf(e->version, sizeof(e->version), "%s", j->rel_version);
+		keep_copy_str(e->version, sizeof(e->version), j->rel_version);
 		/* the pending release stands for it now: the unresolved entry goes,
 		 * and the job counts as the failed release it became */
 		s->phase = KEEP_JP_PEND_REMOVE;

@@ -102,7 +102,8 @@ enum keep_job_kind {
 /* One job's steps (its slot's phase). */
 enum keep_job_phase {
 	KEEP_JP_LOCK = 0,
-	KEEP_JP_LEASE, /* RELEASE mode: before a retry, or to start */
+	KEEP_JP_LEASE,	    /* RELEASE mode: before a retry, or to start */
+	KEEP_JP_PEND_CHECK, /* the entry read again under the lock: it may have changed */
 	KEEP_JP_HOLD_READ,
 	KEEP_JP_PARK_PEND,
 	KEEP_JP_PARK_HOLD,

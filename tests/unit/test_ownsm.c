@@ -34,6 +34,10 @@ struct world {
 	/* knobs */
 	enum keep_sd hold_write_sd, hold_remove_sd, sync_sd;
 	enum keep_outcome rec_write_out; /* OK: applied; else not applied, answered so */
+	int race_key;			 /* MARK_READ of this key: another node's first
+					    acquisition lands just before it */
+	const char *rewrite_version;	 /* LIST: the listing's copy is answered, then the
+					    stored entries get this version (a new write) */
 	int64_t lapses;
 	/* what was done */
 	char log[4096];
@@ -103,7 +107,10 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		r->sd = w->sync_sd;
 		break;
 	case KEEP_OACT_PEND_READ:
-		r->exists = pend_find(w, &a->pend) >= 0;
+		i = pend_find(w, &a->pend);
+		r->exists = i >= 0;
+		if (i >= 0)
+			r->pend_now = w->pend[i];
 		break;
 	case KEEP_OACT_PEND_WRITE:
 		i = pend_find(w, &a->pend);
@@ -126,10 +133,17 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		for (i = 0; i < MAXK; i++)
 			if (w->hold[i])
 				hs[n++] = w->h[i];
+		static struct keep_pending ps[4 * MAXK];
+
 		r->holds = hs;
 		r->nholds = n;
-		r->pend = w->pend;
+		memcpy(ps, w->pend, (size_t)w->npend * sizeof(ps[0]));
+		r->pend = ps;
 		r->npend = (size_t)w->npend;
+		if (w->rewrite_version)
+			for (i = 0; i < w->npend; i++)
+				snprintf(w->pend[i].version, sizeof(w->pend[i].version), "%s",
+					 w->rewrite_version);
 		break;
 	}
 	case KEEP_OACT_REC_READ:
@@ -156,6 +170,18 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		ver(r->version, w->rec_ver[k]);
 		break;
 	case KEEP_OACT_MARK_READ:
+		if (w->race_key == k) {
+			w->race_key = 0;
+			w->rec_exists[k] = true;
+			keep_owner_rec_held(&w->rec[k], "n2", "fedcba9876543210fedcba9876543210",
+					    1);
+			w->rec_ver[k] = ++w->vers;
+			w->mark_exists[k] = true;
+			memset(&w->mark[k], 0, sizeof(w->mark[k]));
+			w->mark[k].format = 2;
+			w->mark[k].created = 1;
+			w->mark_ver[k] = ++w->vers;
+		}
 		r->outcome = w->mark_exists[k] ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
 		r->lobj = w->mark[k];
 		ver(r->version, w->mark_ver[k]);
@@ -308,6 +334,14 @@ TEST(acquire_refuses_a_record_deleted_under_a_confirmed_marker)
 	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
 	CHECK_EQ_INT(sm.res.generation, 7);
 	CHECK_EQ_INT(w.mark[1].created, 7);
+	/* another node's first acquisition lands between our record read and
+	 * our marker read: the record is read again, not taken for deleted */
+	world_init(&w);
+	w.race_key = 2;
+	acquire(&w, "t/c/k2", &sm);
+	CHECK(strstr(w.log, "rec-read mark-read keys-max rec-read node-read") != NULL);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_HELD);
+	CHECK_EQ_STR(sm.res.holder.node, "n2");
 }
 
 TEST(acquire_regrant_refused_while_its_release_is_pending)
@@ -435,7 +469,8 @@ TEST(pass_removes_a_hold_naming_the_release_then_syncs_before_sending)
 	res_cfg(&c, KEEP_RES_PASS);
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK(strstr(w.log, "lock hold-read hold-remove rec-write pend-remove unlock") != NULL);
+	CHECK(strstr(w.log, "lock pend-read hold-read hold-remove rec-write pend-remove unlock") !=
+	      NULL);
 	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
 	keep_resolver_release(&r);
 	/* no hold: the absence is made durable (fsync of holds/) first */
@@ -563,8 +598,8 @@ TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 	res_cfg(&c, KEEP_RES_PASS);
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK_EQ_STR(w.log, "lease list lock hold-read rec-read holds-sync rec-write pend-remove "
-			    "unlock");
+	CHECK_EQ_STR(w.log, "lease list lock pend-read hold-read rec-read holds-sync rec-write "
+			    "pend-remove unlock");
 	CHECK(!w.rec[7].held);
 	keep_resolver_release(&r);
 	/* a hold of the key here: the entry ends, nothing written */
@@ -576,6 +611,36 @@ TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 	CHECK_EQ_INT(w.rec_writes, 0);
 	CHECK_EQ_INT(w.npend, 0);
 	CHECK(w.rec[7].held);
+	keep_resolver_release(&r);
+	/* a hold of an earlier generation (it ended: its release pending) is not
+	 * one for this entry: the landed generation is released */
+	world_init(&w);
+	give_hold(&w, 7, 2);
+	w.rec_exists[7] = true;
+	keep_owner_rec_held(&w.rec[7], "n1", IA, 3);
+	w.rec_ver[7] = ++w.vers;
+	w.pend[w.npend++] = u;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(!w.rec[7].held);
+	CHECK_EQ_INT(w.rec[7].generation, 3);
+	keep_resolver_release(&r);
+	/* the listing's copy is stale: a second attempt at the same generation
+	 * wrote the entry again with its own condition, and the record is still
+	 * at that condition: the entry is kept (the write may land), never
+	 * ended on the stale copy */
+	world_init(&w);
+	w.rec_exists[7] = true;
+	keep_owner_rec_nobody(&w.rec[7], 2);
+	w.rec_ver[7] = 42;
+	snprintf(u.version, sizeof(u.version), "\"v41\"");
+	w.pend[w.npend++] = u;
+	w.rewrite_version = "\"v42\"";
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.npend, 1);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(r.left, 1);
 	keep_resolver_release(&r);
 }
 
