@@ -62,9 +62,8 @@ int main(int argc, char **argv)
 	bool valid;
 
 	keep_cli_init(&cli, "lease-status", usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
-			keep_cli_usage_error(&cli, "unknown option");
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	keep_cli_load_config(&cli, &cfg);
@@ -73,14 +72,12 @@ int main(int argc, char **argv)
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "state directory path too long");
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "lease");
+	keep_line_begin(&b, "lease");
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
 		keep_line_str(&b, "phase", "none");
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		if (!(rc == KEEP_ERR_IO && errno == ENOENT))
 			fprintf(stderr, "lease-status: warning: unreadable lease state in '%s'\n",
 				dir);
@@ -95,7 +92,6 @@ int main(int argc, char **argv)
 	keep_line_int(&b, "valid_ms", valid ? st.valid_until_mono_ms - now : 0);
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return valid ? KEEP_EXIT_OK : code_for(&st);
 }

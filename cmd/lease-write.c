@@ -41,14 +41,6 @@ static const char usage[] =
     "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
     "release unconfirmed. See docs/exit-codes.md.\n";
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 struct driver {
 	const char *prog;
 	struct keep_config cfg;
@@ -106,8 +98,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		if (same)
 			return;
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_lease_event_name(e->kind));
+	keep_line_begin(&b, keep_lease_event_name(e->kind));
 	keep_line_str(&b, "node", d->cfg.node_id);
 	keep_line_str(&b, "instance", d->sm.tmpl.instance);
 	switch (e->kind) {
@@ -151,8 +142,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	default:
 		break;
 	}
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
 /* Print and persist what the machine reported since the last call. */
@@ -292,39 +282,22 @@ int main(int argc, char **argv)
 	struct driver d;
 	struct keep_store_opts so;
 	struct keep_node_obj tmpl;
-	struct sigaction sa;
 	char err[512];
-	bool check_only = false;
 	int c, rc;
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "lease-write";
 	keep_cli_init(&cli, d.prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:v", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:v", opts)) != -1) {
 		switch (c) {
 		case 'v':
 			d.verbose = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	keep_cli_load_config(&cli, &d.cfg);
-	if (!d.cfg.node_id[0])
-		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
-	if (!d.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_NODE | KEEP_NEED_STORE);
 	if (keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
 	if (keep_mkdirs(d.node_dir) != 0)
@@ -376,20 +349,15 @@ int main(int argc, char **argv)
 	tmpl.pid = (int64_t)getpid();
 	snprintf(tmpl.software, sizeof(tmpl.software), "keep/0.1");
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	keep_lease_init(&d.sm, &d.cfg.timing, &tmpl, keep_mono_ms());
 	for (;;) {
 		struct keep_lease_action act;
 		int64_t now = keep_mono_ms();
 
-		if (stop_flag == 1) {
-			stop_flag = 2;
+		if (keep_stop_flag == 1) {
+			keep_stop_flag = 2;
 			keep_lease_stop(&d.sm, now);
 		}
 		keep_lease_next(&d.sm, now, keep_wall_ms(), &act);
@@ -399,7 +367,7 @@ int main(int argc, char **argv)
 		switch (act.kind) {
 		case KEEP_LACT_WAIT:
 			check_progress(&d, now);
-			if (stop_flag != 1)
+			if (keep_stop_flag != 1)
 				keep_sleep_until_mono(act.until_mono_ms);
 			break;
 		case KEEP_LACT_READ:

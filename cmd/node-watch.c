@@ -53,14 +53,6 @@ static const char usage[] =
 
 enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS };
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 /* One node listed by a pass, and what is known of its body. */
 struct seen {
 	char node[KEEP_NODE_ID_MAX + 1];
@@ -236,11 +228,6 @@ static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live
 	*live_since = st.live_since_mono_ms;
 }
 
-static int emit(struct keep_buf *b)
-{
-	return keep_line_emit(b) == 0 ? 0 : KEEP_EXIT_TEMP;
-}
-
 static int print_status_line(struct driver *d, const struct seen *s, int64_t wall)
 {
 	struct keep_buf b;
@@ -248,8 +235,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 	int rc;
 
 	st = keep_node_status(s->decoded ? &s->obj : NULL, wall, &d->cfg.timing, false);
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "node");
+	keep_line_begin(&b, "node");
 	keep_line_str(&b, "id", s->node);
 	keep_line_str(&b, "state", keep_node_status_name(st));
 	if (!s->decoded) {
@@ -276,8 +262,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 				      s->obj.written_at_ms +
 					  keep_timing_takeover_ms(&d->cfg.timing));
 	}
-	rc = emit(&b);
-	keep_buf_release(&b);
+	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	return rc;
 }
 
@@ -361,8 +346,7 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	struct keep_buf b;
 	int rc;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_watch_event_name(e->kind));
+	keep_line_begin(&b, keep_watch_event_name(e->kind));
 	keep_line_str(&b, "node", e->node);
 	if (e->kind != KEEP_WEV_STALE)
 		keep_line_str(&b, "state", keep_node_status_name(e->status));
@@ -378,8 +362,7 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	} else {
 		keep_line_str(&b, "format", NULL);
 	}
-	rc = emit(&b);
-	keep_buf_release(&b);
+	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	if (e->kind != KEEP_WEV_LEAVE && e->kind != KEEP_WEV_STALE &&
 	    e->status == KEEP_STATUS_OLD_RUNNING)
 		fprintf(stderr,
@@ -455,7 +438,7 @@ static int follow(struct driver *d)
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
-	while (!stop_flag) {
+	while (!keep_stop_flag) {
 		int64_t now = keep_mono_ms(), wake, due;
 
 		if (now >= next_pass) {
@@ -502,18 +485,14 @@ int main(int argc, char **argv)
 	struct keep_cli cli;
 	struct driver d;
 	struct keep_store_opts so;
-	struct sigaction sa;
 	char err[512];
-	bool opt_once = false, opt_follow = false, opt_table = false, check_only = false,
-	     opt_stats = false;
+	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
 	int c, rc;
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "node-watch";
 	keep_cli_init(&cli, d.prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
 		case OPT_ONCE:
 			opt_once = true;
@@ -527,11 +506,6 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			opt_stats = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (optind != argc)
@@ -540,13 +514,7 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
 	if (opt_table && !opt_once)
 		keep_cli_usage_error(&cli, "--table needs --once");
-	keep_cli_load_config(&cli, &d.cfg);
-	if (!d.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	if (d.cfg.node_id[0] && keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
@@ -568,12 +536,7 @@ int main(int argc, char **argv)
 								     : KEEP_EXIT_TEMP,
 			 d.prog, "unable to open store '%s': %s", d.cfg.store, err);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	if (opt_once) {
 		rc = once(&d, opt_table);

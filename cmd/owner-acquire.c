@@ -44,35 +44,19 @@ static const char usage[] =
     "  held key=K node=N instance=I generation=G [free_at_ms=T]\n"
     "  unknown key=K generation=G        outcome unknown, kept for the resolver\n"
     "  refused key=K reason=..           nothing written (lease not valid, draining)\n"
-    "  error key=K reason=..             nothing written (store, bad record, bad key)\n"
+    "  error key=K reason=..             not held: store, state-dir, bad-record,\n"
+    "                                    bad-lease, record-missing, invalid-key\n"
     "\n"
     "exit (the first that applies over all keys): 100 bad key or usage;\n"
-    "17 a record is not ours; 10..16 the node lease is not valid (as\n"
-    "lease-status); 111 store failure; 20 unknown outcome (kept pending);\n"
-    "1 held elsewhere; 0 every key acquired. See docs/exit-codes.md.\n";
+    "17 a record or leases/ object keep cannot read, or a record deleted by\n"
+    "hand (record-missing); 10..16 the node lease is not valid (as\n"
+    "lease-status); 111 store or state directory failure; 20 unknown outcome\n"
+    "(kept pending); 1 held elsewhere; 0 every key acquired.\n"
+    "See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-acquire";
 
 #define JOBS_MAX KEEP_BATCH_JOBS_MAX
-
-enum { OPT_JOBS = 0x2000, OPT_STATS };
-
-/* Answer lines from several threads: one whole line at a time. */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void emit(struct keep_buf *b)
-{
-	pthread_mutex_lock(&out_lock);
-	keep_line_emit(b);
-	pthread_mutex_unlock(&out_lock);
-}
-
-struct ctx {
-	struct keep_config cfg;
-	char node_dir[KEEP_PATH_MAX + 80];
-	struct keep_store *store;
-	int64_t store_timeout_ms;
-};
 
 /* Print the machine's warnings and its answer line; its exit code. */
 static int answer(const struct keep_acquire *sm)
@@ -83,8 +67,7 @@ static int answer(const struct keep_acquire *sm)
 
 	for (i = 0; i < sm->nmsg; i++)
 		keep_warn(prog, "%s", sm->msg[i]);
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_acq_result_name(r->kind));
+	keep_line_begin(&b, keep_acq_result_name(r->kind));
 	keep_line_str(&b, "key", sm->key);
 	switch (r->kind) {
 	case KEEP_AR_ACQUIRED:
@@ -107,30 +90,17 @@ static int answer(const struct keep_acquire *sm)
 		keep_line_str(&b, "reason", r->reason);
 		break;
 	}
-	emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return r->exit_code;
 }
 
-static int acquire_one(struct ctx *x, const char *key)
+static int acquire_one(struct keep_owncmd *x, const char *key)
 {
 	struct keep_acquire sm;
 	struct keep_ownio io = {x->node_dir, x->store};
-	struct keep_buf b;
 
-	if (!keep_owner_key_valid(key)) {
-		keep_warn(prog,
-			  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, "
-			  "not starting with '.')",
-			  key);
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start(&b, "error");
-		keep_line_str(&b, "key", key);
-		keep_line_str(&b, "reason", "invalid-key");
-		emit(&b);
-		keep_buf_release(&b);
-		return KEEP_EXIT_USAGE;
-	}
+	if (!keep_owner_key_valid(key))
+		return keep_cli_invalid_key(prog, key);
 	keep_acquire_init(&sm, x->cfg.node_id, key, &x->cfg.timing, x->store_timeout_ms);
 	keep_acquire_run(&sm, &io);
 	return answer(&sm);
@@ -143,90 +113,26 @@ static int acquire_cb(void *ctx, const char *key)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"jobs", required_argument, NULL, OPT_JOBS},
-					     {"stats", no_argument, NULL, OPT_STATS},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, KEEP_CLI_BATCH_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
-	struct ctx x;
-	struct keep_store_opts so;
+	struct keep_owncmd x;
 	struct keep_reqstats stats;
 	struct keep_store *stores[JOBS_MAX];
-	char err[512];
-	bool opt_stats = false;
-	int c, rc, i, jobs = 1, nstores, worst = KEEP_EXIT_OK;
+	int nstores, worst;
 
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
-		switch (c) {
-		case OPT_JOBS: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > JOBS_MAX)
-				keep_cli_usage_error(&cli, "--jobs wants 1..%d", JOBS_MAX);
-			jobs = (int)v;
-			break;
-		}
-		case OPT_STATS:
-			opt_stats = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
-		}
-	}
-	keep_cli_load_config(&cli, &x.cfg);
-	if (!x.cfg.node_id[0])
-		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
-	if (!x.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (keep_config_node_dir(&x.cfg, x.node_dir, sizeof(x.node_dir)) != 0)
-		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
-	if (keep_holds_init(x.node_dir) != 0)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to create the state directory '%s': %s",
-			 x.node_dir, strerror(errno));
-	keep_config_store_opts(&x.cfg, &so);
+	if (keep_cli_next(&cli, argc, argv, "hc:", opts) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	keep_reqstats_init(&stats);
-	nstores = optind < argc ? 1 : jobs;
-	for (i = 0; i < nstores; i++) {
-		rc = keep_store_open(x.cfg.store, &so, &stores[i], err, sizeof(err));
-		if (rc == 0) {
-			rc = keep_store_counted(stores[i], &stats, &stores[i]);
-			if (rc)
-				snprintf(err, sizeof(err), "out of memory");
-		}
-		if (rc)
-			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-									     : KEEP_EXIT_TEMP,
-				 prog, "unable to open store '%s': %s", x.cfg.store, err);
-	}
-	x.store = stores[0];
-	x.store_timeout_ms = x.cfg.s3_timeout_ms > 0 ? x.cfg.s3_timeout_ms : 10000;
+	nstores = optind < argc ? 1 : cli.jobs;
+	keep_owncmd_setup(&x, &cli, &stats, nstores, stores);
 
-	if (optind < argc) {
-		for (i = optind; i < argc; i++)
-			keep_exit_worst(&worst, acquire_one(&x, argv[i]));
-	} else {
-		/* keys on stdin: worker i has its own store connection */
-		struct ctx xs[JOBS_MAX];
-		void *ctxs[JOBS_MAX];
-
-		ctxs[0] = &x;
-		for (i = 0; jobs > 1 && i < jobs; i++) {
-			xs[i] = x;
-			xs[i].store = stores[i];
-			ctxs[i] = &xs[i];
-		}
-		worst = keep_batch_run(stdin, jobs, ctxs, acquire_cb, prog);
-	}
-	for (i = 0; i < nstores; i++)
-		keep_store_free(stores[i]);
-	if (opt_stats)
+	worst =
+	    keep_owncmd_keys(&x, argc - optind, argv + optind, cli.jobs, stores, acquire_cb, prog);
+	keep_owncmd_close(stores, nstores);
+	if (cli.stats)
 		keep_reqstats_print(&stats, prog);
 	return worst;
 }

@@ -39,25 +39,21 @@ int main(int argc, char **argv)
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_buf b;
-	char dir[KEEP_PATH_MAX + 80], *end;
+	char dir[KEEP_PATH_MAX + 80];
 	const char *key;
-	long long gen;
+	int64_t gen;
 	int c, lc, code;
 	enum keep_grant g;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
-			keep_cli_usage_error(&cli, "unknown option");
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (argc - optind != 2)
 		keep_cli_usage_error(&cli, "KEY and GENERATION expected");
 	key = argv[optind];
 	if (!keep_owner_key_valid(key))
 		keep_cli_usage_error(&cli, "invalid key '%s'", key);
-	errno = 0;
-	gen = strtoll(argv[optind + 1], &end, 10);
-	if (errno || end == argv[optind + 1] || *end || gen < 1 || gen > KEEP_OWNER_GEN_MAX)
-		keep_cli_usage_error(&cli, "invalid generation '%s'", argv[optind + 1]);
+	gen = keep_cli_int_arg(&cli, "GENERATION", argv[optind + 1], 1, KEEP_OWNER_GEN_MAX);
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
@@ -72,13 +68,11 @@ int main(int argc, char **argv)
 		code = lc;
 	else
 		code = KEEP_EXIT_NO;
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "check");
+	keep_line_begin(&b, "check");
 	keep_line_str(&b, "key", key);
 	keep_line_int(&b, "generation", gen);
 	keep_line_str(&b, "ok", g == KEEP_GRANT_OK ? "yes" : "no");
 	keep_line_str(&b, "reason", keep_grant_name(g));
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return code;
 }

@@ -43,10 +43,10 @@ static const char usage[] =
     "\n"
     "KEY...     release these holds (with no KEY and no mode: keys on stdin,\n"
     "           one a line); each waits 1 s, then is parked as a pending release\n"
-    "--all      the drain: release every hold and wait (MS, default ttl + grace)\n"
-    "           until nothing is pending\n"
-    "--pending  one pass over pending releases and unresolved acquires;\n"
-    "           --follow: a pass every heartbeat period until SIGTERM\n"
+    "--all      the drain: release every hold, 32 at once, and wait (MS,\n"
+    "           default ttl + grace, kept inside a pass) until nothing is pending\n"
+    "--pending  one pass over pending releases and unresolved acquires, 32 at\n"
+    "           once; --follow: a pass every heartbeat period until SIGTERM\n"
     "--jobs N   stdin: up to N (1..32, default 1) keys at once, each thread\n"
     "           with its own store connection; answers in completion order\n"
     "--stats    at exit, one line on stderr: `stats requests=N get=N head=N\n"
@@ -55,41 +55,31 @@ static const char usage[] =
     "\n"
     "Lines: released key=K generation=G | ended key=K generation=G reason=..\n"
     "  | pending key=K generation=G version=V | dropped key=K generation=G reason=..\n"
-    "  | none key=K | drain pending=N\n"
+    "  | none key=K | error key=K generation=G reason=state-dir | drain pending=N\n"
+    "A release is sent only once its hold is removed durably; else `error`\n"
+    "and nothing is sent (the resolver retries it).\n"
     "\n"
     "exit: 0 done (nothing left pending); 1 no hold of a KEY; 20 releases\n"
-    "still pending; 100 usage; 111 state directory or store unusable.\n"
-    "See docs/exit-codes.md.\n";
+    "still pending; 100 usage; 111 state directory or store unusable, or a\n"
+    "hold that could not be removed (nothing sent).\n"
+    "See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-release";
-static volatile sig_atomic_t term_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	term_flag = 1;
-}
-
-struct ctx {
-	struct keep_config cfg;
-	char node_dir[KEEP_PATH_MAX + 80];
-	struct keep_store *store;
-	int64_t store_timeout_ms;
+/* The command's own state, in struct keep_owncmd's extra. */
+struct rel {
 	struct keep_metrics *metrics; /* --pending --follow */
 	const struct keep_reqstats *stats;
 	int64_t deadline_mono_ms; /* --all: the drain's bound (progress lines) */
 };
 
-/* Answer lines from several threads (--jobs): one whole line at a time. */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void write_gauges(const struct ctx *x, struct keep_metrics *m,
+static void write_gauges(const struct keep_owncmd *x, struct keep_metrics *m,
 			 const struct keep_reqstats *stats);
 
 /* Print one event of the resolver as its line (or a warning). */
 static void on_event(void *arg, const struct keep_res_event *ev)
 {
-	struct ctx *x = arg;
+	struct keep_owncmd *x = arg;
+	struct rel *rl = x->extra;
 	struct keep_buf b;
 
 	switch (ev->kind) {
@@ -97,19 +87,18 @@ static void on_event(void *arg, const struct keep_res_event *ev)
 		keep_warn(prog, "%s", ev->text);
 		return;
 	case KEEP_REV_PASS:
-		if (x->metrics)
-			write_gauges(x, x->metrics, x->stats);
-		if (x->deadline_mono_ms && ev->left > 0 && isatty(2))
+		if (rl->metrics)
+			write_gauges(x, rl->metrics, rl->stats);
+		if (rl->deadline_mono_ms && ev->left > 0 && isatty(2))
 			/* a person waits: for what, how long */
 			fprintf(stderr, "%s: drain: %lld release(s) pending, %lld s left at most\n",
 				prog, (long long)ev->left,
-				(long long)((x->deadline_mono_ms - keep_mono_ms() + 999) / 1000));
+				(long long)((rl->deadline_mono_ms - keep_mono_ms() + 999) / 1000));
 		return;
 	default:
 		break;
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_res_event_name(ev->kind));
+	keep_line_begin(&b, keep_res_event_name(ev->kind));
 	keep_line_str(&b, "key", ev->key);
 	if (ev->generation > 0)
 		keep_line_int(&b, "generation", ev->generation);
@@ -117,13 +106,11 @@ static void on_event(void *arg, const struct keep_res_event *ev)
 		keep_line_str(&b, "version", ev->version);
 	else if (ev->reason)
 		keep_line_str(&b, "reason", ev->reason);
-	pthread_mutex_lock(&out_lock);
-	keep_line_emit(&b);
-	pthread_mutex_unlock(&out_lock);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
-static void base_cfg(const struct ctx *x, enum keep_res_mode mode, struct keep_resolver_cfg *c)
+static void base_cfg(const struct keep_owncmd *x, enum keep_res_mode mode,
+		     struct keep_resolver_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->mode = mode;
@@ -134,7 +121,7 @@ static void base_cfg(const struct ctx *x, enum keep_res_mode mode, struct keep_r
 }
 
 /* KEY: release one hold now (1 s), then leave it parked. */
-static int release_key(struct ctx *x, const char *key)
+static int release_key(struct keep_owncmd *x, const char *key)
 {
 	struct keep_resolver r;
 	struct keep_resolver_cfg c;
@@ -148,14 +135,14 @@ static int release_key(struct ctx *x, const char *key)
 	c.concurrency = 1;
 	snprintf(c.key, sizeof(c.key), "%s", key);
 	keep_resolver_init(&r, &c);
-	keep_resolver_run(&r, x->node_dir, &x->store, 1, &term_flag, on_event, x);
+	keep_resolver_run(&r, x->node_dir, &x->store, 1, &keep_stop_flag, on_event, x);
 	rc = keep_resolver_exit_code(&r);
 	keep_resolver_release(&r);
 	return rc;
 }
 
 /* --pending [--follow] and --all: the resolver with up to 32 workers. */
-static int resolve(struct ctx *x, enum keep_res_mode mode, int64_t wait_ms,
+static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_ms,
 		   struct keep_store *const *stores, int nstores)
 {
 	struct keep_resolver r;
@@ -166,19 +153,17 @@ static int resolve(struct ctx *x, enum keep_res_mode mode, int64_t wait_ms,
 	base_cfg(x, mode, &c);
 	if (mode == KEEP_RES_DRAIN) {
 		c.deadline_mono_ms = keep_mono_ms() + wait_ms;
-		x->deadline_mono_ms = c.deadline_mono_ms;
+		((struct rel *)x->extra)->deadline_mono_ms = c.deadline_mono_ms; /* progress */
 	}
 	keep_resolver_init(&r, &c);
 	/* a drain is not cut by SIGTERM: it is what a clean stop waits for */
 	keep_resolver_run(&r, x->node_dir, stores, nstores,
-			  mode == KEEP_RES_DRAIN ? NULL : &term_flag, on_event, x);
+			  mode == KEEP_RES_DRAIN ? NULL : &keep_stop_flag, on_event, x);
 	rc = keep_resolver_exit_code(&r);
 	if (mode == KEEP_RES_DRAIN) {
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start(&b, "drain");
+		keep_line_begin(&b, "drain");
 		keep_line_int(&b, "pending", r.left);
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 	}
 	keep_resolver_release(&r);
 	return rc;
@@ -186,7 +171,7 @@ static int resolve(struct ctx *x, enum keep_res_mode mode, int64_t wait_ms,
 
 /* The resolver's gauges after a pass (--pending --follow only: it is the
  * long-running process that owns keep.owner-release.prom). */
-static void write_gauges(const struct ctx *x, struct keep_metrics *m,
+static void write_gauges(const struct keep_owncmd *x, struct keep_metrics *m,
 			 const struct keep_reqstats *stats)
 {
 	struct keep_hold *holds = NULL;
@@ -219,31 +204,26 @@ static int release_cb(void *ctx, const char *key)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_ALL = 0x2000, OPT_PENDING, OPT_FOLLOW, OPT_WAIT, OPT_JOBS, OPT_STATS };
+	enum { OPT_ALL = 0x2000, OPT_PENDING, OPT_FOLLOW, OPT_WAIT };
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"all", no_argument, NULL, OPT_ALL},
 					     {"pending", no_argument, NULL, OPT_PENDING},
 					     {"follow", no_argument, NULL, OPT_FOLLOW},
 					     {"wait-ms", required_argument, NULL, OPT_WAIT},
-					     {"jobs", required_argument, NULL, OPT_JOBS},
-					     {"stats", no_argument, NULL, OPT_STATS},
+					     KEEP_CLI_BATCH_LONGOPTS,
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
-	struct ctx x;
-	struct keep_store_opts so;
-	struct sigaction sa;
-	char err[512];
-	bool all = false, pending = false, follow = false, opt_stats = false;
+	struct keep_owncmd x;
+	struct rel rl;
+	bool all = false, pending = false, follow = false;
 	int64_t wait_ms = -1;
-	int c, rc, i, jobs = 1, nstores, worst = KEEP_EXIT_OK;
+	int c, nstores, worst = KEEP_EXIT_OK;
 	struct keep_reqstats stats;
 	struct keep_store *stores[JOBS_MAX];
 
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
 		case OPT_ALL:
 			all = true;
@@ -254,33 +234,9 @@ int main(int argc, char **argv)
 		case OPT_FOLLOW:
 			follow = true;
 			break;
-		case OPT_WAIT: {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 86400000)
-				keep_cli_usage_error(&cli, "--wait-ms needs 0..86400000");
-			wait_ms = v;
+		case OPT_WAIT:
+			wait_ms = keep_cli_int_arg(&cli, "--wait-ms", optarg, 0, 86400000);
 			break;
-		}
-		case OPT_JOBS: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > JOBS_MAX)
-				keep_cli_usage_error(&cli, "--jobs wants 1..%d", JOBS_MAX);
-			jobs = (int)v;
-			break;
-		}
-		case OPT_STATS:
-			opt_stats = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (all && pending)
@@ -291,76 +247,35 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "--wait-ms only applies to --all");
 	if ((all || pending) && optind < argc)
 		keep_cli_usage_error(&cli, "KEY arguments exclude --all and --pending");
-	keep_cli_load_config(&cli, &x.cfg);
-	if (!x.cfg.node_id[0])
-		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
-	if (!x.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (keep_config_node_dir(&x.cfg, x.node_dir, sizeof(x.node_dir)) != 0)
-		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
-	if (keep_holds_init(x.node_dir) != 0)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to create the state directory '%s': %s",
-			 x.node_dir, strerror(errno));
-	keep_config_store_opts(&x.cfg, &so);
 	keep_reqstats_init(&stats);
 	/* the resolver keeps up to 32 requests in flight (§5), each worker with
 	 * its own connection; named keys go one after another */
-	nstores = all || pending ? KEEP_PENDING_CONCURRENCY : optind < argc ? 1 : jobs;
-	for (i = 0; i < nstores; i++) {
-		rc = keep_store_open(x.cfg.store, &so, &stores[i], err, sizeof(err));
-		if (rc == 0) {
-			rc = keep_store_counted(stores[i], &stats, &stores[i]);
-			if (rc)
-				snprintf(err, sizeof(err), "out of memory");
-		}
-		if (rc)
-			keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-									     : KEEP_EXIT_TEMP,
-				 prog, "unable to open store '%s': %s", x.cfg.store, err);
-	}
-	x.store = stores[0];
-	x.store_timeout_ms = x.cfg.s3_timeout_ms > 0 ? x.cfg.s3_timeout_ms : 10000;
+	nstores = all || pending ? KEEP_PENDING_CONCURRENCY : optind < argc ? 1 : cli.jobs;
+	memset(&rl, 0, sizeof(rl));
+	x.extra = &rl;
+	keep_owncmd_setup(&x, &cli, &stats, nstores, stores);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	if (pending) {
 		struct keep_metrics m;
 
 		keep_metrics_init(&m, NULL, x.cfg.node_id);
 		keep_metrics_set_prog(&m, follow ? x.cfg.metrics_textfile : NULL, prog);
-		x.metrics = &m;
-		x.stats = &stats;
+		rl.metrics = &m;
+		rl.stats = &stats;
 		worst = resolve(&x, follow ? KEEP_RES_FOLLOW : KEEP_RES_PASS, 0, stores, nstores);
-		x.metrics = NULL;
+		rl.metrics = NULL;
 	} else if (all) {
 		if (wait_ms < 0)
 			wait_ms = keep_timing_takeover_ms(&x.cfg.timing);
 		worst = resolve(&x, KEEP_RES_DRAIN, wait_ms, stores, nstores);
-	} else if (optind < argc) {
-		for (i = optind; i < argc; i++)
-			keep_exit_worst(&worst, release_key(&x, argv[i]));
 	} else {
-		/* keys on stdin: worker i has its own store connection; the
-		 * backoff is the pending passes' only */
-		struct ctx xs[KEEP_BATCH_JOBS_MAX];
-		void *ctxs[KEEP_BATCH_JOBS_MAX];
-
-		ctxs[0] = &x;
-		for (i = 0; jobs > 1 && i < jobs; i++) {
-			xs[i] = x;
-			xs[i].store = stores[i];
-			ctxs[i] = &xs[i];
-		}
-		worst = keep_batch_run(stdin, jobs, ctxs, release_cb, prog);
+		worst = keep_owncmd_keys(&x, argc - optind, argv + optind, cli.jobs, stores,
+					 release_cb, prog);
 	}
-	for (i = 0; i < nstores; i++)
-		keep_store_free(stores[i]);
-	if (opt_stats)
+	keep_owncmd_close(stores, nstores);
+	if (cli.stats)
 		keep_reqstats_print(&stats, prog);
 	return worst;
 }

@@ -15,6 +15,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/ownstore.h"
 
 static const char usage[] =
     "usage: owner-show [-c FILE] [--store URL] KEY\n"
@@ -34,34 +35,24 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
-	struct keep_store_opts so;
 	struct keep_store *store;
 	struct keep_owner_rec rec;
 	struct keep_node_obj obj;
 	struct keep_reply r;
 	struct keep_buf b;
-	char err[512];
 	const char *key, *state, *holder = "-", *free_s = "yes";
-	int c, rc, derr;
+	int c, derr;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
-			keep_cli_usage_error(&cli, "unknown option");
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (argc - optind != 1)
 		keep_cli_usage_error(&cli, "exactly one KEY");
 	key = argv[optind];
 	if (!keep_owner_key_valid(key))
 		keep_cli_usage_error(&cli, "invalid key '%s'", key);
-	keep_cli_load_config(&cli, &cfg);
-	if (!cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	keep_config_store_opts(&cfg, &so);
-	rc = keep_store_open(cfg.store, &so, &store, err, sizeof(err));
-	if (rc)
-		keep_die(rc == KEEP_ERR_INVAL || rc == KEEP_ERR_PERM ? KEEP_EXIT_USAGE
-								     : KEEP_EXIT_TEMP,
-			 prog, "unable to open store '%s': %s", cfg.store, err);
+	keep_cli_setup(&cli, &cfg, KEEP_NEED_STORE);
+	store = keep_cli_open_store(&cli, &cfg, NULL);
 
 	keep_owner_get(store, key, &rec, &derr, &r);
 	if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
@@ -106,8 +97,7 @@ int main(int argc, char **argv)
 		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
 			holder = "live-other-instance";
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "owner");
+	keep_line_begin(&b, "owner");
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "state", state);
 	keep_line_str(&b, "node", rec.held ? rec.node : NULL);
@@ -118,8 +108,7 @@ int main(int argc, char **argv)
 		keep_line_str(&b, "generation", NULL);
 	keep_line_str(&b, "holder", holder);
 	keep_line_str(&b, "free", free_s);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	keep_store_free(store);
 	return KEEP_EXIT_OK;
 }

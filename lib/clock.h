@@ -1,5 +1,5 @@
 /* keep — the real clocks, for drivers only (lib/core/ never reads a clock).
- * Monotonic and wall time are kept apart (CONVENTIONS: one "now" per loop
+ * Monotonic and wall time are kept apart (docs/design.md "Conventions": one "now" per loop
  * iteration, passed down). */
 #ifndef KEEP_CLOCK_H
 #define KEEP_CLOCK_H

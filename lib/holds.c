@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,8 @@
 #include "clock.h"
 #include "err.h"
 #include "exitcode.h"
+#include "parse.h"
+#include "sha256.h"
 #include "statedir.h"
 
 #define FILE_MAX 4096	 /* bytes: largest hold or pending file */
@@ -27,21 +28,7 @@
 
 void keep_holds_key_hash(const char *key, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-
-	if (!EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* cannot happen with a working libcrypto; fail closed on one name */
-		memset(out, '0', 64);
-		out[64] = '\0';
-		return;
-	}
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
+	keep_sha256_hex(key, strlen(key), out);
 }
 
 static int path_of(char *out, size_t n, const char *node_dir, const char *sub, const char *key,
@@ -112,21 +99,10 @@ void keep_holds_unlock(int fd)
 
 /* ---- codecs -------------------------------------------------------------------- */
 
-/* A strict decimal int64 >= 0 (no sign, no leading zero). */
+/* A strict decimal int64 >= 0 (keep_dec_parse). */
 static int parse_nonneg(const char *v, int64_t *out)
 {
-	int64_t x = 0;
-	size_t i, n = strlen(v);
-
-	if (n < 1 || n > 18 || (v[0] == '0' && n > 1))
-		return KEEP_ERR_PARSE;
-	for (i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return KEEP_ERR_PARSE;
-		x = x * 10 + (v[i] - '0');
-	}
-	*out = x;
-	return 0;
+	return keep_dec_parse_str(v, INT64_MAX, out) ? 0 : KEEP_ERR_PARSE;
 }
 
 static int copy_field(char *dst, size_t n, const char *v)
@@ -173,14 +149,7 @@ static int split_lines(const char *buf, size_t len, const char *hdr, const char 
 
 static bool instance_ok(const char *s)
 {
-	size_t i;
-
-	if (strlen(s) != KEEP_INSTANCE_LEN)
-		return false;
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return keep_instance_valid(s, strlen(s));
 }
 
 static bool version_ok(const char *v)
@@ -382,6 +351,30 @@ int keep_pending_exists(const char *node_dir, const struct keep_pending *pe)
 	if (stat(p, &st) == 0)
 		return 1;
 	return errno == ENOENT ? 0 : KEEP_ERR_IO;
+}
+
+int keep_pending_read(const char *node_dir, const struct keep_pending *pe, struct keep_pending *out)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+	int rc;
+
+	if (pending_path(p, sizeof(p), node_dir, pe)) {
+		errno = ENAMETOOLONG;
+		return KEEP_ERR_IO;
+	}
+	keep_buf_init(&b, FILE_MAX);
+	rc = keep_read_file(p, &b, FILE_MAX);
+	if (rc == KEEP_ERR_IO && errno == ENOENT) {
+		keep_buf_release(&b);
+		return 1;
+	}
+	if (!rc)
+		rc = keep_pending_decode(b.data ? b.data : "", b.len, out);
+	if (!rc && !keep_pending_same(out, pe))
+		rc = KEEP_ERR_PARSE;
+	keep_buf_release(&b);
+	return rc;
 }
 
 /* Read every regular file of node_dir/sub (skipping temp files) into an
@@ -597,79 +590,4 @@ enum keep_grant keep_holds_grant(const char *node_dir, const char *key, int64_t 
 		in.release_pending = keep_pending_exists(node_dir, &p) != 0;
 	}
 	return keep_owner_check(&in, generation);
-}
-
-int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
-		   int *decode_err, struct keep_reply *reply)
-{
-	char rk[KEEP_KEY_MAX + 1];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	*decode_err = 0;
-	rc = keep_owner_record_key(key, rk, sizeof(rk));
-	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
-		return 0;
-	}
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	rc = keep_store_get(s, rk, &body, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (reply->outcome == KEEP_STORE_OK)
-		*decode_err =
-		    keep_owner_rec_decode(body.data ? body.data : "", body.len, rec, NULL, 0);
-	keep_buf_release(&body);
-	return 0;
-}
-
-int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
-			int *decode_err, struct keep_reply *reply)
-{
-	char k[KEEP_NODE_ID_MAX + 8];
-	char err[256];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	*decode_err = 0;
-	snprintf(k, sizeof(k), "nodes/%s", node);
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	rc = keep_store_get(s, k, &body, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (reply->outcome == KEEP_STORE_OK) {
-		*decode_err = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
-						   sizeof(err));
-		if (!*decode_err && strcmp(obj->node, node) != 0)
-			*decode_err = KEEP_ERR_PARSE;
-	}
-	keep_buf_release(&body);
-	return 0;
-}
-
-int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
-		   enum keep_cond cond, const char *if_match, struct keep_reply *reply)
-{
-	char rk[KEEP_KEY_MAX + 1];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	if (keep_owner_record_key(key, rk, sizeof(rk)) != 0) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
-		return 0;
-	}
-	keep_buf_init(&body, KEEP_OWNERREC_MAX);
-	rc = keep_owner_rec_encode(rec, &body);
-	if (!rc)
-		rc = keep_store_put(s, rk, body.data, body.len, cond,
-				    cond == KEEP_COND_IF_MATCH ? if_match : NULL, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (cond == KEEP_COND_IF_MATCH && reply->outcome == KEEP_STORE_NOT_FOUND)
-		reply->outcome = KEEP_STORE_CONFLICT;
-	keep_buf_release(&body);
-	return 0;
 }

@@ -25,7 +25,7 @@
 #include "core/ownio.h"
 #include "nodeobj.h"
 #include "ownerrec.h"
-#include "store/store.h"
+#include "vocab.h"
 
 /* struct keep_hold, struct keep_pending and enum keep_sd are the ownership
  * machines' vocabulary (core/ownio.h). */
@@ -64,6 +64,10 @@ enum keep_sd keep_pending_remove(const char *node_dir, const struct keep_pending
 /* Does the pending entry p (its kind, key, generation, instance) exist?
  * 1 yes, 0 no, KEEP_ERR_IO when it cannot be told (errno kept). */
 int keep_pending_exists(const char *node_dir, const struct keep_pending *p);
+/* Read the pending entry named like p (its kind, key, generation,
+ * instance) into *out: 0 found; 1 none; KEEP_ERR_PARSE (unreadable, or not
+ * the entry its name says) or KEEP_ERR_IO. */
+int keep_pending_read(const char *node_dir, const struct keep_pending *p, struct keep_pending *out);
 /* Every pending entry, as keep_holds_list (sorted by key, generation). */
 int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad);
 
@@ -91,24 +95,6 @@ int keep_holds_lease(const char *node_dir, int64_t now_mono_ms, struct keep_leas
  * keep_holds_lease's code. Never touches the store. */
 enum keep_grant keep_holds_grant(const char *node_dir, const char *key, int64_t generation,
 				 int64_t now_mono_ms, int *lease_code);
-
-/* GET owners/<key> and decode: *reply gets the outcome (local errors are
- * REFUSED with a detail); when OK, *rec the record and *decode_err 0, or
- * the decode error. Always 0. All pointers borrowed. */
-int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
-		   int *decode_err, struct keep_reply *reply);
-
-/* GET nodes/<node> and decode as keep_owner_get; an object naming another
- * node than its key is a decode error (KEEP_ERR_PARSE). Always 0. */
-int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
-			int *decode_err, struct keep_reply *reply);
-
-/* PUT owners/<key> = encode(rec) with cond (If-Match if_match). Never a
- * DELETE (RGW ignores If-Match on DELETE). Outcome in *reply (a NOT_FOUND
- * reply to an If-Match write is reported as CONFLICT: the condition
- * failed). Always 0. */
-int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
-		   enum keep_cond cond, const char *if_match, struct keep_reply *reply);
 
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */

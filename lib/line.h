@@ -33,9 +33,17 @@ int keep_line_start(struct keep_buf *b, const char *type);
 int keep_line_str(struct keep_buf *b, const char *key, const char *value);
 /* Append " key=<decimal int>". */
 int keep_line_int(struct keep_buf *b, const char *key, int64_t v);
-/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract).
+/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract),
+ * the whole line at once even with several threads writing (stdout's lock).
  * 0 or KEEP_ERR_IO. */
 int keep_line_emit(struct keep_buf *b);
+
+/* The one emitter of answer lines: keep_line_begin initialises b (a caller's
+ * struct, KEEP_LINE_MAX bytes at most) and starts the line TYPE; add fields
+ * with keep_line_str / keep_line_int; keep_line_end emits it
+ * (keep_line_emit) and releases b. 0 or KEEP_ERR_IO (stdout closed). */
+void keep_line_begin(struct keep_buf *b, const char *type);
+int keep_line_end(struct keep_buf *b);
 
 /* Parse one line (no trailing newline; len bytes) strictly into *out.
  * A bare word without '=' after TYPE is refused. 0, KEEP_ERR_PARSE,

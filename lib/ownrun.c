@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "clock.h"
 #include "err.h"
 #include "exitcode.h"
@@ -72,9 +73,12 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 		r->sd = keep_holds_sync(io->node_dir);
 		break;
 	case KEEP_OACT_PEND_READ:
-		/* unsure counts as present: the safe answer (no regrant) */
-		rc = keep_pending_exists(io->node_dir, &act->pend);
-		r->exists = rc != 0;
+		/* unsure counts as present: the safe answer (no regrant, no
+		 * release of a stale copy) */
+		rc = keep_pending_read(io->node_dir, &act->pend, &r->pend_now);
+		r->exists = rc != 1;
+		if (rc != 0)
+			r->pend_now = act->pend;
 		break;
 	case KEEP_OACT_PEND_WRITE:
 		r->sd = keep_pending_write(io->node_dir, &act->pend);
@@ -330,4 +334,58 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 	pthread_cond_destroy(&run.main_cv);
 	pthread_cond_destroy(&run.work_cv);
 	pthread_mutex_destroy(&run.mu);
+}
+
+/* ---- what owner-acquire and owner-release share ---------------------------------- */
+
+void keep_owncmd_setup(struct keep_owncmd *x, const struct keep_cli *cli,
+		       struct keep_reqstats *stats, int nstores, struct keep_store **stores)
+{
+	int i;
+
+	keep_cli_setup(cli, &x->cfg, KEEP_NEED_NODE | KEEP_NEED_STORE);
+	keep_cli_node_dir(cli, &x->cfg, x->node_dir, sizeof(x->node_dir));
+	for (i = 0; i < nstores; i++)
+		stores[i] = keep_cli_open_store(cli, &x->cfg, stats);
+	x->store = stores[0];
+	x->store_timeout_ms = x->cfg.s3_timeout_ms > 0 ? x->cfg.s3_timeout_ms : 10000;
+}
+
+int keep_owncmd_batch(const struct keep_owncmd *x, int jobs, struct keep_store *const *stores,
+		      int (*fn)(void *ctx, const char *key), const char *prog)
+{
+	struct keep_owncmd xs[KEEP_BATCH_JOBS_MAX];
+	void *ctxs[KEEP_BATCH_JOBS_MAX];
+	int i;
+
+	if (jobs < 1)
+		jobs = 1;
+	if (jobs > KEEP_BATCH_JOBS_MAX)
+		jobs = KEEP_BATCH_JOBS_MAX;
+	for (i = 0; i < jobs; i++) {
+		xs[i] = *x;
+		xs[i].store = stores[i];
+		ctxs[i] = &xs[i];
+	}
+	return keep_batch_run(stdin, jobs, ctxs, fn, prog);
+}
+
+int keep_owncmd_keys(const struct keep_owncmd *x, int n, char *const *keys, int jobs,
+		     struct keep_store *const *stores, int (*fn)(void *ctx, const char *key),
+		     const char *prog)
+{
+	struct keep_owncmd one = *x;
+	int i, worst = 0;
+
+	if (n == 0) /* keys on stdin: worker i has its own store connection */
+		return keep_owncmd_batch(x, jobs, stores, fn, prog);
+	for (i = 0; i < n; i++)
+		keep_exit_worst(&worst, fn(&one, keys[i]));
+	return worst;
+}
+
+void keep_owncmd_close(struct keep_store **stores, int n)
+{
+	for (int i = 0; i < n; i++)
+		keep_store_free(stores[i]);
 }

@@ -12,9 +12,12 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "batch.h"
+#include "config.h"
 #include "core/acquire.h"
 #include "core/ownio.h"
 #include "core/resolver.h"
+#include "ownstore.h"
 #include "store/store.h"
 
 /* Where actions go: the node's state directory (state_dir/<node-id>,
@@ -50,5 +53,44 @@ typedef void (*keep_res_event_fn)(void *ctx, const struct keep_res_event *ev);
 void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 		       struct keep_store *const *stores, int workers, volatile sig_atomic_t *stop,
 		       keep_res_event_fn fn, void *ctx);
+
+/* ---- what owner-acquire and owner-release share (process glue) ---- */
+
+struct keep_cli;
+struct keep_reqstats;
+
+/* One ownership command's context; copied per batch worker (each with its
+ * own store). */
+struct keep_owncmd {
+	struct keep_config cfg;
+	char node_dir[KEEP_PATH_MAX + 80]; /* state_dir/<node-id> */
+	struct keep_store *store;	   /* this worker's store (borrowed) */
+	int64_t store_timeout_ms;	   /* each store request's bound (ms) */
+	void *extra;			   /* the command's own state (borrowed) */
+};
+
+/* After the command's options: the configuration (a node id and a store
+ * needed; --check answers and exits), the state directory, and nstores
+ * (1..KEEP_BATCH_JOBS_MAX) store connections counted into stats, all into
+ * x and stores[] (the caller's, closed with keep_owncmd_close). Exits with
+ * the documented code on any failure. */
+void keep_owncmd_setup(struct keep_owncmd *x, const struct keep_cli *cli,
+		       struct keep_reqstats *stats, int nstores, struct keep_store **stores);
+
+/* Keys on stdin (keep_batch_run): jobs workers, worker i with x's context
+ * and stores[i] (stores[0] when jobs is 1). fn gets a struct keep_owncmd *.
+ * Returns the batch's exit code. */
+int keep_owncmd_batch(const struct keep_owncmd *x, int jobs, struct keep_store *const *stores,
+		      int (*fn)(void *ctx, const char *key), const char *prog);
+
+/* The keys of the command line (n operands at keys), one after another on
+ * x's store; with none, keys on stdin (keep_owncmd_batch). Returns the
+ * worst exit code (keep_exit_worst). */
+int keep_owncmd_keys(const struct keep_owncmd *x, int n, char *const *keys, int jobs,
+		     struct keep_store *const *stores, int (*fn)(void *ctx, const char *key),
+		     const char *prog);
+
+/* Close n stores opened by keep_owncmd_setup. */
+void keep_owncmd_close(struct keep_store **stores, int n);
 
 #endif

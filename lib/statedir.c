@@ -5,14 +5,15 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
+#include "parse.h"
 
 int keep_mkdirs(const char *dir)
 {
@@ -182,17 +183,7 @@ int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *o
 
 static int parse_i64(const char *v, int64_t *out)
 {
-	char *end;
-	long long x;
-
-	if (!*v || (*v == '0' && v[1]) || *v == '-' || *v == '+')
-		return KEEP_ERR_PARSE;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (errno || *end)
-		return KEEP_ERR_PARSE;
-	*out = x;
-	return 0;
+	return keep_dec_parse_str(v, INT64_MAX, out) ? 0 : KEEP_ERR_PARSE;
 }
 
 static int put_str(char *dst, size_t n, const char *v)
@@ -341,16 +332,10 @@ bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_mono_m
 
 int keep_new_instance(char *out, size_t outlen)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char r[KEEP_INSTANCE_LEN / 2];
-	size_t i;
 
-	if (outlen < KEEP_INSTANCE_LEN + 1 || RAND_bytes(r, sizeof(r)) != 1)
+	if (outlen < KEEP_INSTANCE_LEN + 1 || getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return KEEP_ERR_IO;
-	for (i = 0; i < sizeof(r); i++) {
-		out[2 * i] = hex[r[i] >> 4];
-		out[2 * i + 1] = hex[r[i] & 15];
-	}
-	out[KEEP_INSTANCE_LEN] = '\0';
+	keep_hex_encode(r, sizeof(r), out);
 	return 0;
 }

@@ -75,7 +75,8 @@ int keep_lease_state_read(const char *node_dir, struct keep_lease_state *s);
 bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_mono_ms,
 			    const char *boot_id);
 
-/* A fresh random process instance: 32 lowercase hex (OpenSSL RAND_bytes)
+/* A fresh random process instance: 32 lowercase hex (getrandom(2), the
+ * kernel's CSPRNG)
  * into out (>= KEEP_INSTANCE_LEN + 1 bytes). 0 or KEEP_ERR_IO. */
 int keep_new_instance(char *out, size_t outlen);
 

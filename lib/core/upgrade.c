@@ -7,6 +7,7 @@
 
 #include "../err.h"
 #include "../ownerrec.h"
+#include "../parse.h"
 
 /* ---- codec ------------------------------------------------------------------ */
 
@@ -14,26 +15,6 @@ static void seterr(char *err, size_t errlen, const char *msg)
 {
 	if (err && errlen)
 		snprintf(err, errlen, "%s", msg);
-}
-
-/* A decimal integer: 1..19 digits, no sign, no leading zero (unless "0"),
- * value <= max. true with *v set. */
-static bool parse_dec(const char *s, size_t len, int64_t max, int64_t *v)
-{
-	int64_t x = 0;
-	size_t i;
-
-	if (len == 0 || len > 19 || (len > 1 && s[0] == '0'))
-		return false;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		if (x > (max - (s[i] - '0')) / 10)
-			return false;
-		x = x * 10 + (s[i] - '0');
-	}
-	*v = x;
-	return true;
 }
 
 /* Take the next line of [*p, end) into *line and *llen (without '\n');
@@ -106,14 +87,14 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 	}
 	if (out->format == 2) {
 		if (!next_line(&p, end, &line, &llen) || !field(line, llen, "seed", &v, &vlen) ||
-		    !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->seed)) {
+		    !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->seed)) {
 			seterr(err, errlen, "line 2: want 'seed <int>'");
 			return KEEP_ERR_PARSE;
 		}
 		/* the confirmed form: the first record was created at created */
 		if (p != end && (!next_line(&p, end, &line, &llen) ||
 				 !field(line, llen, "created", &v, &vlen) ||
-				 !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->created) ||
+				 !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->created) ||
 				 out->created <= out->seed)) {
 			seterr(err, errlen, "line 3: want 'created <int>' (> seed)");
 			return KEEP_ERR_PARSE;
@@ -133,13 +114,13 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 		snprintf(out->node, sizeof(out->node), "%s", id);
 		if (!next_line(&p, end, &line, &llen) ||
 		    !field(line, llen, "generation", &v, &vlen) ||
-		    !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->generation)) {
+		    !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->generation)) {
 			seterr(err, errlen, "line 3: want 'generation <int>'");
 			return KEEP_ERR_PARSE;
 		}
 		if (!next_line(&p, end, &line, &llen) ||
 		    !field(line, llen, "expires_at_ms", &v, &vlen) ||
-		    !parse_dec(v, vlen, INT64_MAX, &out->expires_at_ms) ||
+		    !keep_dec_parse(v, vlen, INT64_MAX, &out->expires_at_ms) ||
 		    out->expires_at_ms <= 0) {
 			seterr(err, errlen, "line 4: want 'expires_at_ms <int>' (> 0)");
 			return KEEP_ERR_PARSE;

@@ -1,4 +1,4 @@
-/* keep — store dispatch, key validation, listings (DESIGN.md "The store"). */
+/* keep — store dispatch, key validation, listings (docs/store.md). */
 #include "store.h"
 
 #include <stdarg.h>

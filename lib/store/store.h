@@ -1,4 +1,4 @@
-/* keep — the store interface (DESIGN.md "The store").
+/* keep — the store interface (docs/store.md, docs/design.md).
  *
  * One interface, several backends chosen by URL:
  *   file:///abs/dir          the embedded default (store/fs.c)
