@@ -348,6 +348,11 @@ static void on_lease(struct keep_acquire *sm, const struct keep_oreply *r)
 		       "lease-not-valid");
 		return;
 	}
+	if (l->draining) {
+		/* a drain began meanwhile: nothing new may start (§4) */
+		answer(sm, KEEP_AR_REFUSED, KEEP_EXIT_NOT_LIVE, "draining");
+		return;
+	}
 	sm->phase = KEEP_AP_WRITE;
 }
 

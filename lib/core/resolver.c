@@ -362,21 +362,21 @@ park : {
 
 /* ---- the pass ------------------------------------------------------------------ */
 
-/* May job j start now? A hold is always parked (stopping to act is local
- * and never waits on the bucket); its release write is gated like the
- * others' (slot_action). Entries wait for the next pass once the bucket
- * refused 32 in a row (§5) or past the drain's deadline (§4). */
+/* May job j start now? Nothing starts past the drain's deadline (§4: the
+ * drain returns by it; the clean stop that follows makes the lease locally
+ * invalid, which ends every hold left). Before it, a hold is always parked
+ * (stopping to act is local and never waits on the bucket), its release
+ * write gated like the others' (slot_action); entries wait for the next
+ * pass once the bucket refused 32 in a row (§5). */
 static bool can_start(const struct keep_resolver *r, const struct keep_res_job *j, int64_t now)
 {
 	if (r->stop || r->oom)
 		return false;
-	if (j->kind == KEEP_JOB_PARK || j->kind == KEEP_JOB_DROP)
-		return true;
-	if (r->refused_stop)
-		return false;
 	if (r->cfg.mode == KEEP_RES_DRAIN && now >= r->cfg.deadline_mono_ms)
 		return false;
-	return true;
+	if (j->kind == KEEP_JOB_PARK || j->kind == KEEP_JOB_DROP)
+		return true;
+	return !r->refused_stop;
 }
 
 static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, int64_t now)
