@@ -72,23 +72,19 @@ struct rel {
 	int64_t deadline_mono_ms; /* --all: the drain's bound (progress lines) */
 };
 
-static void write_gauges(const struct keep_owncmd *x, struct keep_metrics *m,
-			 const struct keep_reqstats *stats);
-
 /* Print one event of the resolver as its line (or a warning). */
 static void on_event(void *arg, const struct keep_res_event *ev)
 {
 	struct keep_owncmd *x = arg;
 	struct rel *rl = x->extra;
-	struct keep_buf b;
 
 	switch (ev->kind) {
 	case KEEP_REV_WARN:
 		keep_warn(prog, "%s", ev->text);
 		return;
 	case KEEP_REV_PASS:
-		if (rl->metrics)
-			write_gauges(x, rl->metrics, rl->stats);
+		if (rl->metrics) /* the --follow process owns keep.owner-release.prom */
+			keep_owncmd_gauges(x->node_dir, rl->metrics, rl->stats);
 		if (rl->deadline_mono_ms && ev->left > 0 && isatty(2))
 			/* a person waits: for what, how long */
 			fprintf(stderr, "%s: drain: %lld release(s) pending, %lld s left at most\n",
@@ -98,26 +94,7 @@ static void on_event(void *arg, const struct keep_res_event *ev)
 	default:
 		break;
 	}
-	keep_line_begin(&b, keep_res_event_name(ev->kind));
-	keep_line_str(&b, "key", ev->key);
-	if (ev->generation > 0)
-		keep_line_int(&b, "generation", ev->generation);
-	if (ev->kind == KEEP_REV_PENDING)
-		keep_line_str(&b, "version", ev->version);
-	else if (ev->reason)
-		keep_line_str(&b, "reason", ev->reason);
-	keep_line_end(&b);
-}
-
-static void base_cfg(const struct keep_owncmd *x, enum keep_res_mode mode,
-		     struct keep_resolver_cfg *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->mode = mode;
-	c->t = x->cfg.timing;
-	c->timeout_ms = x->store_timeout_ms;
-	c->concurrency = KEEP_PENDING_CONCURRENCY;
-	c->backoff = mode == KEEP_RES_FOLLOW || mode == KEEP_RES_DRAIN;
+	keep_res_event_line(ev);
 }
 
 /* KEY: release one hold now (1 s), then leave it parked. */
@@ -131,7 +108,7 @@ static int release_key(struct keep_owncmd *x, const char *key)
 		keep_warn(prog, "invalid key '%s'", key);
 		return KEEP_EXIT_USAGE;
 	}
-	base_cfg(x, KEEP_RES_RELEASE, &c);
+	keep_owncmd_resolver_cfg(x, KEEP_RES_RELEASE, &c);
 	c.concurrency = 1;
 	snprintf(c.key, sizeof(c.key), "%s", key);
 	keep_resolver_init(&r, &c);
@@ -150,7 +127,7 @@ static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_
 	struct keep_buf b;
 	int rc;
 
-	base_cfg(x, mode, &c);
+	keep_owncmd_resolver_cfg(x, mode, &c);
 	if (mode == KEEP_RES_DRAIN) {
 		c.deadline_mono_ms = keep_mono_ms() + wait_ms;
 		((struct rel *)x->extra)->deadline_mono_ms = c.deadline_mono_ms; /* progress */
@@ -167,34 +144,6 @@ static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_
 	}
 	keep_resolver_release(&r);
 	return rc;
-}
-
-/* The resolver's gauges after a pass (--pending --follow only: it is the
- * long-running process that owns keep.owner-release.prom). */
-static void write_gauges(const struct keep_owncmd *x, struct keep_metrics *m,
-			 const struct keep_reqstats *stats)
-{
-	struct keep_hold *holds = NULL;
-	struct keep_pending *pend = NULL;
-	size_t nh = 0, np = 0, i;
-	int64_t releases = 0, acquires = 0;
-
-	if (keep_holds_list(x->node_dir, &holds, &nh, NULL) == 0)
-		keep_metrics_set(m, "keep_holds", (int64_t)nh);
-	if (keep_pending_list(x->node_dir, &pend, &np, NULL) == 0) {
-		for (i = 0; i < np; i++) {
-			if (pend[i].kind == KEEP_PENDING_ACQUIRE)
-				acquires++;
-			else
-				releases++;
-		}
-		keep_metrics_set(m, "keep_pending_releases", releases);
-		keep_metrics_set(m, "keep_unresolved_acquires", acquires);
-	}
-	free(holds);
-	free(pend);
-	keep_reqstats_to_metrics(stats, m);
-	keep_metrics_flush(m);
 }
 
 static int release_cb(void *ctx, const char *key)

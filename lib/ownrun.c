@@ -13,6 +13,8 @@
 #include "err.h"
 #include "exitcode.h"
 #include "holds.h"
+#include "line.h"
+#include "metrics.h"
 #include "statedir.h"
 #include "upgrade.h"
 
@@ -382,6 +384,60 @@ int keep_owncmd_keys(const struct keep_owncmd *x, int n, char *const *keys, int 
 	for (i = 0; i < n; i++)
 		keep_exit_worst(&worst, fn(&one, keys[i]));
 	return worst;
+}
+
+void keep_owncmd_resolver_cfg(const struct keep_owncmd *x, enum keep_res_mode mode,
+			      struct keep_resolver_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = mode;
+	c->t = x->cfg.timing;
+	c->timeout_ms = x->store_timeout_ms;
+	c->concurrency = KEEP_PENDING_CONCURRENCY;
+	c->backoff = mode == KEEP_RES_FOLLOW || mode == KEEP_RES_DRAIN;
+}
+
+void keep_res_event_line(const struct keep_res_event *ev)
+{
+	struct keep_buf b;
+
+	if (ev->kind == KEEP_REV_WARN || ev->kind == KEEP_REV_PASS)
+		return;
+	keep_line_begin(&b, keep_res_event_name(ev->kind));
+	keep_line_str(&b, "key", ev->key);
+	if (ev->generation > 0)
+		keep_line_int(&b, "generation", ev->generation);
+	if (ev->kind == KEEP_REV_PENDING)
+		keep_line_str(&b, "version", ev->version);
+	else if (ev->reason)
+		keep_line_str(&b, "reason", ev->reason);
+	keep_line_end(&b);
+}
+
+void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
+			const struct keep_reqstats *stats)
+{
+	struct keep_hold *holds = NULL;
+	struct keep_pending *pend = NULL;
+	size_t nh = 0, np = 0, i;
+	int64_t releases = 0, acquires = 0;
+
+	if (keep_holds_list(node_dir, &holds, &nh, NULL) == 0)
+		keep_metrics_set(m, "keep_holds", (int64_t)nh);
+	if (keep_pending_list(node_dir, &pend, &np, NULL) == 0) {
+		for (i = 0; i < np; i++) {
+			if (pend[i].kind == KEEP_PENDING_ACQUIRE)
+				acquires++;
+			else
+				releases++;
+		}
+		keep_metrics_set(m, "keep_pending_releases", releases);
+		keep_metrics_set(m, "keep_unresolved_acquires", acquires);
+	}
+	free(holds);
+	free(pend);
+	keep_reqstats_to_metrics(stats, m);
+	keep_metrics_flush(m);
 }
 
 void keep_owncmd_close(struct keep_store **stores, int n)

@@ -57,6 +57,7 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 /* ---- what owner-acquire and owner-release share (process glue) ---- */
 
 struct keep_cli;
+struct keep_metrics;
 struct keep_reqstats;
 
 /* One ownership command's context; copied per batch worker (each with its
@@ -89,6 +90,21 @@ int keep_owncmd_batch(const struct keep_owncmd *x, int jobs, struct keep_store *
 int keep_owncmd_keys(const struct keep_owncmd *x, int n, char *const *keys, int jobs,
 		     struct keep_store *const *stores, int (*fn)(void *ctx, const char *key),
 		     const char *prog);
+
+/* The resolver's configuration for mode from x: its timing and store
+ * timeout, 32 jobs at once, per-entry backoff for FOLLOW and DRAIN. */
+void keep_owncmd_resolver_cfg(const struct keep_owncmd *x, enum keep_res_mode mode,
+			      struct keep_resolver_cfg *c);
+
+/* A resolver event as its answer line (released, ended, pending, dropped,
+ * none, error: docs/ownership.md); WARN and PASS events print nothing. */
+void keep_res_event_line(const struct keep_res_event *ev);
+
+/* The resolver's gauges after a pass, into m, then flushed: keep_holds,
+ * keep_pending_releases, keep_unresolved_acquires (a listing of node_dir)
+ * and the request counters of stats (docs/metrics.md). */
+void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
+			const struct keep_reqstats *stats);
 
 /* Close n stores opened by keep_owncmd_setup. */
 void keep_owncmd_close(struct keep_store **stores, int n);
