@@ -1513,6 +1513,13 @@ static void clean_stop(struct sim *s, struct proc *p)
 	p->paused_in_drain = s->now < p->paused_until;
 	p->drain_on = true;
 	p->mid[T_DRAIN] = ++s->mids;
+	if (rng_pm(&s->rng, 300) && p->cut_until < s->now + 2 * tt) {
+		/* the bucket goes away during the shutdown: the drain must still
+		 * end by its deadline */
+		p->cut_until = s->now + 2 * tt;
+		tr(s, "n%d.%d cut off from the bucket for %" PRId64 " ms (during its drain)",
+		   p->node + 1, p->no, 2 * tt);
+	}
 	keep_resolver_init(&p->drain, &c);
 	tr(s, "n%d.%d clean stop begins: drain", p->node + 1, p->no);
 	drive(s, p, T_DRAIN);
@@ -1986,7 +1993,7 @@ static void schedule_faults(struct sim *s)
 		push_ev(s, rng_range(&s->rng, 0, 100), E_OPFENCE, NODE(), 0);
 	if (rng_pm(&s->rng, 400))
 		push_ev(s, AT(), E_STOP, NODE(), 0);
-	k = (int)rng_range(&s->rng, 0, 6);
+	k = (int)rng_range(&s->rng, 1, 6);
 	for (i = 0; i < k; i++) /* a node's state directory fails for a while */
 		push_ev(s, AT(), E_SDFAIL, NODE(), rng_range(&s->rng, s->t.period_ms, 3 * tt));
 	if (rng_pm(&s->rng, 200)) /* an operator deletes a record by hand */
@@ -2144,10 +2151,10 @@ static void dispatch(struct sim *s, struct ev *e)
 		if (p) {
 			struct sdir *sd = &s->sdirs[p->sd];
 
-			/* the two that issue 18 found, twice as often */
-			sd->fail = (enum sd_fail)rng_range(&s->rng, 1, SDF_COUNT + 1);
+			/* the two that issue 18 found, more often than the others */
+			sd->fail = (enum sd_fail)rng_range(&s->rng, 1, SDF_COUNT + 2);
 			if (sd->fail >= SDF_COUNT)
-				sd->fail = sd->fail == SDF_COUNT ? SDF_UNLINK : SDF_DIRSYNC;
+				sd->fail = sd->fail == SDF_COUNT + 1 ? SDF_DIRSYNC : SDF_UNLINK;
 			sd->fail_until = s->now + e->b;
 			tr(s, "n%d state directory fails (%s) for %" PRId64 " ms", p->node + 1,
 			   sdf_name(sd->fail), e->b);
