@@ -259,25 +259,46 @@ static enum keep_sd unchanged(int err)
 	return KEEP_SD_UNCHANGED;
 }
 
-int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
+typedef int (*decode_fn)(const char *buf, size_t len, void *out);
+
+/* Read and decode one state file: 0, 1 when absent, or an error. */
+static int read_one(const char *path, decode_fn dec, void *out)
 {
-	char p[PATH_MAX];
 	struct keep_buf b;
 	int rc;
 
-	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
-		return KEEP_ERR_TOOBIG;
 	keep_buf_init(&b, FILE_MAX);
-	rc = keep_read_file(p, &b, FILE_MAX);
+	rc = keep_read_file(path, &b, FILE_MAX);
 	if (rc == KEEP_ERR_IO && errno == ENOENT) {
 		keep_buf_release(&b);
 		return 1;
 	}
 	if (!rc)
-		rc = keep_hold_decode(b.data ? b.data : "", b.len, h);
+		rc = dec(b.data ? b.data : "", b.len, out);
+	keep_buf_release(&b);
+	return rc;
+}
+
+static int dec_hold(const char *buf, size_t len, void *out)
+{
+	return keep_hold_decode(buf, len, out);
+}
+
+static int dec_pending(const char *buf, size_t len, void *out)
+{
+	return keep_pending_decode(buf, len, out);
+}
+
+int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
+{
+	char p[PATH_MAX];
+	int rc;
+
+	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	rc = read_one(p, dec_hold, h);
 	if (!rc && strcmp(h->key, key) != 0)
 		rc = KEEP_ERR_PARSE;
-	keep_buf_release(&b);
 	return rc;
 }
 
@@ -356,41 +377,20 @@ int keep_pending_exists(const char *node_dir, const struct keep_pending *pe)
 int keep_pending_read(const char *node_dir, const struct keep_pending *pe, struct keep_pending *out)
 {
 	char p[PATH_MAX];
-	struct keep_buf b;
 	int rc;
 
 	if (pending_path(p, sizeof(p), node_dir, pe)) {
 		errno = ENAMETOOLONG;
 		return KEEP_ERR_IO;
 	}
-	keep_buf_init(&b, FILE_MAX);
-	rc = keep_read_file(p, &b, FILE_MAX);
-	if (rc == KEEP_ERR_IO && errno == ENOENT) {
-		keep_buf_release(&b);
-		return 1;
-	}
-	if (!rc)
-		rc = keep_pending_decode(b.data ? b.data : "", b.len, out);
+	rc = read_one(p, dec_pending, out);
 	if (!rc && !keep_pending_same(out, pe))
 		rc = KEEP_ERR_PARSE;
-	keep_buf_release(&b);
 	return rc;
 }
 
 /* Read every regular file of node_dir/sub (skipping temp files) into an
  * array of elem-sized records decoded by dec. */
-typedef int (*decode_fn)(const char *buf, size_t len, void *out);
-
-static int dec_hold(const char *buf, size_t len, void *out)
-{
-	return keep_hold_decode(buf, len, out);
-}
-
-static int dec_pending(const char *buf, size_t len, void *out)
-{
-	return keep_pending_decode(buf, len, out);
-}
-
 static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_fn dec, void **out,
 		    size_t *n, size_t *bad)
 {

@@ -810,6 +810,13 @@ static void on_rec_read(struct keep_resolver *r, struct keep_res_slot *s,
 	job_end(s, rp->outcome == KEEP_STORE_OK ? KEEP_JE_STILL : KEEP_JE_FAILED);
 }
 
+/* The lease was lost: the hold was removed, nothing written (§1). */
+static void dropped(struct keep_resolver *r, struct keep_res_slot *s)
+{
+	push(r, KEEP_REV_DROPPED, s->job.hold.key, s->job.hold.generation)->reason = "lease-lost";
+	job_end(s, KEEP_JE_DONE);
+}
+
 static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int64_t now,
 			  const struct keep_oreply *rp)
 {
@@ -875,9 +882,7 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 		return;
 	case KEEP_JP_PARK_HOLD:
 		if (r->lease.lost) { /* RELEASE mode on a lost lease */
-			push(r, KEEP_REV_DROPPED, j->hold.key, j->hold.generation)->reason =
-			    "lease-lost";
-			job_end(s, KEEP_JE_DONE);
+			dropped(r, s);
 			return;
 		}
 		if (rp->sd != KEEP_SD_DURABLE) {
@@ -896,9 +901,7 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 		return;
 	case KEEP_JP_HOLD_REMOVE:
 		if (j->kind == KEEP_JOB_DROP) {
-			push(r, KEEP_REV_DROPPED, j->hold.key, j->hold.generation)->reason =
-			    "lease-lost";
-			job_end(s, KEEP_JE_DONE);
+			dropped(r, s);
 			return;
 		}
 		if (rp->sd != KEEP_SD_DURABLE) {
