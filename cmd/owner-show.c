@@ -15,6 +15,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/ownstore.h"
 #include "../lib/storecmd.h"
 
 static const char usage[] =
@@ -53,11 +54,10 @@ int main(int argc, char **argv)
 	int c, derr;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (c == OPT_JSON)
-			fmt = KEEP_LINE_JSON;
-		else if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
+		if (c != OPT_JSON)
 			keep_cli_usage_error(&cli, "unknown option");
+		fmt = KEEP_LINE_JSON;
 	}
 	if (argc - optind != 1)
 		keep_cli_usage_error(&cli, "exactly one KEY");
@@ -65,9 +65,7 @@ int main(int argc, char **argv)
 	if (!keep_owner_key_valid(key))
 		keep_cli_usage_error(&cli, "invalid key '%s'",
 				     keep_line_escaped(key, shown, sizeof(shown)));
-	keep_cli_load_config(&cli, &cfg);
-	if (!cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	keep_cli_setup(&cli, &cfg, KEEP_NEED_STORE);
 	store = keep_store_open_or_die(prog, &cfg, NULL);
 
 	keep_owner_get(store, key, &rec, &derr, &r);
@@ -112,8 +110,7 @@ int main(int argc, char **argv)
 		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
 			holder = "live-other-instance";
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, "owner", fmt);
+	keep_line_begin_fmt(&b, "owner", fmt);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "state", state);
 	keep_line_str(&b, "node", rec.held ? rec.node : NULL);
@@ -124,8 +121,7 @@ int main(int argc, char **argv)
 		keep_line_str(&b, "generation", NULL);
 	keep_line_str(&b, "holder", holder);
 	keep_line_str(&b, "free", free_s);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	keep_store_free(store);
 	return KEEP_EXIT_OK;
 }

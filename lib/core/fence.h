@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "../nodeobj.h"
-#include "../store/store.h"
+#include "../vocab.h"
 #include "timing.h"
 
 #define KEEP_FENCE_CONCURRENCY 8    /* fences at once (ADR §2 bounds, FENCE_CONCURRENCY) */
