@@ -47,11 +47,11 @@ int main(int argc, char **argv)
 	struct keep_owner_rec rec;
 	struct keep_node_obj obj;
 	struct keep_node_read nr;
-	struct keep_reply r;
+	struct keep_owner_read orr;
 	struct keep_buf b;
 	char shown[300];
 	const char *key, *state, *holder = NULL, *free_s = "yes";
-	int c, derr;
+	int c;
 
 	keep_cli_init(&cli, prog, usage);
 	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
@@ -68,18 +68,19 @@ int main(int argc, char **argv)
 	keep_cli_setup(&cli, &cfg, KEEP_NEED_STORE);
 	store = keep_store_open_or_die(prog, &cfg, NULL);
 
-	keep_owner_get(store, key, &rec, &derr, &r);
-	if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
+	keep_owner_read(store, key, &rec, &orr);
+	if (orr.reply.outcome != KEEP_STORE_OK && orr.reply.outcome != KEEP_STORE_NOT_FOUND) {
 		keep_store_free(store);
-		keep_die(keep_exit_of_reply(&r), prog, "unable to read owners/%s: %s: %s", key,
-			 keep_outcome_name(r.outcome), r.detail);
+		keep_die(keep_exit_of_reply(&orr.reply), prog, "unable to read owners/%s: %s", key,
+			 orr.why);
 	}
-	if (r.outcome == KEEP_STORE_OK && derr) {
+	if (orr.reply.outcome == KEEP_STORE_OK && !orr.ok) {
 		keep_store_free(store);
 		keep_die(KEEP_EXIT_BAD_OBJECT, prog, "owners/%s is not a keep ownership record%s%s",
-			 key, r.not_ours ? ": " : "", r.not_ours ? r.detail : "");
+			 key, orr.reply.not_ours ? ": " : "",
+			 orr.reply.not_ours ? orr.reply.detail : "");
 	}
-	if (r.outcome == KEEP_STORE_NOT_FOUND) {
+	if (orr.reply.outcome == KEEP_STORE_NOT_FOUND) {
 		state = "absent";
 		memset(&rec, 0, sizeof(rec));
 	} else if (!rec.held) {

@@ -45,6 +45,7 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 {
 	struct keep_reply rep;
 	struct keep_node_read nr;
+	struct keep_owner_read orr;
 	struct keep_hold *hs = NULL;
 	struct keep_pending *ps = NULL;
 	size_t nh = 0, np = 0;
@@ -109,8 +110,11 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 		break;
 	case KEEP_OACT_REC_READ:
 		keep_store_set_timeout(io->store, act->timeout_ms);
-		keep_owner_get(io->store, act->key, &r->rec, &r->decode_err, &rep);
-		store_reply(r, &rep);
+		keep_owner_read(io->store, act->key, &r->rec, &orr);
+		store_reply(r, &orr.reply);
+		r->decode_err = orr.derr;
+		if (orr.derr)
+			snprintf(r->detail, sizeof(r->detail), "%s", orr.why);
 		break;
 	case KEEP_OACT_REC_WRITE:
 		keep_store_set_timeout(io->store, act->timeout_ms);

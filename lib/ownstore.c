@@ -6,25 +6,33 @@
 
 #include "err.h"
 
-void keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
-		    int *decode_err, struct keep_reply *reply)
+void keep_owner_read(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
+		     struct keep_owner_read *r)
 {
 	char rk[KEEP_KEY_MAX + 1];
 	struct keep_buf body;
 
-	*decode_err = 0;
+	memset(r, 0, sizeof(*r));
+	memset(rec, 0, sizeof(*rec));
 	if (keep_owner_record_key(key, rk, sizeof(rk)) != 0) {
-		memset(reply, 0, sizeof(*reply));
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "not sent: invalid key");
+		keep_reply_set(&r->reply, KEEP_STORE_REFUSED, 0, "not sent: invalid key");
+		snprintf(r->why, sizeof(r->why), "refused: not sent: invalid key");
 		return;
 	}
 	keep_buf_init(&body, KEEP_BODY_MAX);
 	/* an object keep cannot hold (over 64 KiB) reads as not ours: 17 */
-	keep_store_get_ours(s, rk, &body, reply);
-	if (reply->outcome == KEEP_STORE_OK)
-		*decode_err = reply->not_ours ? KEEP_ERR_NOTOURS
-					      : keep_owner_rec_decode(body.data ? body.data : "",
-								      body.len, rec, NULL, 0);
+	keep_store_get_ours(s, rk, &body, &r->reply);
+	if (r->reply.outcome != KEEP_STORE_OK) {
+		snprintf(r->why, sizeof(r->why), "%s: %.120s", keep_outcome_name(r->reply.outcome),
+			 r->reply.detail[0] ? r->reply.detail : "-");
+	} else if (r->reply.not_ours) {
+		r->derr = KEEP_ERR_NOTOURS;
+		snprintf(r->why, sizeof(r->why), "%.150s", r->reply.detail);
+	} else {
+		r->derr = keep_owner_rec_decode(body.data ? body.data : "", body.len, rec, r->why,
+						sizeof(r->why));
+		r->ok = r->derr == 0;
+	}
 	keep_buf_release(&body);
 }
 

@@ -193,7 +193,16 @@ struct sdir {
 };
 
 enum fg_kind { FG_IDLE = 0, FG_ACQ, FG_REL };
-enum ls_state { LS_IDLE = 0, LS_LIST, LS_BODY, LS_FENCE_READ, LS_FENCE_HOLD, LS_FENCE_WRITE };
+enum ls_state {
+	LS_IDLE = 0,
+	LS_LIST,
+	LS_BODY,
+	LS_FENCE_QUEUED, /* a stale line waits in lease-fence's queue before its read */
+	LS_FENCE_READ,
+	LS_FENCE_RETRY, /* a not-yet waits for free_at_ms, then reads again */
+	LS_FENCE_HOLD,
+	LS_FENCE_WRITE
+};
 
 /* What the last listing pass knew of one peer (node-watch's struct seen). */
 struct seen {
@@ -252,6 +261,7 @@ struct proc {
 	struct seen seen[MAX_NODES];
 	bool need[MAX_NODES];
 	struct keep_stale ls_stale; /* the candidate being decided */
+	int64_t ls_stale_lapses;    /* this process's lapses when the stale line came */
 	char self_id[KEEP_NODE_ID_MAX + 1];
 };
 
@@ -353,7 +363,16 @@ __attribute__((format(printf, 2, 3))) static void violation(struct sim *s, const
 	s->stop = true;
 }
 
-/* ---- clocks ----------------------------------------------------------------- */
+/* ---- clocks -----------------------------------------------------------------
+ *
+ * TODO (issue 13, a task of its own; docs/testing.md "What it does not
+ * cover"): clock suspends and steps. Call keep_lease_clocks with both
+ * clocks right before keep_lease_on_write; a suspend advances both clocks
+ * of a process while it runs nothing; a wall step is added to wall_off; a
+ * broken model ignores steps (clock_step_ms huge, written_at overwritten
+ * with the wall clock after each write); check_acting_backed, which
+ * compares against the node's own wall clock, must judge by true time once
+ * steps exist. */
 
 static int64_t drifted(int64_t t, int64_t ppm)
 {
@@ -1544,6 +1563,83 @@ static int next_needed(const struct sim *s, const struct proc *p, int from)
 	return -1;
 }
 
+/* This process as lease-fence sees itself at a decision (its lease state
+ * file: valid, live_since, now on its steady clock). The broken model
+ * fence-without-rewatch keeps only `valid` (the legacy decision): the line
+ * is taken as produced under the current live period, and any watch as
+ * long enough. */
+static void fencer_of(const struct sim *s, const struct proc *p, struct keep_fencer *me)
+{
+	me->valid = lease_valid(s, p);
+	me->live_since_mono_ms = p->sm.live_since_mono_ms;
+	me->now_mono_ms = p_mono(p, s->now);
+	if (s->broken == SIM_B_FENCE_NO_REWATCH && me->valid) { /* perturbation */
+		if (p->ls_stale.live_since_mono_ms > 0)
+			me->live_since_mono_ms = p->ls_stale.live_since_mono_ms;
+		me->now_mono_ms = INT64_MAX - 1;
+	}
+}
+
+/* The true time at which p's wall clock reads wall_ms (now if it did). */
+static int64_t p_true_at_wall(const struct sim *s, const struct proc *p, int64_t wall_ms)
+{
+	return p_true_at(
+	    p, s->now,
+	    keep_add_sat_ms(p_mono(p, s->now), keep_sub_sat_ms(wall_ms, p_wall(p, s->now))));
+}
+
+/* The fencer's own outage (issue 18 item 3): p alone is cut off from the
+ * bucket from now until after its lease ran out, the cut ending before
+ * `before` (true time): it lapses, then recovers under a new live_since
+ * while the stale line it holds still waits. The time it ends, or 0 when
+ * none is made (not this time, not valid, or no room before `before`). */
+static int64_t fencer_outage(struct sim *s, struct proc *p, int64_t before)
+{
+	int64_t run_out, end;
+
+	if (!rng_pm(&s->rng, 300) || !lease_valid(s, p) || p->cut_until > s->now)
+		return 0;
+	run_out = p_true_at(p, s->now, p->sm.valid_until_mono_ms);
+	end = run_out + rng_range(&s->rng, 1, s->t.period_ms);
+	if (end + 2 * keep_timing_attempt_timeout_ms(&s->t) >= before)
+		return 0;
+	p->cut_until = end;
+	tr(s, "n%d.%d (the fencer) cut off from the bucket for %" PRId64 " ms: its lease runs out",
+	   p->node + 1, p->no, end - s->now);
+	return end;
+}
+
+/* One fresh versioned GET of the candidate, and the decision on it alone. */
+static void fence_read(struct sim *s, struct proc *p)
+{
+	p->ls = LS_FENCE_READ;
+	send_req(s, mk_req(s, pidx(s, p), T_LIST, false, TG_NODE, p->ls_target),
+		 keep_timing_attempt_timeout_ms(&s->t));
+}
+
+/* Send the peer fence qi, checked against the rule first (§2; issue 18
+ * item 3): a peer fence written at fencer time T needs T >= its
+ * live_since + write_every + attempt_timeout, and no lapse of its own
+ * since the stale line it acts on. */
+static void fence_send(struct sim *s, struct proc *p, int qi)
+{
+	int64_t mono = p_mono(p, s->now);
+
+	if (p->sm.lapses != p->ls_stale_lapses)
+		violation(s,
+			  "n%d.%d fences n%d after a lapse of its own since the stale line (lapses "
+			  "%" PRId64 ", then %" PRId64 ")",
+			  p->node + 1, p->no, s->reqs[qi].idx + 1, p->ls_stale_lapses,
+			  p->sm.lapses);
+	else if (mono < keep_add_sat_ms(p->sm.live_since_mono_ms, keep_watch_stale_after_ms(&s->t)))
+		violation(s,
+			  "n%d.%d fences n%d %" PRId64 " ms after its own live_since (less than a "
+			  "write period + an attempt timeout)",
+			  p->node + 1, p->no, s->reqs[qi].idx + 1, mono - p->sm.live_since_mono_ms);
+	p->ls = LS_FENCE_WRITE;
+	send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
+}
+
 static void ls_decide(struct sim *s, struct proc *p)
 {
 	struct keep_watch_input in[MAX_NODES];
@@ -1571,17 +1667,29 @@ static void ls_decide(struct sim *s, struct proc *p)
 		abort();
 	for (i = 0; i < p->kw.nev; i++) {
 		const struct keep_watch_event *e = &p->kw.ev[i];
+		int64_t end;
+
 		if (e->kind != KEEP_WEV_STALE)
 			continue;
-		/* one fresh versioned GET, and the decision on it alone */
-		memset(&p->ls_stale, 0, sizeof(p->ls_stale));
-		snprintf(p->ls_stale.node, sizeof(p->ls_stale.node), "%s", e->node);
-		snprintf(p->ls_stale.instance, sizeof(p->ls_stale.instance), "%s", e->instance);
-		p->ls_stale.written_at_ms = e->written_at_ms;
-		p->ls = LS_FENCE_READ;
+		/* the stale line node-watch prints, as lease-fence parses it */
+		keep_stale_of_event(e, &p->ls_stale);
+		p->ls_stale_lapses = p->sm.lapses;
 		p->ls_target = node_index(s, e->node);
-		send_req(s, mk_req(s, pidx(s, p), T_LIST, false, TG_NODE, p->ls_target),
-			 keep_timing_attempt_timeout_ms(&s->t));
+		if (rng_pm(&s->rng, 250)) {
+			/* lease-fence is busy: the line waits in its queue, now and
+			 * then past an outage of the fencer's own */
+			end = fencer_outage(
+			    s, p,
+			    p_true_at_wall(
+				s, p,
+				keep_add_sat_ms(e->written_at_ms, keep_timing_takeover_ms(&s->t))));
+			p->ls = LS_FENCE_QUEUED;
+			wake(s, pidx(s, p), T_LIST,
+			     (end ? end : s->now) +
+				 rng_range(&s->rng, 1, 2 * keep_timing_write_every_ms(&s->t)));
+			return;
+		}
+		fence_read(s, p);
 		return;
 	}
 	ls_idle(s, p);
@@ -1591,18 +1699,27 @@ static void ls_wake(struct sim *s, struct proc *p)
 {
 	int pi = pidx(s, p);
 
+	if (p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY) {
+		fence_read(s, p);
+		return;
+	}
 	if (p->ls == LS_FENCE_HOLD) {
 		struct req *f = &s->reqs[p->ls_fence_q];
+		struct keep_fence_decision d;
+		struct keep_fencer me;
+
 		f->refs--;
-		if (!lease_valid(s, p)) { /* only while this node's lease is valid */
+		/* right before the write: may it still act (keep_fence_peer_may,
+		 * on its lease state now)? */
+		fencer_of(s, p, &me);
+		if (!keep_fence_peer_may(&p->ls_stale, &me, &s->t, &d)) {
 			f->used = false;
-			tr(s, "n%d.%d fence of n%d dropped: lease not valid", p->node + 1, p->no,
-			   f->idx + 1);
+			tr(s, "n%d.%d fence of n%d dropped: %s %s", p->node + 1, p->no, f->idx + 1,
+			   keep_fence_verdict_name(d.verdict), d.reason ? d.reason : "-");
 			ls_idle(s, p);
 			return;
 		}
-		p->ls = LS_FENCE_WRITE;
-		send_req(s, p->ls_fence_q, keep_timing_attempt_timeout_ms(&s->t));
+		fence_send(s, p, p->ls_fence_q);
 		return;
 	}
 	if (s->nnodes < 2 || p->sm.phase == KEEP_LEASE_CHECK || p->sm.phase == KEEP_LEASE_FIRST) {
@@ -1693,14 +1810,30 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 	}
 	case LS_FENCE_READ: {
 		struct keep_fence_decision d;
+		struct keep_fencer me;
 		struct req *f;
 		int qi;
-		keep_fence_peer_decide(&p->ls_stale, lease_valid(s, p), out,
-				       out == KEEP_STORE_OK ? o : NULL, 0, wall, &s->t, p->self_id,
-				       &d);
+
+		fencer_of(s, p, &me);
+		keep_fence_peer_judge(&p->ls_stale, &me, out, out == KEEP_STORE_OK ? o : NULL, 0,
+				      wall, &s->t, p->self_id, &d);
+		if (d.verdict == KEEP_FV_NOT_YET && d.free_at_ms != INT64_MAX &&
+		    d.free_at_ms - wall <= keep_timing_takeover_ms(&s->t) + s->t.max_skew_ms) {
+			/* lease-fence decides it again on a fresh read once free_at
+			 * passes on its wall clock, now and then after an outage of
+			 * its own in between */
+			int64_t at = p_true_at_wall(s, p, d.free_at_ms) + 1;
+
+			tr(s, "n%d.%d no fence of n%d yet: again at wall %" PRId64, p->node + 1,
+			   p->no, n + 1, d.free_at_ms);
+			fencer_outage(s, p, at);
+			p->ls = LS_FENCE_RETRY;
+			wake(s, pi, T_LIST, at);
+			return;
+		}
 		if (d.verdict != KEEP_FV_FENCE) {
-			tr(s, "n%d.%d no fence of n%d: %s", p->node + 1, p->no, n + 1,
-			   keep_fence_verdict_name(d.verdict));
+			tr(s, "n%d.%d no fence of n%d: %s %s", p->node + 1, p->no, n + 1,
+			   keep_fence_verdict_name(d.verdict), d.reason ? d.reason : "-");
 			ls_idle(s, p);
 			return;
 		}
@@ -1721,8 +1854,7 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 			     s->now + rng_range(&s->rng, 1, keep_timing_attempt_timeout_ms(&s->t)));
 			return;
 		}
-		p->ls = LS_FENCE_WRITE;
-		send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
+		fence_send(s, p, qi);
 		return;
 	}
 	case LS_FENCE_WRITE:
@@ -2097,7 +2229,9 @@ static void dispatch(struct sim *s, struct ev *e)
 			if (p->wake_at[e->b] == e->t)
 				p->wake_at[e->b] = 0;
 			drive(s, p, (int)e->b);
-		} else if (e->b == T_LIST && (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD)) {
+		} else if (e->b == T_LIST &&
+			   (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD ||
+			    p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY)) {
 			ls_wake(s, p);
 		}
 		return;
@@ -2206,6 +2340,7 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_RELEASE_WITH_HOLD] = "release-with-hold-left",
 	    [SIM_B_GRANT_IGNORES_PENDING] = "grant-ignores-pending",
 	    [SIM_B_OLD_STATEDIR] = "unsynced-hold-as-failed",
+	    [SIM_B_FENCE_NO_REWATCH] = "fence-without-rewatch",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];

@@ -38,6 +38,9 @@ enum sim_broken {
 				      * into place taken as not written, the regrant and a
 				      * pending release's retry blind to each other, owner-check
 				      * blind to pending releases (item 2) */
+	SIM_B_FENCE_NO_REWATCH,	     /* lease-fence decides on its lease's validity alone
+				      * (the legacy decision, before issue 18 item 3): a stale
+				      * line from before a lapse of the fencer's own fences */
 	SIM_B_COUNT,
 };
 

@@ -1,7 +1,16 @@
-/* keep — which node bodies a listing pass reads (listing.h; ADR 0020 §2). */
+/* keep — which bodies a listing pass reads (listing.h; ADR 0020 §2). */
 #include "listing.h"
 
 #include <string.h>
+
+bool keep_listing_need_read(const char *body_version, const char *listed_version, bool wanted)
+{
+	if (!wanted)
+		return false;
+	if (!body_version || !*body_version || !listed_version)
+		return true;
+	return strcmp(body_version, listed_version) != 0;
+}
 
 bool keep_listing_need_body(const struct keep_listed *prev, const char *listed, bool every,
 			    bool *wrote)
@@ -15,5 +24,5 @@ bool keep_listing_need_body(const struct keep_listed *prev, const char *listed, 
 	}
 	if (prev->obj->format == 3 && prev->obj->state == KEEP_NODE_LIVE)
 		return true;
-	return strcmp(prev->body_version ? prev->body_version : "", listed) != 0;
+	return keep_listing_need_read(prev->body_version, listed, true);
 }

@@ -64,5 +64,10 @@ ROOT="$BATS_TEST_DIRNAME/../.."
 			[ -f "$d/$ref" ] || { echo "$f: link $ref does not exist"; bad=1; }
 		done
 	done
+	# the source files docs/design.md names (its layers and where each
+	# rule lives) exist
+	for ref in $(grep -oE '(lib|cmd|sim|tests|agent|bench)/[A-Za-z0-9_./-]+\.(c|h|bats|sh)' docs/design.md | sort -u); do
+		[ -f "$ref" ] || { echo "docs/design.md: $ref does not exist"; bad=1; }
+	done
 	[ "$bad" -eq 0 ]
 }
