@@ -1604,6 +1604,43 @@ static bool region_valid(const char *r)
 	return true;
 }
 
+int keep_store_s3_url_check(const char *rest, char *err, size_t errlen)
+{
+	char prefix[KEEP_KEY_MAX / 2 + 2];
+	const char *slash, *p;
+	size_t blen, n;
+
+	if (!rest)
+		rest = "";
+	slash = strchr(rest, '/');
+	blen = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (!bucket_valid(rest, blen)) {
+		snprintf(err, errlen, "bad S3 bucket in 's3://%.200s' (want s3://BUCKET[/PREFIX])",
+			 rest);
+		return KEEP_ERR_INVAL;
+	}
+	/* the prefix as the store uses it: "a/b//" -> "a/b/" */
+	p = slash ? slash + 1 : "";
+	n = strlen(p);
+	while (n && p[n - 1] == '/')
+		n--;
+	if (!n)
+		return 0;
+	if (n + 1 > KEEP_KEY_MAX / 2) { /* with its '/' */
+		snprintf(err, errlen, "bad S3 prefix in 's3://%.200s' (over %d bytes)", rest,
+			 KEEP_KEY_MAX / 2);
+		return KEEP_ERR_INVAL;
+	}
+	memcpy(prefix, p, n);
+	prefix[n] = '/';
+	prefix[n + 1] = '\0';
+	if (!keep_prefix_valid(prefix)) {
+		snprintf(err, errlen, "bad S3 prefix in 's3://%.200s'", rest);
+		return KEEP_ERR_INVAL;
+	}
+	return 0;
+}
+
 static char *xstrndup(const char *p, size_t n)
 {
 	char *d = malloc(n + 1);
@@ -1688,13 +1725,10 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		opts = &none;
 	if (!rest)
 		rest = "";
+	if (keep_store_s3_url_check(rest, err, errlen) != 0)
+		return KEEP_ERR_INVAL;
 	slash = strchr(rest, '/');
 	blen = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (!bucket_valid(rest, blen)) {
-		snprintf(err, errlen, "bad S3 bucket in 's3://%.200s' (want s3://BUCKET[/PREFIX])",
-			 rest);
-		return KEEP_ERR_INVAL;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "unable to initialise libcurl");
 		return KEEP_ERR_STORE;
@@ -1726,12 +1760,7 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		memcpy(s->prefix, p, n);
 		if (n)
 			s->prefix[n++] = '/';
-		s->prefix[n] = '\0';
-		if (n && (!keep_prefix_valid(s->prefix) || n > KEEP_KEY_MAX / 2)) {
-			snprintf(err, errlen, "bad S3 prefix in 's3://%.200s'", rest);
-			rc = KEEP_ERR_INVAL;
-			goto fail;
-		}
+		s->prefix[n] = '\0'; /* valid: keep_store_s3_url_check */
 	}
 
 	/* credentials: the chain of awscreds.h (docs/s3.md "Credentials"), which

@@ -177,6 +177,21 @@ bool keep_prefix_valid(const char *prefix)
 	return prefix && path_valid(prefix, true);
 }
 
+int keep_store_url_check(const char *url, char *err, size_t errlen)
+{
+	if (!url || !*url) {
+		snprintf(err, errlen, "no store URL given");
+		return KEEP_ERR_INVAL;
+	}
+	if (strncmp(url, "file://", 7) == 0)
+		return keep_store_fs_url_check(url + 7, err, errlen);
+	if (strncmp(url, "s3://", 5) == 0)
+		return keep_store_s3_url_check(url + 5, err, errlen);
+	snprintf(err, errlen,
+		 "unsupported store URL '%.200s' (want file:///DIR or s3://BUCKET[/PREFIX])", url);
+	return KEEP_ERR_INVAL;
+}
+
 int keep_store_open(const char *url, const struct keep_store_opts *opts, struct keep_store **out,
 		    char *err, size_t errlen)
 {
@@ -186,20 +201,13 @@ int keep_store_open(const char *url, const struct keep_store_opts *opts, struct 
 	if (!opts)
 		opts = &none;
 	*out = NULL;
-	if (!url || !*url) {
-		snprintf(err, errlen, "no store URL given");
-		return KEEP_ERR_INVAL;
-	}
+	rc = keep_store_url_check(url, err, errlen);
+	if (rc)
+		return rc;
 	if (strncmp(url, "file://", 7) == 0)
 		rc = keep_store_fs_open(url + 7, opts, out, err, errlen);
-	else if (strncmp(url, "s3://", 5) == 0)
+	else
 		rc = keep_store_s3_open(url + 5, opts, out, err, errlen);
-	else {
-		snprintf(err, errlen,
-			 "unsupported store URL '%s' (want file:///DIR or s3://BUCKET[/PREFIX])",
-			 url);
-		return KEEP_ERR_INVAL;
-	}
 	if (rc)
 		return rc;
 	(*out)->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;
