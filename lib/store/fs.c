@@ -959,21 +959,6 @@ static const struct keep_store_ops fs_ops = {
     .free = fs_free,
 };
 
-int keep_store_fs_url_check(const char *rest, char *err, size_t errlen)
-{
-	if (!rest || rest[0] != '/') {
-		snprintf(err, errlen,
-			 "store path '%.200s' is not absolute (want file:///ABSOLUTE/DIR)",
-			 rest ? rest : "");
-		return KEEP_ERR_INVAL;
-	}
-	if (strlen(rest) > KEEP_KEY_MAX) {
-		snprintf(err, errlen, "store path is longer than %d bytes", KEEP_KEY_MAX);
-		return KEEP_ERR_INVAL;
-	}
-	return 0;
-}
-
 /* rest: the absolute directory after "file://". The directory must exist;
  * it is opened once and held for the store's life. */
 int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,

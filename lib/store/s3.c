@@ -1578,20 +1578,6 @@ static const char *first(const char *a, const char *b, const char *c)
 	return c;
 }
 
-static bool bucket_valid(const char *b, size_t n)
-{
-	size_t i;
-
-	if (n < 3 || n > 63)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)b[i];
-		if (!(islower(c) || isdigit(c) || c == '.' || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 static bool region_valid(const char *r)
 {
 	size_t n = strlen(r), i;
@@ -1602,43 +1588,6 @@ static bool region_valid(const char *r)
 		if (!(isalnum((unsigned char)r[i]) || r[i] == '-' || r[i] == '_'))
 			return false;
 	return true;
-}
-
-int keep_store_s3_url_check(const char *rest, char *err, size_t errlen)
-{
-	char prefix[KEEP_KEY_MAX / 2 + 2];
-	const char *slash, *p;
-	size_t blen, n;
-
-	if (!rest)
-		rest = "";
-	slash = strchr(rest, '/');
-	blen = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (!bucket_valid(rest, blen)) {
-		snprintf(err, errlen, "bad S3 bucket in 's3://%.200s' (want s3://BUCKET[/PREFIX])",
-			 rest);
-		return KEEP_ERR_INVAL;
-	}
-	/* the prefix as the store uses it: "a/b//" -> "a/b/" */
-	p = slash ? slash + 1 : "";
-	n = strlen(p);
-	while (n && p[n - 1] == '/')
-		n--;
-	if (!n)
-		return 0;
-	if (n + 1 > KEEP_KEY_MAX / 2) { /* with its '/' */
-		snprintf(err, errlen, "bad S3 prefix in 's3://%.200s' (over %d bytes)", rest,
-			 KEEP_KEY_MAX / 2);
-		return KEEP_ERR_INVAL;
-	}
-	memcpy(prefix, p, n);
-	prefix[n] = '/';
-	prefix[n + 1] = '\0';
-	if (!keep_prefix_valid(prefix)) {
-		snprintf(err, errlen, "bad S3 prefix in 's3://%.200s'", rest);
-		return KEEP_ERR_INVAL;
-	}
-	return 0;
 }
 
 static char *xstrndup(const char *p, size_t n)
