@@ -94,6 +94,7 @@ struct driver {
 	/* listings */
 	enum listing_state lstate;
 	bool lstate_written;
+	bool beating; /* --follow: the watch state is the heartbeat */
 	int64_t failing_since_mono_ms, failing_since_wall_ms; /* 0 while listings succeed */
 	int64_t failures;				      /* in a row */
 	int64_t beat_mono_ms; /* the watch state's last write (boot clock), 0: none yet */
@@ -151,10 +152,13 @@ static void report_skipped(struct driver *d, const struct keep_list *l)
 static void write_watch_state(struct driver *d);
 
 /* --follow: rewrite the watch state when a heartbeat period has passed
- * since its last write (nothing else changed: the heartbeat alone). */
+ * since its last write (nothing else changed: the heartbeat alone). Also
+ * in the reads of the first pass, before any state was written: a first
+ * pass that reads every node of a large cluster is progress too (its
+ * listing succeeded: listing=ok, the truth so far). */
 static void watch_beat(struct driver *d)
 {
-	if (d->lstate_written && keep_boot_ms() - d->beat_mono_ms >= d->cfg.timing.period_ms)
+	if (d->beating && keep_boot_ms() - d->beat_mono_ms >= d->cfg.timing.period_ms)
 		write_watch_state(d);
 }
 
@@ -565,6 +569,7 @@ static int follow(struct driver *d)
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
+	d->beating = true;
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
 	while (!keep_stop_flag) {

@@ -79,6 +79,23 @@ both_reading() {
 	refute_sanitizer_reports
 }
 
+@test "node-watch --follow: its heartbeat beats during a long first pass (reads of many nodes), not only after it" {
+	local n
+	for n in p1 p2 p3 p4 p5 p6; do
+		printf 'wasmkeep-node 2\nnode %s\nwritten_at_ms %s\n' "$n" "$(now_ms)" | keep-store put "nodes/$n" >/dev/null
+	done
+	# each read 400 ms: the first pass reads all six, 2400 ms, near the
+	# agent's kill bound (3800 ms) with a ttl of 3000
+	echo 'get nodes/ delay 400' >"$FAULT_FILE"
+	KEEP_FAULT_LOG=1 start_bg w node-watch --node-id n1 --follow
+	wait_for 10 test -s "$STATE_DIR/n1/watch"
+	run -0 grep -c '^keep-fault: get nodes/' "$BATS_TEST_TMPDIR/w.err"
+	[ "$output" -le 3 ] || { echo "the first beat came after $output of 6 reads"; false; }
+	run -0 cat "$STATE_DIR/n1/watch"
+	assert_output --regexp '^watch node=n1 pid=[0-9]+ boot=[^ ]+ updated_mono_ms=[1-9][0-9]* listing=ok '
+	refute_sanitizer_reports
+}
+
 @test "keep-agent: two agents started at once for one node: exactly one runs, the other exits 11 with one line (20 times); a SIGKILLed holder's lock is taken over" {
 	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "local state only: run with the fs suite"
 	local batch j a b rc_a rc_b win lose wins pids d=$BATS_TEST_TMPDIR
