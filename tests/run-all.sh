@@ -105,7 +105,7 @@ have_bats_files() {
 }
 
 run_bats() { # STORE
-	KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 bats --tap "$ROOT/tests/bats"
+	KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 bats --tap --timing "$ROOT/tests/bats"
 }
 
 # port_free PORT: nothing accepts connections on 127.0.0.1:PORT.
