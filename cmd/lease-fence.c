@@ -21,12 +21,14 @@
  * next stale line. See docs/fencing.md. */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../lib/cli.h"
 #include "../lib/clock.h"
@@ -580,20 +582,75 @@ out:
 	return rc;
 }
 
+/* Write STATE_DIR/ID/fence, the reader's heartbeat (one line, the
+ * stdout line format; docs/formats.md "The fence state"):
+ *   fence node=ID pid=P boot=B updated_mono_ms=U lines=N
+ * updated_mono_ms: now on the boot clock; lines: input lines read. */
+static void write_fence_state(size_t lines)
+{
+	char path[sizeof(C.node_dir) + 16];
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start(&b, "fence");
+	keep_line_str(&b, "node", C.cfg.node_id);
+	keep_line_int(&b, "pid", (int64_t)getpid());
+	keep_line_str(&b, "boot", C.boot_id);
+	keep_line_int(&b, "updated_mono_ms", keep_boot_ms());
+	keep_line_int(&b, "lines", (int64_t)lines);
+	keep_buf_add(&b, "\n", 1);
+	snprintf(path, sizeof(path), "%s/fence", C.node_dir);
+	if (keep_mkdirs(C.node_dir) != 0 || keep_write_atomic(path, b.data, b.len) != 0)
+		keep_warn(prog, "unable to write '%s': %s", path, strerror(errno));
+	keep_buf_release(&b);
+}
+
+/* Wait for input on stdin, up to the next heartbeat: the fence state is
+ * rewritten once per heartbeat period while this reader runs, with input
+ * or without (a stopped or stuck lease-fence is seen by its age, not only
+ * by its absence; docs/operations.md "Readiness"). 1: input (or EOF) to
+ * read; 0: stop. stdin is unbuffered (peer_mode), so poll sees every byte
+ * not yet read; the input is node-watch's, whole lines. */
+static int wait_input(int64_t *next_beat, size_t lines)
+{
+	for (;;) {
+		struct pollfd p = {.fd = 0, .events = POLLIN};
+		int64_t now = keep_boot_ms(), left;
+		int pr;
+
+		if (keep_stop_flag)
+			return 0;
+		if (now >= *next_beat) {
+			write_fence_state(lines);
+			*next_beat = now + C.cfg.timing.period_ms;
+		}
+		left = *next_beat - now;
+		pr = poll(&p, 1, left > 0 ? (int)left : 0);
+		if (pr > 0)
+			return 1;
+		if (pr < 0 && errno != EINTR)
+			return 1; /* let the read report it */
+	}
+}
+
 static int peer_mode(struct keep_store **stores)
 {
 	struct worker w[KEEP_FENCE_CONCURRENCY];
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
+	int64_t next_beat = 0;
 	ssize_t got;
 	int i;
 
+	/* one read(2) per byte: the input is a few short lines a period, and
+	 * poll(2) then never misses a line already in a stdio buffer */
+	setvbuf(stdin, NULL, _IONBF, 0);
 	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++) {
 		w[i].store = stores[i];
 		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
 			keep_die(KEEP_EXIT_TEMP, prog, "unable to start a fence thread");
 	}
-	while (!keep_stop_flag && (got = getline(&line, &cap, stdin)) >= 0) {
+	while (wait_input(&next_beat, lineno) && (got = getline(&line, &cap, stdin)) >= 0) {
 		struct keep_stale st;
 		char err[256];
 		const char *why;

@@ -18,7 +18,8 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json] [--paths]\n"
+    "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json]\n"
+    "                    [--paths | --progress]\n"
     "\n"
     "Print this node's lease state as one line and exit 0 only while the\n"
     "lease is valid (readiness). No store I/O.\n"
@@ -28,7 +29,15 @@ static const char usage[] =
     "  --json    the line as one JSON object, same fields (docs/formats.md)\n"
     "  --paths   print what keep-agent needs from the configuration, one a line,\n"
     "            and exit 0: `node ID`, `dir STATE_DIR/ID`, `metrics FILE` (the\n"
-    "            agent's metrics textfile, empty when metrics are off)\n"
+    "            agent's metrics textfile, empty when metrics are off),\n"
+    "            `period_ms N` (the heartbeat period), `stall_ms N` (2 periods +\n"
+    "            the attempt timeout: a heartbeat older than that is stalled)\n"
+    "  --progress  the heartbeats of the peer-fencing pipeline (STATE_DIR/ID/watch,\n"
+    "            STATE_DIR/ID/fence), one line each, and exit 0 (keep-agent status\n"
+    "            judges them against its children's pids):\n"
+    "            progress node=ID part=node-watch|lease-fence\n"
+    "              state=ok|stalled|absent|bad pid=.. age_ms=.. stall_ms=..\n"
+    "              [listing=ok|failing|failed]   (node-watch only)\n"
     "\n"
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
@@ -60,6 +69,15 @@ static int code_for(const struct keep_lease_state *s, const char *why)
 	return KEEP_EXIT_NOT_LIVE;
 }
 
+/* The age (ms) past which a heartbeat of the fencing pipeline is stalled:
+ * two heartbeat periods (one missed beat) plus the attempt timeout (a
+ * request in flight when the beat was due). docs/operations.md
+ * "Readiness". */
+static int64_t stall_ms(const struct keep_config *cfg)
+{
+	return 2 * cfg->timing.period_ms + keep_timing_attempt_timeout_ms(&cfg->timing);
+}
+
 /* --paths: the lines keep-agent reads with `read` (a path with a newline
  * cannot be one line: refused). */
 static int print_paths(const struct keep_config *cfg, const char *dir)
@@ -70,18 +88,134 @@ static int print_paths(const struct keep_config *cfg, const char *dir)
 	keep_metrics_set_prog(&m, cfg->metrics_textfile, "keep-agent");
 	if (strchr(dir, '\n') || strchr(m.path, '\n'))
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "a path with a newline: refused");
-	printf("node %s\ndir %s\nmetrics %s\n", cfg->node_id, dir, m.path);
+	printf("node %s\ndir %s\nmetrics %s\nperiod_ms %lld\nstall_ms %lld\n", cfg->node_id, dir,
+	       m.path, (long long)cfg->timing.period_ms, (long long)stall_ms(cfg));
 	keep_metrics_release(&m);
 	return KEEP_EXIT_OK;
 }
 
-enum { OPT_JSON = 0x2000, OPT_PATHS };
+/* A plain decimal integer > 0 (no sign, no leading zero, at most 18 digits). */
+static bool positive(const char *v, int64_t *out)
+{
+	int64_t x = 0;
+	size_t i;
+
+	if (!v || !*v || v[0] == '0' || strlen(v) > 18)
+		return false;
+	for (i = 0; v[i]; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (v[i] - '0');
+	}
+	*out = x;
+	return true;
+}
+
+/* One heartbeat file of the fencing pipeline (docs/formats.md "The watch
+ * state", "The fence state"), judged on this boot's clock: one line
+ * `progress node=ID part=PART state=.. pid=.. age_ms=.. stall_ms=..`
+ * (+ listing= for node-watch). The file is strict: its type, exactly its
+ * keys, node = this node; anything else is `bad` (with a warning). */
+static void print_progress(const struct keep_config *cfg, const char *dir, const char *part,
+			   const char *file, const char *type, const char *const *keys,
+			   const char *boot, enum keep_line_format fmt)
+{
+	char path[KEEP_PATH_MAX + 100], err[128];
+	const char *state = "absent", *listing = NULL, *v;
+	int64_t pid = 0, updated = 0, age = -1;
+	struct keep_line l;
+	struct keep_buf in, b;
+	size_t i, nkeys = 0;
+	bool parsed = false;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	keep_buf_init(&in, KEEP_LINE_MAX + 2);
+	if (keep_read_file(path, &in, KEEP_LINE_MAX + 1) != 0) {
+		if (errno != ENOENT) {
+			state = "bad";
+			snprintf(err, sizeof(err), "unreadable (%s)", strerror(errno));
+		}
+	} else {
+		state = "bad";
+		snprintf(err, sizeof(err), "not one line");
+		if (in.len && in.data[in.len - 1] == '\n' && !memchr(in.data, '\n', in.len - 1) &&
+		    keep_line_parse(in.data, in.len - 1, &l, err, sizeof(err)) == 0)
+			parsed = true;
+	}
+	keep_buf_release(&in);
+	if (parsed) {
+		while (keys[nkeys])
+			nkeys++;
+		snprintf(err, sizeof(err), "not a %s line of node %s", type, cfg->node_id);
+		/* exactly these keys, in this order */
+		for (i = 0; i < l.n && i < nkeys && strcmp(l.f[i].key, keys[i]) == 0; i++)
+			;
+		listing = keep_line_get(&l, "listing");
+		if (strcmp(l.type, type) == 0 && i == nkeys && l.n == nkeys &&
+		    (v = keep_line_get(&l, "node")) && strcmp(v, cfg->node_id) == 0 &&
+		    positive(keep_line_get(&l, "pid"), &pid) &&
+		    positive(keep_line_get(&l, "updated_mono_ms"), &updated) &&
+		    (!listing || strcmp(listing, "ok") == 0 || strcmp(listing, "failing") == 0 ||
+		     strcmp(listing, "failed") == 0)) {
+			int64_t now = keep_boot_ms(); /* after the read: the age is now's */
+
+			v = keep_line_get(&l, "boot");
+			if (!v || strcmp(v, boot[0] ? boot : "-") != 0) {
+				state = "stalled"; /* another boot's: its clock is not ours */
+			} else {
+				age = now > updated ? now - updated : 0;
+				state = age > stall_ms(cfg) ? "stalled" : "ok";
+			}
+		}
+	}
+	if (strcmp(state, "bad") == 0)
+		fprintf(stderr, "lease-status: warning: '%s': %s\n", path, err);
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start_fmt(&b, "progress", fmt);
+	keep_line_str(&b, "node", cfg->node_id);
+	keep_line_str(&b, "part", part);
+	keep_line_str(&b, "state", state);
+	if (pid)
+		keep_line_int(&b, "pid", pid);
+	else
+		keep_line_str(&b, "pid", NULL);
+	if (age >= 0)
+		keep_line_int(&b, "age_ms", age);
+	else
+		keep_line_str(&b, "age_ms", NULL);
+	keep_line_int(&b, "stall_ms", stall_ms(cfg));
+	if (strcmp(part, "node-watch") == 0)
+		keep_line_str(&b, "listing", pid ? listing : NULL);
+	keep_line_emit(&b);
+	keep_buf_release(&b);
+	if (parsed)
+		keep_line_release(&l);
+}
+
+static int print_progress_all(const struct keep_config *cfg, const char *dir,
+			      enum keep_line_format fmt)
+{
+	static const char *const watch_keys[] = {
+	    "node",	     "pid",	      "boot",	  "updated_mono_ms", "listing",
+	    "since_mono_ms", "since_wall_ms", "failures", "reason",	     NULL};
+	static const char *const fence_keys[] = {"node",  "pid", "boot", "updated_mono_ms",
+						 "lines", NULL};
+	char boot[64];
+
+	keep_boot_id(boot, sizeof(boot));
+	print_progress(cfg, dir, "node-watch", "watch", "watch", watch_keys, boot, fmt);
+	print_progress(cfg, dir, "lease-fence", "fence", "fence", fence_keys, boot, fmt);
+	return KEEP_EXIT_OK;
+}
+
+enum { OPT_JSON = 0x2000, OPT_PATHS, OPT_PROGRESS };
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"json", no_argument, NULL, OPT_JSON},
 					     {"paths", no_argument, NULL, OPT_PATHS},
+					     {"progress", no_argument, NULL, OPT_PROGRESS},
 					     {NULL, 0, NULL, 0}};
 	enum keep_line_format fmt = KEEP_LINE_TEXT;
 	struct keep_cli cli;
@@ -91,13 +225,15 @@ int main(int argc, char **argv)
 	char dir[KEEP_PATH_MAX + 80], boot[64];
 	int64_t now;
 	int c, rc;
-	bool valid, paths = false;
+	bool valid, paths = false, progress = false;
 	const char *why;
 
 	keep_cli_init(&cli, "lease-status", usage);
 	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		if (c == OPT_PATHS)
 			paths = true;
+		else if (c == OPT_PROGRESS)
+			progress = true;
 		else if (c == OPT_JSON)
 			fmt = KEEP_LINE_JSON;
 		else
@@ -110,8 +246,12 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
 	if (keep_config_node_dir(&cfg, dir, sizeof(dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "state directory path too long");
+	if (paths && progress)
+		keep_cli_usage_error(&cli, "--paths and --progress exclude each other");
 	if (paths)
 		return print_paths(&cfg, dir);
+	if (progress)
+		return print_progress_all(&cfg, dir, fmt);
 
 	keep_line_begin_fmt(&b, "lease", fmt);
 	keep_line_str(&b, "node", cfg.node_id);

@@ -347,8 +347,9 @@ static void do_write(struct driver *d, const struct keep_lease_action *act)
 }
 
 /* The start check's wait: the keep_start_check_wait_ms gauge and, when
- * stderr is a terminal, a progress line each time the whole seconds left
- * change. */
+ * stderr is a terminal, a progress line at each wake of the start check
+ * (once per heartbeat period: its reads of nodes/ID) whose whole seconds
+ * left differ from the last line's. */
 static void check_progress(struct driver *d, int64_t now_mono)
 {
 	static int64_t last_s = -1;

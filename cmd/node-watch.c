@@ -75,7 +75,9 @@ struct seen {
 };
 
 /* The health of the listings (--follow), for readiness: the state file
- * STATE_DIR/ID/watch is rewritten on every change of `state`. */
+ * STATE_DIR/ID/watch is rewritten on every change of `state`, and at
+ * least once per heartbeat period as node-watch's heartbeat
+ * (updated_mono_ms: docs/formats.md "The watch state"). */
 enum listing_state { LISTING_OK = 0, LISTING_FAILING, LISTING_FAILED };
 
 struct driver {
@@ -92,8 +94,10 @@ struct driver {
 	/* listings */
 	enum listing_state lstate;
 	bool lstate_written;
+	bool beating; /* --follow: the watch state is the heartbeat */
 	int64_t failing_since_mono_ms, failing_since_wall_ms; /* 0 while listings succeed */
 	int64_t failures;				      /* in a row */
+	int64_t beat_mono_ms; /* the watch state's last write (boot clock), 0: none yet */
 	char last_failure[KEEP_DETAIL_MAX + 32];
 	char skipped_seen[KEEP_LIST_SKIP_TEXT + 32]; /* last skip set warned about */
 };
@@ -143,6 +147,19 @@ static void report_skipped(struct driver *d, const struct keep_list *l)
 		snprintf(d->skipped_seen, sizeof(d->skipped_seen), "%s", fp);
 	}
 	keep_metrics_set(&d->metrics, "keep_list_skipped_keys", (int64_t)l->nskipped);
+}
+
+static void write_watch_state(struct driver *d);
+
+/* --follow: rewrite the watch state when a heartbeat period has passed
+ * since its last write (nothing else changed: the heartbeat alone). Also
+ * in the reads of the first pass, before any state was written: a first
+ * pass that reads every node of a large cluster is progress too (its
+ * listing succeeded: listing=ok, the truth so far). */
+static void watch_beat(struct driver *d)
+{
+	if (d->beating && keep_boot_ms() - d->beat_mono_ms >= d->cfg.timing.period_ms)
+		write_watch_state(d);
 }
 
 /* List nodes/ and read the bodies needed (every one when every). 0, or the
@@ -212,6 +229,7 @@ static int read_all(struct driver *d, bool every)
 		snprintf(s->node, sizeof(s->node), "%s", id);
 		snprintf(s->listed, sizeof(s->listed), "%s", l.v[i].version);
 		keep_node_read(d->store, id, KEEP_NODE_READ_ANY_FORMAT, &s->obj, &nr);
+		watch_beat(d); /* a pass of many slow reads still beats each period */
 		s->outcome = nr.reply.outcome;
 		if (nr.reply.outcome == KEEP_STORE_OK)
 			snprintf(s->body_version, sizeof(s->body_version), "%s", nr.reply.version);
@@ -428,9 +446,11 @@ static const char *listing_state_name(enum listing_state st)
 }
 
 /* Write STATE_DIR/ID/watch (one line, the stdout line format):
- *   watch node=ID pid=P boot=B listing=ok|failing|failed since_mono_ms=M
- *         since_wall_ms=W failures=N reason=..
- * since_*: when the listings started failing (0 while ok). */
+ *   watch node=ID pid=P boot=B updated_mono_ms=U listing=ok|failing|failed
+ *         since_mono_ms=M since_wall_ms=W failures=N reason=..
+ * updated_mono_ms: now, on the boot clock (the heartbeat: readiness wants
+ * it younger than 2 periods + the attempt timeout, docs/operations.md
+ * "Readiness"); since_*: when the listings started failing (0 while ok). */
 static void write_watch_state(struct driver *d)
 {
 	char path[KEEP_PATH_MAX + 100];
@@ -438,11 +458,13 @@ static void write_watch_state(struct driver *d)
 
 	if (!d->cfg.node_id[0] || !d->node_dir[0])
 		return;
+	d->beat_mono_ms = keep_boot_ms();
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	keep_line_start(&b, "watch");
 	keep_line_str(&b, "node", d->cfg.node_id);
 	keep_line_int(&b, "pid", (int64_t)getpid());
 	keep_line_str(&b, "boot", d->boot_id);
+	keep_line_int(&b, "updated_mono_ms", d->beat_mono_ms);
 	keep_line_str(&b, "listing", listing_state_name(d->lstate));
 	keep_line_int(&b, "since_mono_ms", d->failing_since_mono_ms);
 	keep_line_int(&b, "since_wall_ms", d->failing_since_wall_ms);
@@ -458,7 +480,8 @@ static void write_watch_state(struct driver *d)
 /* After each listing (--follow): count failures, and move the health
  * ok -> failing (first failure) -> failed (failing for ttl_ms: no stale
  * candidate can have been seen in time; readiness should drop) -> ok.
- * Each change rewrites the state file; the metrics follow every pass. */
+ * Each change rewrites the state file, and so does every pass without
+ * one (the heartbeat); the metrics follow every pass. */
 static void listing_health(struct driver *d, bool listed)
 {
 	int64_t now = keep_boot_ms();
@@ -490,8 +513,8 @@ static void listing_health(struct driver *d, bool listed)
 			keep_info(d->prog, "listing nodes/ again");
 		d->lstate = st;
 		d->lstate_written = true;
-		write_watch_state(d);
 	}
+	write_watch_state(d); /* one small atomic write a period: the heartbeat */
 }
 
 /* One listing pass fed to the watch. 0, or an exit code to stop with.
@@ -546,6 +569,7 @@ static int follow(struct driver *d)
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
+	d->beating = true;
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
 	while (!keep_stop_flag) {

@@ -210,21 +210,37 @@ static const struct field top_fields[] = {
     {NULL, K_STR, 0, 0, NULL},
 };
 
+/* state_dir: absolute (every command resolves it the same way, whatever
+ * its working directory: systemd's is /). 0, or KEEP_ERR_CONFIG with
+ * why ("is empty", "'x' is not an absolute path"). */
+static int state_dir_check(const char *dir, char *why, size_t whylen)
+{
+	if (!dir[0]) {
+		snprintf(why, whylen, "is empty");
+		return KEEP_ERR_CONFIG;
+	}
+	if (dir[0] != '/') {
+		snprintf(why, whylen, "'%.200s' is not an absolute path", dir);
+		return KEEP_ERR_CONFIG;
+	}
+	return 0;
+}
+
 /* Per-key checks that can name the line (the rest is keep_config_check). */
 static int check_value(struct loader *ld, const yaml_node_t *n, const char *key)
 {
 	const struct keep_config *c = ld->c;
+	char why[256];
 
 	if (strcmp(key, "node_id") == 0 && !keep_node_id_valid(c->node_id))
 		return fail(ld, n,
 			    "'node_id' is not a valid node id (want [A-Za-z0-9._-]{1,%d}, "
 			    "not starting with '.')",
 			    KEEP_NODE_ID_MAX);
-	if (strcmp(key, "store") == 0 && strncmp(c->store, "file://", 7) != 0 &&
-	    strncmp(c->store, "s3://", 5) != 0)
-		return fail(ld, n, "'store' must start with file:// or s3://");
-	if (strcmp(key, "state_dir") == 0 && !c->state_dir[0])
-		return fail(ld, n, "'state_dir' is empty");
+	if (strcmp(key, "store") == 0 && keep_store_url_check(c->store, why, sizeof(why)) != 0)
+		return fail(ld, n, "'store': %s", why);
+	if (strcmp(key, "state_dir") == 0 && state_dir_check(c->state_dir, why, sizeof(why)) != 0)
+		return fail(ld, n, "'state_dir' %s", why);
 	if (strcmp(key, "addressing") == 0 && strcmp(c->s3_addressing, "path") != 0 &&
 	    strcmp(c->s3_addressing, "virtual") != 0)
 		return fail(ld, n, "'addressing' must be path or virtual");
@@ -446,14 +462,12 @@ int keep_config_check(const struct keep_config *c, char *err, size_t errlen)
 			 where, sep, c->node_id, KEEP_NODE_ID_MAX);
 		return KEEP_ERR_CONFIG;
 	}
-	if (c->store[0] && strncmp(c->store, "file://", 7) != 0 &&
-	    strncmp(c->store, "s3://", 5) != 0) {
-		snprintf(err, errlen, "%s%sstore '%.64s' must start with file:// or s3://", where,
-			 sep, c->store);
+	if (c->store[0] && keep_store_url_check(c->store, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s%sstore: %s", where, sep, why);
 		return KEEP_ERR_CONFIG;
 	}
-	if (!c->state_dir[0]) {
-		snprintf(err, errlen, "%s%sstate_dir is empty", where, sep);
+	if (state_dir_check(c->state_dir, why, sizeof(why)) != 0) {
+		snprintf(err, errlen, "%s%sstate_dir %s", where, sep, why);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->s3_addressing[0] && strcmp(c->s3_addressing, "path") != 0 &&

@@ -8,7 +8,7 @@
  *
  *   node_id: n1                      # [A-Za-z0-9._-]{1,64}
  *   store: file:///var/lib/keep/bucket
- *   state_dir: /var/lib/keep         # the node's state is state_dir/<node_id>
+ *   state_dir: /var/lib/keep         # absolute; the node's state is state_dir/<node_id>
  *   lease:
  *     ttl_ms: 10000
  *     grace_ms: 5000
@@ -63,7 +63,10 @@ void keep_config_defaults(struct keep_config *c);
 int keep_config_load(struct keep_config *c, const char *path, char *err, size_t errlen);
 
 /* Final validation after flags were applied: timings (keep_timing_check),
- * node id syntax if set, store URL scheme if set. 0 or KEEP_ERR_CONFIG. */
+ * node id syntax if set, the store URL if set (keep_store_url_check: its
+ * syntax and kind, no I/O; what opening the store would refuse), state_dir
+ * absolute. Every command runs it, `--check` too: a configuration it
+ * passes is one the commands accept. 0 or KEEP_ERR_CONFIG. */
 int keep_config_check(const struct keep_config *c, char *err, size_t errlen);
 
 /* Fill store options borrowing c's strings (valid while c lives). */

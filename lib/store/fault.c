@@ -25,6 +25,10 @@
  *                             return AMBIGUOUS "injected: timeout" unsent
  *               hang          sleep timeout_ms, AMBIGUOUS "injected:
  *                             timeout", not sent
+ *               unconditional put only: sent without its condition
+ *                             (If-None-Match / If-Match dropped), as a
+ *                             store that ignores conditional writes (a
+ *                             versioned RGW bucket, docs/s3.md) does
  *   count=N     the rule applies to the next N matching calls only
  *
  * The first matching rule wins. A malformed line makes every call REFUSED
@@ -56,6 +60,7 @@ enum fault_action {
 	FA_LOSE,
 	FA_DELAY,
 	FA_HANG,
+	FA_UNCOND,
 };
 
 struct fault {
@@ -162,6 +167,9 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 	} else if (tok_is(t[2], tl[2], "hang")) {
 		r->hit.action = FA_HANG;
 		r->hit.name = "hang";
+	} else if (tok_is(t[2], tl[2], "unconditional")) {
+		r->hit.action = FA_UNCOND;
+		r->hit.name = "unconditional";
 	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay")) {
 		bool err = t[2][0] == 'e';
 		if (nt < 4 ||
@@ -358,7 +366,8 @@ static void sleep_ms(int64_t ms)
 }
 
 /* Before sending: 1 when the reply is decided here (do not send), 0 to
- * send; *lose set when the reply must be dropped after sending. */
+ * send, 2 to send a put without its condition (unconditional); *lose set
+ * when the reply must be dropped after sending. */
 static int fault_pre(struct keep_store *s, const char *op, const char *key, bool *lose,
 		     struct keep_reply *reply)
 {
@@ -410,6 +419,8 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 		sleep_ms(t);
 		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "injected: timeout");
 		return 1;
+	case FA_UNCOND:
+		return strcmp(op, "put") == 0 ? 2 : 0;
 	case FA_NONE:
 		break;
 	}
@@ -454,10 +465,15 @@ static int fault_put(struct keep_store *s, const char *key, const void *body, si
 		     enum keep_cond cond, const char *if_match, struct keep_reply *reply)
 {
 	bool lose;
-	int rc;
+	int rc, pre;
 
-	if (fault_pre(s, "put", key, &lose, reply))
+	pre = fault_pre(s, "put", key, &lose, reply);
+	if (pre == 1)
 		return 0;
+	if (pre == 2) { /* unconditional */
+		cond = KEEP_COND_NONE;
+		if_match = NULL;
+	}
 	rc =
 	    fault_of(s)->inner->ops->put(fault_of(s)->inner, key, body, len, cond, if_match, reply);
 	if (!rc && lose)

@@ -966,20 +966,11 @@ int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,
 {
 	struct keep_store *s;
 	struct fs_store *fs;
-	size_t n;
 	int fd;
 
 	*out = NULL;
-	if (!rest || rest[0] != '/') {
-		snprintf(err, errlen, "store path '%s' is not absolute (want file:///ABSOLUTE/DIR)",
-			 rest ? rest : "");
+	if (keep_store_fs_url_check(rest, err, errlen) != 0)
 		return KEEP_ERR_INVAL;
-	}
-	n = strlen(rest);
-	if (n > KEEP_KEY_MAX) {
-		snprintf(err, errlen, "store path is longer than %d bytes", KEEP_KEY_MAX);
-		return KEEP_ERR_INVAL;
-	}
 	fd = open(rest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)

@@ -1578,20 +1578,6 @@ static const char *first(const char *a, const char *b, const char *c)
 	return c;
 }
 
-static bool bucket_valid(const char *b, size_t n)
-{
-	size_t i;
-
-	if (n < 3 || n > 63)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)b[i];
-		if (!(islower(c) || isdigit(c) || c == '.' || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 static bool region_valid(const char *r)
 {
 	size_t n = strlen(r), i;
@@ -1688,13 +1674,10 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		opts = &none;
 	if (!rest)
 		rest = "";
+	if (keep_store_s3_url_check(rest, err, errlen) != 0)
+		return KEEP_ERR_INVAL;
 	slash = strchr(rest, '/');
 	blen = slash ? (size_t)(slash - rest) : strlen(rest);
-	if (!bucket_valid(rest, blen)) {
-		snprintf(err, errlen, "bad S3 bucket in 's3://%.200s' (want s3://BUCKET[/PREFIX])",
-			 rest);
-		return KEEP_ERR_INVAL;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "unable to initialise libcurl");
 		return KEEP_ERR_STORE;
@@ -1726,12 +1709,7 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		memcpy(s->prefix, p, n);
 		if (n)
 			s->prefix[n++] = '/';
-		s->prefix[n] = '\0';
-		if (n && (!keep_prefix_valid(s->prefix) || n > KEEP_KEY_MAX / 2)) {
-			snprintf(err, errlen, "bad S3 prefix in 's3://%.200s'", rest);
-			rc = KEEP_ERR_INVAL;
-			goto fail;
-		}
+		s->prefix[n] = '\0'; /* valid: keep_store_s3_url_check */
 	}
 
 	/* credentials: the chain of awscreds.h (docs/s3.md "Credentials"), which

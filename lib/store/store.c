@@ -113,53 +113,6 @@ void keep_list_sort(struct keep_list *l)
 		qsort(l->v, l->n, sizeof(*l->v), cmp_entry);
 }
 
-static bool segment_ok(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	if (n == 1 && s[0] == '.')
-		return false;
-	if (n == 2 && s[0] == '.' && s[1] == '.')
-		return false;
-	return true;
-}
-
-/* Shared by keys and prefixes: allow_trailing_slash for prefixes. */
-static bool path_valid(const char *key, bool prefix)
-{
-	size_t len = strlen(key), i, start = 0;
-
-	if (len > KEEP_KEY_MAX)
-		return false;
-	if (len == 0)
-		return prefix;
-	if (key[0] == '/')
-		return false;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)key[i];
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			return false;
-		if (c == '/') {
-			if (!segment_ok(key + start, i - start))
-				return false;
-			start = i + 1;
-		}
-	}
-	if (start == len)
-		return prefix; /* trailing '/' only in a prefix */
-	return segment_ok(key + start, len - start);
-}
-
-bool keep_key_valid(const char *key)
-{
-	return key && path_valid(key, false);
-}
-
-bool keep_prefix_valid(const char *prefix)
-{
-	return prefix && path_valid(prefix, true);
-}
-
 int keep_store_open(const char *url, const struct keep_store_opts *opts, struct keep_store **out,
 		    char *err, size_t errlen)
 {
@@ -169,20 +122,13 @@ int keep_store_open(const char *url, const struct keep_store_opts *opts, struct 
 	if (!opts)
 		opts = &none;
 	*out = NULL;
-	if (!url || !*url) {
-		snprintf(err, errlen, "no store URL given");
-		return KEEP_ERR_INVAL;
-	}
+	rc = keep_store_url_check(url, err, errlen);
+	if (rc)
+		return rc;
 	if (strncmp(url, "file://", 7) == 0)
 		rc = keep_store_fs_open(url + 7, opts, out, err, errlen);
-	else if (strncmp(url, "s3://", 5) == 0)
+	else
 		rc = keep_store_s3_open(url + 5, opts, out, err, errlen);
-	else {
-		snprintf(err, errlen,
-			 "unsupported store URL '%s' (want file:///DIR or s3://BUCKET[/PREFIX])",
-			 url);
-		return KEEP_ERR_INVAL;
-	}
 	if (rc)
 		return rc;
 	(*out)->timeout_ms = opts->timeout_ms > 0 ? opts->timeout_ms : 10000;

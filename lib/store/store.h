@@ -139,6 +139,14 @@ struct keep_store_opts {
  * KEEP_ERR_NOMEM; err (errlen bytes) then holds a one-line reason. */
 int keep_store_open(const char *url, const struct keep_store_opts *opts, struct keep_store **out,
 		    char *err, size_t errlen);
+
+/* Check the syntax and kind of a store URL without any I/O: file:///DIR
+ * with DIR absolute and at most KEEP_KEY_MAX bytes; s3://BUCKET[/PREFIX]
+ * with a valid bucket name and prefix. The one check behind both
+ * keep_store_open (which runs it first) and the configuration check
+ * (keep_config_check: `--check` refuses what opening would).
+ * 0, or KEEP_ERR_INVAL with a one-line reason in err (errlen bytes). */
+int keep_store_url_check(const char *url, char *err, size_t errlen);
 void keep_store_free(struct keep_store *s);
 
 /* Set the whole-request bound for following calls (ms, > 0). A request
@@ -178,6 +186,11 @@ bool keep_prefix_valid(const char *prefix);
 void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Backend URL checks (keep_store_url_check dispatches on the scheme; the
+ * constructors below run them too): rest is the URL after "scheme://".
+ * No I/O. 0 or KEEP_ERR_INVAL with a reason in err. */
+int keep_store_fs_url_check(const char *rest, char *err, size_t errlen);
+int keep_store_s3_url_check(const char *rest, char *err, size_t errlen);
 /* Backend constructors (store.c dispatches on the URL scheme). Same
  * contract as keep_store_open; rest is the URL after "scheme://". */
 int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,

@@ -40,6 +40,12 @@ put_old_hb() { # NODE WRITTEN_AT_MS
 	printf 'put probe/ delay 0 count=1\nput probe/ error 403\n' >"$FAULT_FILE"
 	run -1 --separate-stderr keep-agent --node-id n1
 	[[ "$stderr" == *"probe result=failed step=create-again want=conflict got=refused"* ]]
+	# a store that ignores conditional writes (a versioned RGW bucket):
+	# the second If-None-Match create succeeds
+	echo "put probe/ unconditional" >"$FAULT_FILE"
+	run -1 --separate-stderr keep-agent --node-id n1
+	[ "${#stderr_lines[@]}" -eq 2 ] || { echo "$stderr"; false; } # the lock's line, this one
+	[ "${stderr_lines[1]}" = "keep-agent: fatal: the store does not pass store-probe (exit 1): probe result=failed step=create-again want=conflict got=ok (docs/s3.md, docs/store.md)" ]
 	run -0 keep-store list nodes/
 	[ -z "$output" ]
 }

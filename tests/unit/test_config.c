@@ -259,6 +259,39 @@ TEST(strings)
 	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
 }
 
+/* store URLs and state_dir: what opening the store would refuse, refused
+ * by the check (keep_store_url_check, no I/O); state_dir absolute */
+TEST(store_url_and_state_dir)
+{
+	struct keep_config c;
+	char err[512];
+
+	CHECK_EQ_INT(load_s("store: file://relative/dir\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "not absolute") != NULL);
+	CHECK_EQ_INT(load_s("store: file:///abs/dir\n"), 0);
+	CHECK_EQ_INT(load_s("store: s3://\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("store: s3://ab\n"), KEEP_ERR_CONFIG);	   /* bucket too short */
+	CHECK_EQ_INT(load_s("store: s3://Upper-Case\n"), KEEP_ERR_CONFIG); /* bucket syntax */
+	CHECK_EQ_INT(load_s("store: s3://bucket/a/../b\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "bad S3 prefix") != NULL);
+	CHECK_EQ_INT(load_s("store: s3://bucket/a//\n"), 0); /* trailing slashes dropped */
+	CHECK_EQ_INT(load_s("store: https://s3.example.com/b\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "unsupported store URL") != NULL);
+	CHECK_EQ_INT(load_s("state_dir: var/lib/keep\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "not an absolute path") != NULL);
+	/* the same for values set after loading (flags) */
+	keep_config_defaults(&c);
+	snprintf(c.state_dir, sizeof(c.state_dir), "rel");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	CHECK(strstr(err, "state_dir 'rel' is not an absolute path") != NULL);
+	keep_config_defaults(&c);
+	snprintf(c.store, sizeof(c.store), "file://x");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	keep_config_defaults(&c);
+	snprintf(c.store, sizeof(c.store), "s3://good-bucket/p");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+}
+
 TEST(non_mapping_root_and_bad_yaml)
 {
 	CHECK_EQ_INT(load_s("- a\n- b\n"), KEEP_ERR_CONFIG);
@@ -334,6 +367,7 @@ int main(void)
 	RUN(timing_rules);
 	RUN(clock_step_rules);
 	RUN(strings);
+	RUN(store_url_and_state_dir);
 	RUN(non_mapping_root_and_bad_yaml);
 	RUN(unchanged_on_error);
 	RUN(missing_file_and_env);
