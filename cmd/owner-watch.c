@@ -121,10 +121,16 @@ static bool prefix_valid(const char *p)
 }
 
 /* GET owners/<key> into r (keep_owner_read). *outcome gets the GET's
- * outcome. */
-static void read_record(struct driver *d, const char *key, struct rec *r,
+ * outcome. listed: the version token the listing showed. A body that is not
+ * a record is named on stderr, once per version: an object no object of
+ * keep's can be (over KEEP_BODY_MAX) reads with no version, so the listed
+ * token stands for it and it is not read again until it changes (issue 16:
+ * reported and skipped, --once exits 17). */
+static void read_record(struct driver *d, const char *key, const char *listed, struct rec *r,
 			enum keep_outcome *outcome)
 {
+	char shown[KEEP_OWNER_KEY_MAX * 4 + 8];
+
 	struct keep_owner_read orr;
 
 	memset(&r->v, 0, sizeof(r->v));
@@ -140,10 +146,17 @@ static void read_record(struct driver *d, const char *key, struct rec *r,
 		r->read_failed = true;
 		return;
 	}
-	snprintf(r->version, sizeof(r->version), "%s", orr.reply.version);
-	if (!orr.ok)
+	snprintf(r->version, sizeof(r->version), "%s",
+		 orr.reply.not_ours ? listed : orr.reply.version);
+	if (orr.ok)
+		return;
+	if (orr.reply.not_ours)
+		snprintf(r->why, sizeof(r->why), "%s", orr.why);
+	else
 		snprintf(r->why, sizeof(r->why), "%s",
 			 orr.derr == KEEP_ERR_NOTOURS ? "not an ownership record" : orr.why);
+	keep_warn(prog, "owners/%s is not a keep ownership record: %s",
+		  keep_line_escaped(key, shown, sizeof(shown)), r->why);
 }
 
 /* GET nodes/<n->node> into n (keep_node_read: the object must name it). */
@@ -351,7 +364,7 @@ static int pass(struct driver *d, bool every, struct rec **recs_out, size_t *nre
 			continue;
 		}
 		snprintf(r->key, sizeof(r->key), "%s", items[i].key);
-		read_record(d, items[i].key, r, &o);
+		read_record(d, items[i].key, items[i].listed, r, &o);
 		if (o == KEEP_STORE_NOT_FOUND)
 			continue; /* gone since the listing */
 		if (r->read_failed && !every) {
