@@ -60,8 +60,6 @@ static const char usage[] =
 
 static const char *prog = "owner-watch";
 
-enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_JSON, OPT_STATS };
-
 /* One record as a pass left it. */
 struct rec {
 	char key[KEEP_OWNER_KEY_MAX + 1]; /* the actor key (owners/ stripped) */
@@ -183,40 +181,29 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* bsearch(3) comparators: a key (const char *) against an element. */
+static int cmp_nd(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct nd *)elem)->node);
+}
+
+static int cmp_listed(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct keep_list_entry *)elem)->key);
+}
+
 /* The index of node in the sorted nodes[], or -1. */
 static long find_node(const struct nd *v, size_t n, const char *node)
 {
-	size_t lo = 0, hi = n;
+	const struct nd *x = n ? bsearch(node, v, n, sizeof(*v), cmp_nd) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(v[mid].node, node);
-		if (c == 0)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return x ? (long)(x - v) : -1;
 }
 
 /* The listed entry of key in the sorted l, or NULL. */
 static const struct keep_list_entry *find_listed(const struct keep_list *l, const char *key)
 {
-	size_t lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(l->v[mid].key, key);
-		if (c == 0)
-			return &l->v[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return l->n ? bsearch(key, l->v, l->n, sizeof(*l->v), cmp_listed) : NULL;
 }
 
 static int list(struct driver *d, const char *prefix, struct keep_list *l)
@@ -632,54 +619,23 @@ static int follow(struct driver *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"once", no_argument, NULL, OPT_ONCE},
-					     {"follow", no_argument, NULL, OPT_FOLLOW},
-					     {"table", no_argument, NULL, OPT_TABLE},
-					     {"json", no_argument, NULL, OPT_JSON},
-					     {"stats", no_argument, NULL, OPT_STATS},
-					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
-					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
+	struct keep_watch_opts o;
 	struct driver d;
 	const char *slash;
 	char shown[300];
-	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
-	int c, rc;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
-		switch (c) {
-		case OPT_ONCE:
-			opt_once = true;
-			break;
-		case OPT_FOLLOW:
-			opt_follow = true;
-			break;
-		case OPT_TABLE:
-			opt_table = true;
-			break;
-		case OPT_JSON:
-			d.fmt = KEEP_LINE_JSON;
-			break;
-		case OPT_STATS:
-			opt_stats = true;
-			break;
-		}
-	}
+	keep_cli_watch_parse(&cli, argc, argv, &o);
 	if (argc - optind > 1)
 		keep_cli_usage_error(&cli, "at most one PREFIX");
 	d.prefix = optind < argc ? argv[optind] : "";
 	if (!prefix_valid(d.prefix))
 		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
 				     keep_line_escaped(d.prefix, shown, sizeof(shown)));
-	if (opt_once && opt_follow)
-		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
-	if (opt_table && !opt_once)
-		keep_cli_usage_error(&cli, "--table needs --once");
-	if (opt_table && d.fmt == KEEP_LINE_JSON)
-		keep_cli_usage_error(&cli, "--table and --json exclude each other");
+	d.fmt = o.json ? KEEP_LINE_JSON : d.fmt;
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	snprintf(d.want_prefix, sizeof(d.want_prefix), "%s%s", KEEP_OWNER_PREFIX, d.prefix);
 	slash = strrchr(d.prefix, '/');
@@ -690,8 +646,8 @@ int main(int argc, char **argv)
 	d.store = keep_store_open_or_die(prog, &d.cfg, &d.stats);
 	keep_cli_stop_signals();
 
-	rc = opt_once ? once(&d, opt_table) : follow(&d);
-	if (opt_stats)
+	rc = o.once ? once(&d, o.table) : follow(&d);
+	if (o.stats)
 		keep_reqstats_print(&d.stats, prog);
 	commit(&d, NULL, 0, NULL, 0);
 	keep_store_free(d.store);
