@@ -258,8 +258,8 @@ void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct ke
 		o->follow |= c == KEEP_OPT_FOLLOW;
 		o->table |= c == KEEP_OPT_TABLE;
 		o->json |= c == KEEP_OPT_JSON;
-		o->stats |= c == KEEP_OPT_STATS;
 	}
+	o->stats = cli->stats; /* --stats: taken by keep_cli_common_opt */
 	if (o->once && o->follow)
 		keep_cli_usage_error(cli, "--once and --follow exclude each other");
 	if (o->table && !o->once)
