@@ -18,7 +18,7 @@ live_n1() {
 	start_bg n1 lease-write --node-id n1
 	wait_line 20 n1 '^live '
 }
-# stats NAME : the `stats` line of the last owner-acquire --stats (stderr)
+# stats_of : the `stats` line of the last `run --separate-stderr owner-acquire --stats`
 stats_of() { grep '^stats ' <<<"$stderr"; }
 
 @test "native: upgrade-mark native marks an empty bucket once; a new actor costs 2 requests, no leases/ marker" {
@@ -50,7 +50,7 @@ stats_of() { grep '^stats ' <<<"$stderr"; }
 	refute_sanitizer_reports
 }
 
-@test "native: a bucket with an old object is refused, nothing written; its first acquisitions keep the marker path" {
+@test "native: an old object refuses native and keeps the marker path; a garbled or upgraded cluster object is named and not native" {
 	now=$(now_ms)
 	printf 'wasmkeep-lease 1\nnode n9\ngeneration 7\nexpires_at_ms %s\n' $((now - 60000)) |
 		keep-store put leases/t/c/a >/dev/null
@@ -66,18 +66,13 @@ stats_of() { grep '^stats ' <<<"$stderr"; }
 	[[ "$(stats_of)" =~ list=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 4 ]
 	run -0 keep-store get leases/t/c/b # its marker, confirmed
 	assert_output --partial 'created 1'
-	refute_sanitizer_reports
-}
-
-@test "native: a garbled or upgraded cluster object is named and taken as not native (the marker path)" {
+	# a garbled cluster object: named once a process, not native
 	printf 'wasmkeep-cluster 1\nformat nativ\nwritten_at_ms 5\n' >"$BATS_TEST_TMPDIR/bad"
 	foreign_put_ours cluster "$BATS_TEST_TMPDIR/bad"
-	live_n1
-	run -0 --separate-stderr owner-acquire --node-id n1 t/c/a t/c/b
-	assert_line --index 0 --regexp '^acquired key=t/c/a generation=1 '
-	# named once a process, the key quoted
+	run -0 --separate-stderr owner-acquire --node-id n1 t/c/c t/c/d
+	assert_line --index 0 --regexp '^acquired key=t/c/c generation=1 '
 	[ "$(grep -c "the object 'cluster' is not a keep cluster object (unknown format)" <<<"$stderr")" -eq 1 ]
-	run -0 keep-store get leases/t/c/a
+	run -0 keep-store get leases/t/c/c
 	assert_output --partial 'created 1'
 	run -17 --separate-stderr upgrade-mark native
 	[[ $stderr == *"the object 'cluster' is not a keep cluster object"* ]]
@@ -86,7 +81,7 @@ stats_of() { grep '^stats ' <<<"$stderr"; }
 	foreign_put_ours cluster "$BATS_TEST_TMPDIR/up"
 	run -1 upgrade-mark native
 	assert_output 'refused reason=upgraded written_at_ms=5'
-	run -0 --separate-stderr owner-acquire --node-id n1 t/c/c
-	run -0 keep-store get leases/t/c/c
+	run -0 --separate-stderr owner-acquire --node-id n1 t/c/e
+	run -0 keep-store get leases/t/c/e
 	refute_sanitizer_reports
 }
