@@ -9,6 +9,14 @@
 #   bash bench/requests.sh                       fs store, N = 3 10 20, M = 0 100 1000
 #   BENCH_STORE=s3 bash bench/requests.sh        on $S3_ENDPOINT / $S3_BUCKET
 #   BENCH_NODES="3 10" BENCH_ACTORS="0 100" BENCH_WINDOW=10 bash bench/requests.sh
+#   BENCH_NEW=200 bash bench/requests.sh         first acquisitions only (below)
+#
+# BENCH_NEW=K: instead, the requests of K first acquisitions (one
+# owner-acquire --jobs 8 --stats, one node) on a cluster with no cluster
+# object (every first record takes the leases/ marker path of ADR 0020 §6)
+# against a native one (`upgrade-mark native` first: the record's read and
+# creation, and the cluster object once a process); docs/upgrade.md
+# "Native clusters".
 #
 # Each node runs what keep-agent runs: lease-write and node-watch --follow |
 # lease-fence --stdin (release build). Requests are read from their metrics
@@ -20,6 +28,38 @@
 # per-actor leases would cost.
 set -u
 . "$(dirname "$0")/perf-lib.sh"
+
+if [ -n "${BENCH_NEW:-}" ]; then
+	echo "# $(machine)"
+	echo "# first acquisitions: $BENCH_NEW new actors, owner-acquire --jobs 8 --stats, one node"
+	printf '%-9s %6s %9s %6s %6s %6s %9s %7s %7s\n' cluster keys requests get put list req/key ratio keys/s
+	base=
+	for kind in marker native; do
+		new_cluster "new-$kind"
+		start_node n1
+		wait_live n1 || exit 111
+		if [ "$kind" = native ]; then
+			upgrade-mark -c "$CL/n1.yaml" native >>"$CL/log/native.out" || exit 111
+		fi
+		seq 1 "$BENCH_NEW" | awk '{ print "t/new/a" $1 }' >"$CL/keys"
+		t0=$(now_ms)
+		owner-acquire -c "$CL/n1.yaml" --stats --jobs 8 <"$CL/keys" >"$CL/log/acq.out" 2>"$CL/log/acq.err"
+		t1=$(now_ms)
+		got=$(grep -c '^acquired .*generation=1 ' "$CL/log/acq.out")
+		[ "$got" -eq "$BENCH_NEW" ] || echo "# warning: $got of $BENCH_NEW acquired at generation 1" >&2
+		st=$(grep '^stats ' "$CL/log/acq.err")
+		f() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<" $st"; }
+		req=$(f requests)
+		[ -n "$base" ] || base=$req
+		awk -v c="$kind" -v k="$BENCH_NEW" -v r="$req" -v g="$(f get)" -v p="$(f put)" \
+			-v l="$(f list)" -v b="$base" -v ms=$((t1 - t0)) 'BEGIN {
+			printf "%-9s %6d %9d %6d %6d %6d %9.2f %7.3f %7.1f\n", c, k, r, g, p, l, r / k, r / b,
+				k * 1000 / (ms > 0 ? ms : 1) }'
+		kill_node n1
+		sleep 0.5
+	done
+	exit 0
+fi
 
 NODES_LIST=${BENCH_NODES:-3 10 20}
 ACTORS_LIST=${BENCH_ACTORS:-0 100 1000}

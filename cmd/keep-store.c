@@ -7,6 +7,7 @@
 
 #include "../lib/cli.h"
 #include "../lib/config.h"
+#include "../lib/core/cluster.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
@@ -237,6 +238,11 @@ int main(int argc, char **argv)
 	} else {
 		keep_cli_usage_error(&cli, "unknown command '%s'", cmd);
 	}
+	if (strcmp(arg ? arg : "", KEEP_CLUSTER_KEY) == 0 &&
+	    (strcmp(cmd, "put") == 0 || strcmp(cmd, "del") == 0))
+		keep_cli_usage_error(
+		    &cli, "'" KEEP_CLUSTER_KEY "' is the cluster object: only `upgrade-mark "
+			  "native` writes it, and keep never removes it (docs/upgrade.md)");
 	if (if_match && strcmp(cmd, "put") != 0 && strcmp(cmd, "del") != 0)
 		keep_cli_usage_error(&cli, "--if-match only applies to put and del");
 	if (if_none && strcmp(cmd, "put") != 0)

@@ -59,8 +59,6 @@ static const char usage[] =
     "listing or a read failed for now (--once: timeout, 5xx), or stdout closed.\n"
     "See docs/fencing.md.\n";
 
-enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS, OPT_JSON };
-
 /* One node listed by a pass, and what is known of its body. */
 struct seen {
 	char node[KEEP_NODE_ID_MAX + 1];
@@ -102,22 +100,15 @@ struct driver {
 	char skipped_seen[KEEP_LIST_SKIP_TEXT + 32]; /* last skip set warned about */
 };
 
-/* The last pass's entry for node, or NULL. */
+static int cmp_seen(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct seen *)elem)->node);
+}
+
+/* The last pass's entry for node (bsearch(3): d->prev is sorted), or NULL. */
 static const struct seen *prev_of(const struct driver *d, const char *node)
 {
-	size_t lo = 0, hi = d->nprev;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(d->prev[mid].node, node);
-		if (c == 0)
-			return &d->prev[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return d->nprev ? bsearch(node, d->prev, d->nprev, sizeof(*d->prev), cmp_seen) : NULL;
 }
 
 /* Does this pass need node's body? The rule is lib/core/listing.c's
@@ -609,50 +600,21 @@ static int follow(struct driver *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"once", no_argument, NULL, OPT_ONCE},
-					     {"follow", no_argument, NULL, OPT_FOLLOW},
-					     {"table", no_argument, NULL, OPT_TABLE},
-					     {"stats", no_argument, NULL, OPT_STATS},
-					     {"json", no_argument, NULL, OPT_JSON},
-					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
-					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
+	struct keep_watch_opts o;
 	struct driver d;
-	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
-	int c, rc;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "node-watch";
 	keep_supervised_start(d.prog); /* under keep-agent: never outlive it */
 	keep_cli_init(&cli, d.prog, usage);
-	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
-		switch (c) {
-		case OPT_ONCE:
-			opt_once = true;
-			break;
-		case OPT_FOLLOW:
-			opt_follow = true;
-			break;
-		case OPT_TABLE:
-			opt_table = true;
-			break;
-		case OPT_STATS:
-			opt_stats = true;
-			break;
-		case OPT_JSON:
-			d.fmt = KEEP_LINE_JSON;
-			break;
-		}
-	}
+	keep_cli_watch_parse(&cli, argc, argv, &o);
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	if (opt_once && opt_follow)
-		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
-	if (opt_table && !opt_once)
-		keep_cli_usage_error(&cli, "--table needs --once");
-	if (d.fmt == KEEP_LINE_JSON && (!opt_once || opt_table))
+	if (o.json && !o.once)
 		keep_cli_usage_error(&cli, "--json needs --once and excludes --table");
+	d.fmt = o.json ? KEEP_LINE_JSON : d.fmt;
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	if (d.cfg.node_id[0] && keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
@@ -660,21 +622,21 @@ int main(int argc, char **argv)
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id[0] ? d.cfg.node_id : "-");
 	/* only --follow (the agent's) owns the metrics file: a one-shot status
 	 * run on a node host must not wipe the agent's counters */
-	keep_metrics_set_prog(&d.metrics, opt_once ? NULL : d.cfg.metrics_textfile, d.prog);
+	keep_metrics_set_prog(&d.metrics, o.once ? NULL : d.cfg.metrics_textfile, d.prog);
 
 	keep_reqstats_init(&d.stats);
 	d.store = keep_store_open_or_die(d.prog, &d.cfg, &d.stats);
 
 	keep_cli_stop_signals();
 
-	if (opt_once) {
-		rc = once(&d, opt_table);
+	if (o.once) {
+		rc = once(&d, o.table);
 	} else {
 		if (!d.cfg.node_id[0])
 			keep_warn(d.prog, "no node id: no stale candidates will be printed");
 		rc = follow(&d);
 	}
-	if (opt_stats)
+	if (o.stats)
 		keep_reqstats_print(&d.stats, d.prog);
 	free(d.v);
 	free(d.prev);

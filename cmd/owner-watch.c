@@ -60,8 +60,6 @@ static const char usage[] =
 
 static const char *prog = "owner-watch";
 
-enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_JSON, OPT_STATS };
-
 /* One record as a pass left it. */
 struct rec {
 	char key[KEEP_OWNER_KEY_MAX + 1]; /* the actor key (owners/ stripped) */
@@ -121,10 +119,16 @@ static bool prefix_valid(const char *p)
 }
 
 /* GET owners/<key> into r (keep_owner_read). *outcome gets the GET's
- * outcome. */
-static void read_record(struct driver *d, const char *key, struct rec *r,
+ * outcome. listed: the version token the listing showed. A body that is not
+ * a record is named on stderr, once per version: an object no object of
+ * keep's can be (over KEEP_BODY_MAX) reads with no version, so the listed
+ * token stands for it and it is not read again until it changes (issue 16:
+ * reported and skipped, --once exits 17). */
+static void read_record(struct driver *d, const char *key, const char *listed, struct rec *r,
 			enum keep_outcome *outcome)
 {
+	char shown[KEEP_OWNER_KEY_MAX * 4 + 8];
+
 	struct keep_owner_read orr;
 
 	memset(&r->v, 0, sizeof(r->v));
@@ -140,10 +144,17 @@ static void read_record(struct driver *d, const char *key, struct rec *r,
 		r->read_failed = true;
 		return;
 	}
-	snprintf(r->version, sizeof(r->version), "%s", orr.reply.version);
-	if (!orr.ok)
+	snprintf(r->version, sizeof(r->version), "%s",
+		 orr.reply.not_ours ? listed : orr.reply.version);
+	if (orr.ok)
+		return;
+	if (orr.reply.not_ours)
+		snprintf(r->why, sizeof(r->why), "%s", orr.why);
+	else
 		snprintf(r->why, sizeof(r->why), "%s",
 			 orr.derr == KEEP_ERR_NOTOURS ? "not an ownership record" : orr.why);
+	keep_warn(prog, "owners/%s is not a keep ownership record: %s",
+		  keep_line_escaped(key, shown, sizeof(shown)), r->why);
 }
 
 /* GET nodes/<n->node> into n (keep_node_read: the object must name it). */
@@ -170,40 +181,29 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* bsearch(3) comparators: a key (const char *) against an element. */
+static int cmp_nd(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct nd *)elem)->node);
+}
+
+static int cmp_listed(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct keep_list_entry *)elem)->key);
+}
+
 /* The index of node in the sorted nodes[], or -1. */
 static long find_node(const struct nd *v, size_t n, const char *node)
 {
-	size_t lo = 0, hi = n;
+	const struct nd *x = n ? bsearch(node, v, n, sizeof(*v), cmp_nd) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(v[mid].node, node);
-		if (c == 0)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return x ? (long)(x - v) : -1;
 }
 
 /* The listed entry of key in the sorted l, or NULL. */
 static const struct keep_list_entry *find_listed(const struct keep_list *l, const char *key)
 {
-	size_t lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(l->v[mid].key, key);
-		if (c == 0)
-			return &l->v[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return l->n ? bsearch(key, l->v, l->n, sizeof(*l->v), cmp_listed) : NULL;
 }
 
 static int list(struct driver *d, const char *prefix, struct keep_list *l)
@@ -351,7 +351,7 @@ static int pass(struct driver *d, bool every, struct rec **recs_out, size_t *nre
 			continue;
 		}
 		snprintf(r->key, sizeof(r->key), "%s", items[i].key);
-		read_record(d, items[i].key, r, &o);
+		read_record(d, items[i].key, items[i].listed, r, &o);
 		if (o == KEEP_STORE_NOT_FOUND)
 			continue; /* gone since the listing */
 		if (r->read_failed && !every) {
@@ -619,54 +619,23 @@ static int follow(struct driver *d)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"once", no_argument, NULL, OPT_ONCE},
-					     {"follow", no_argument, NULL, OPT_FOLLOW},
-					     {"table", no_argument, NULL, OPT_TABLE},
-					     {"json", no_argument, NULL, OPT_JSON},
-					     {"stats", no_argument, NULL, OPT_STATS},
-					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
-					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
+	struct keep_watch_opts o;
 	struct driver d;
 	const char *slash;
 	char shown[300];
-	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
-	int c, rc;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
-		switch (c) {
-		case OPT_ONCE:
-			opt_once = true;
-			break;
-		case OPT_FOLLOW:
-			opt_follow = true;
-			break;
-		case OPT_TABLE:
-			opt_table = true;
-			break;
-		case OPT_JSON:
-			d.fmt = KEEP_LINE_JSON;
-			break;
-		case OPT_STATS:
-			opt_stats = true;
-			break;
-		}
-	}
+	keep_cli_watch_parse(&cli, argc, argv, &o);
 	if (argc - optind > 1)
 		keep_cli_usage_error(&cli, "at most one PREFIX");
 	d.prefix = optind < argc ? argv[optind] : "";
 	if (!prefix_valid(d.prefix))
 		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
 				     keep_line_escaped(d.prefix, shown, sizeof(shown)));
-	if (opt_once && opt_follow)
-		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
-	if (opt_table && !opt_once)
-		keep_cli_usage_error(&cli, "--table needs --once");
-	if (opt_table && d.fmt == KEEP_LINE_JSON)
-		keep_cli_usage_error(&cli, "--table and --json exclude each other");
+	d.fmt = o.json ? KEEP_LINE_JSON : d.fmt;
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	snprintf(d.want_prefix, sizeof(d.want_prefix), "%s%s", KEEP_OWNER_PREFIX, d.prefix);
 	slash = strrchr(d.prefix, '/');
@@ -677,8 +646,8 @@ int main(int argc, char **argv)
 	d.store = keep_store_open_or_die(prog, &d.cfg, &d.stats);
 	keep_cli_stop_signals();
 
-	rc = opt_once ? once(&d, opt_table) : follow(&d);
-	if (opt_stats)
+	rc = o.once ? once(&d, o.table) : follow(&d);
+	if (o.stats)
 		keep_reqstats_print(&d.stats, prog);
 	commit(&d, NULL, 0, NULL, 0);
 	keep_store_free(d.store);

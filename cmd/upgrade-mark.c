@@ -5,7 +5,10 @@
  *   guard    the start guard: lists nodes/ every half period until no
  *            old-format heartbeat is fresh; exit 16 when one is rewritten
  *   actors   marks leases/KEY for actors and seeds their first generation
- *   forget   deletes stale old-format heartbeats (never a format-3 object) */
+ *   forget   deletes stale old-format heartbeats (never a format-3 object)
+ *   native   creates the cluster object `cluster` (format native) on a
+ *            bucket that never held leases/, wal/ or snapshot/ objects
+ *            (lib/core/cluster.h; docs/upgrade.md "Native clusters") */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -16,6 +19,7 @@
 #include "../lib/batch.h"
 #include "../lib/cli.h"
 #include "../lib/clock.h"
+#include "../lib/core/cluster.h"
 #include "../lib/core/upgrade.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
@@ -30,6 +34,7 @@ static const char usage[] =
     "usage: upgrade-mark [-c FILE] [--store URL] [--horizon-ms MS] guard\n"
     "       upgrade-mark [-c FILE] [--store URL] actors [KEY... | --all]\n"
     "       upgrade-mark [-c FILE] [--store URL] [--horizon-ms MS] forget NODE | --stale\n"
+    "       upgrade-mark [-c FILE] [--store URL] native\n"
     "\n"
     "guard   wait while any old-format heartbeat (nodes/<id>, wasmkeep-node 1|2)\n"
     "        was written less than horizon + ttl + grace ago, listing nodes/ every\n"
@@ -50,6 +55,12 @@ static const char usage[] =
     "          forgot node=N format=F written_at_ms=W\n"
     "          kept node=N reason=fresh|format-3|bad-object [left_ms=L]\n"
     "          absent node=N\n"
+    "native  on a bucket with no leases/, wal/ or snapshot/ object, create the\n"
+    "        cluster object `cluster` (If-None-Match): first acquisitions then\n"
+    "        skip the leases/ marker (2 requests a new actor); once, at setup:\n"
+    "          native written_at_ms=W action=created|existing\n"
+    "          refused reason=old-objects key=K   (exit 1, nothing written)\n"
+    "          refused reason=upgraded written_at_ms=W   (exit 1)\n"
     "\n"
     "  --horizon-ms MS  how long an old node may act after its last heartbeat\n"
     "                   (default 10000, the old binary's heartbeat ttl)\n"
@@ -591,6 +602,119 @@ static int forget(struct ctx *x, const char *node, bool stale)
 	return worst;
 }
 
+/* ---- native ------------------------------------------------------------------- */
+
+/* Print `TYPE [reason=R] [key=K] written_at_ms=W [action=A]` (NULL and
+ * w 0: left out). 0, or 111 when stdout is closed. */
+static int native_line(const char *type, const char *reason, const char *key, int64_t w,
+		       const char *action)
+{
+	struct keep_buf line;
+	int rc;
+
+	keep_buf_init(&line, KEEP_LINE_MAX);
+	keep_line_start(&line, type);
+	if (reason)
+		keep_line_str(&line, "reason", reason);
+	if (key)
+		keep_line_str(&line, "key", key);
+	if (w)
+		keep_line_int(&line, "written_at_ms", w);
+	if (action)
+		keep_line_str(&line, "action", action);
+	rc = keep_line_end(&line) == 0 ? 0 : KEEP_EXIT_TEMP;
+	keep_buf_release(&line);
+	return rc;
+}
+
+/* Report the cluster object read with reply r and body b: 0 native, 1
+ * upgraded, 17 not a cluster object. */
+static int native_existing(const struct keep_reply *r, const struct keep_buf *b)
+{
+	struct keep_cluster_obj o;
+	char why[96];
+
+	if (r->not_ours ||
+	    keep_cluster_decode(b->data ? b->data : "", b->len, &o, why, sizeof(why)) != 0) {
+		keep_warn(prog,
+			  "the object '" KEEP_CLUSTER_KEY "' is not a keep cluster object (%s)",
+			  r->not_ours ? r->detail : why);
+		return KEEP_EXIT_BAD_OBJECT;
+	}
+	if (o.format == KEEP_CLUSTER_FMT_NATIVE)
+		return native_line("native", NULL, NULL, o.written_at_ms, "existing");
+	native_line("refused", "upgraded", NULL, o.written_at_ms, NULL);
+	return KEEP_EXIT_NO;
+}
+
+/* upgrade-mark native: see the usage. Never written over an old object:
+ * one listed under leases/, wal/ or snapshot/ (a foreign one too) refuses. */
+static int native(struct ctx *x)
+{
+	static const char *const old[] = {"leases/", "wal/", "snapshot/"};
+	struct keep_cluster_obj o = {KEEP_CLUSTER_FMT_NATIVE, 0};
+	struct keep_reply r;
+	struct keep_buf b;
+	size_t i;
+	int rc;
+
+	keep_buf_init(&b, KEEP_BODY_MAX);
+	keep_store_get_ours(x->store, KEEP_CLUSTER_KEY, &b, &r);
+	if (r.outcome == KEEP_STORE_OK) {
+		rc = native_existing(&r, &b);
+		keep_buf_release(&b);
+		return rc;
+	}
+	keep_buf_release(&b);
+	if (r.outcome != KEEP_STORE_NOT_FOUND) {
+		keep_warn(prog, "unable to read " KEEP_CLUSTER_KEY ": %s: %s",
+			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+		return keep_exit_of_reply(&r);
+	}
+	for (i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		struct keep_list l;
+
+		keep_list_init(&l);
+		keep_store_list(x->store, old[i], &l, &r);
+		if (r.outcome != KEEP_STORE_OK) {
+			keep_list_release(&l);
+			keep_warn(prog, "unable to list %s: %s: %s", old[i],
+				  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+			return keep_exit_of_reply(&r);
+		}
+		if (l.n || l.nskipped) {
+			keep_warn(prog,
+				  "%s holds objects: this cluster ran per-actor leases (or "
+				  "something else wrote there); not native, nothing written "
+				  "(docs/upgrade.md)",
+				  old[i]);
+			native_line("refused", "old-objects", l.n ? l.v[0].key : l.skipped[0].key,
+				    0, NULL);
+			keep_list_release(&l);
+			return KEEP_EXIT_NO;
+		}
+		keep_list_release(&l);
+	}
+	o.written_at_ms = keep_wall_ms();
+	keep_buf_init(&b, KEEP_CLUSTER_MAX);
+	if (keep_cluster_encode(&o, &b) != 0) {
+		keep_buf_release(&b);
+		keep_warn(prog, "unable to encode the cluster object");
+		return KEEP_EXIT_TEMP;
+	}
+	keep_store_put(x->store, KEEP_CLUSTER_KEY, b.data, b.len, KEEP_COND_IF_NONE_MATCH, NULL,
+		       &r);
+	keep_buf_release(&b);
+	if (r.outcome == KEEP_STORE_CONFLICT)
+		return native(x); /* created meanwhile: report it */
+	if (r.outcome != KEEP_STORE_OK) {
+		keep_warn(prog, "unable to create " KEEP_CLUSTER_KEY ": %s: %s",
+			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+		return keep_exit_of_reply(&r);
+	}
+	return native_line("native", NULL, NULL, o.written_at_ms, "created");
+}
+
 /* ---- main ---------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -626,7 +750,7 @@ int main(int argc, char **argv)
 	}
 	keep_cli_setup(&cli, &x.cfg, KEEP_NEED_STORE);
 	if (optind >= argc)
-		keep_cli_usage_error(&cli, "no subcommand (guard, actors or forget)");
+		keep_cli_usage_error(&cli, "no subcommand (guard, actors, forget or native)");
 	sub = argv[optind++];
 	if (strcmp(sub, "guard") == 0) {
 		if (optind != argc || all || stale)
@@ -639,6 +763,9 @@ int main(int argc, char **argv)
 			keep_cli_usage_error(&cli, "give either NODE or --stale");
 		if (!stale && !keep_node_id_valid(argv[optind]))
 			keep_cli_usage_error(&cli, "invalid node id '%s'", argv[optind]);
+	} else if (strcmp(sub, "native") == 0) {
+		if (optind != argc || all || stale)
+			keep_cli_usage_error(&cli, "native takes no argument");
 	} else {
 		keep_cli_usage_error(&cli, "unknown subcommand '%s'", sub);
 	}
@@ -648,6 +775,8 @@ int main(int argc, char **argv)
 		rc = guard(&x);
 	else if (strcmp(sub, "actors") == 0)
 		rc = actors(&x, argv + optind, argc - optind, all);
+	else if (strcmp(sub, "native") == 0)
+		rc = native(&x);
 	else
 		rc = forget(&x, stale ? NULL : argv[optind], stale);
 	keep_store_free(x.store);

@@ -245,3 +245,25 @@ int keep_cli_invalid_key(const char *prog, const char *key)
 	keep_line_end(&b);
 	return KEEP_EXIT_USAGE;
 }
+
+void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct keep_watch_opts *o)
+{
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, KEEP_CLI_WATCH_LONGOPTS, {NULL, 0, NULL, 0}};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = keep_cli_next(cli, argc, argv, "hc:", opts)) != -1) {
+		o->once |= c == KEEP_OPT_ONCE;
+		o->follow |= c == KEEP_OPT_FOLLOW;
+		o->table |= c == KEEP_OPT_TABLE;
+		o->json |= c == KEEP_OPT_JSON;
+	}
+	o->stats = cli->stats; /* --stats: taken by keep_cli_common_opt */
+	if (o->once && o->follow)
+		keep_cli_usage_error(cli, "--once and --follow exclude each other");
+	if (o->table && !o->once)
+		keep_cli_usage_error(cli, "--table needs --once");
+	if (o->table && o->json)
+		keep_cli_usage_error(cli, "--table and --json exclude each other");
+}

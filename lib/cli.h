@@ -22,8 +22,25 @@ enum {
 	KEEP_OPT_STATE_DIR,
 	KEEP_OPT_CHECK,
 	KEEP_OPT_JOBS,	/* --jobs N (KEEP_CLI_BATCH_LONGOPTS) */
-	KEEP_OPT_STATS, /* --stats (KEEP_CLI_BATCH_LONGOPTS) */
+	KEEP_OPT_STATS, /* --stats (KEEP_CLI_BATCH_LONGOPTS, KEEP_CLI_WATCH_LONGOPTS) */
+	KEEP_OPT_ONCE,	/* the rest: KEEP_CLI_WATCH_LONGOPTS */
+	KEEP_OPT_FOLLOW,
+	KEEP_OPT_TABLE,
+	KEEP_OPT_JSON,
 };
+
+/* --once, --follow, --table, --json, --stats and --check: the options of
+ * the two watchers (node-watch, owner-watch; docs/fencing.md,
+ * docs/ownership.md), one table for both. */
+#define KEEP_CLI_WATCH_LONGOPTS                                                                    \
+	{"once", no_argument, NULL, KEEP_OPT_ONCE},                                                \
+	    {"follow", no_argument, NULL, KEEP_OPT_FOLLOW},                                        \
+	    {"table", no_argument, NULL, KEEP_OPT_TABLE},                                          \
+	    {"json", no_argument, NULL, KEEP_OPT_JSON},                                            \
+	    {"stats", no_argument, NULL, KEEP_OPT_STATS},                                          \
+	{                                                                                          \
+		"check", no_argument, NULL, KEEP_OPT_CHECK                                         \
+	}
 
 /* --jobs N and --stats, for the commands that take keys on stdin in batches
  * (owner-acquire, owner-release). */
@@ -68,6 +85,17 @@ void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage);
  * shortopts: "hc:" plus the command's own short options. */
 int keep_cli_next(struct keep_cli *cli, int argc, char **argv, const char *shortopts,
 		  const struct option *opts);
+
+/* The watchers' options (KEEP_CLI_WATCH_LONGOPTS), as given. */
+struct keep_watch_opts {
+	bool once, follow, table, json, stats;
+};
+
+/* Parse argv for a watcher (node-watch, owner-watch): the common options
+ * and KEEP_CLI_WATCH_LONGOPTS into *o (zeroed first). A usage error (exit
+ * 100) for --once with --follow, --table without --once, --table with
+ * --json. optind is then the first operand. */
+void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct keep_watch_opts *o);
 
 /* An invalid actor key given to a command: the warning on stderr (what a
  * key is) and the line `error key=K reason=invalid-key` on stdout. Returns

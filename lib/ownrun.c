@@ -33,6 +33,52 @@ static void lease_view(const char *node_dir, struct keep_lease_view *v)
 	v->draining = st.instance[0] && keep_draining(node_dir, st.instance);
 }
 
+/* The cluster object, as this process read it (KEEP_OACT_CLUSTER_READ):
+ * read once a process; threads (owner-acquire --jobs) wait for the first
+ * read. A read that failed (timeout, 5xx, refused) is not kept: that
+ * acquisition takes the marker path and a later one reads again. */
+static pthread_mutex_t cluster_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool cluster_known;
+static enum keep_cluster_view cluster_view;
+
+static void cluster_read(struct keep_store *store, int64_t timeout_ms, struct keep_oreply *r)
+{
+	struct keep_buf body;
+	struct keep_reply rep;
+	struct keep_cluster_obj o;
+	char why[96];
+
+	pthread_mutex_lock(&cluster_mu);
+	if (!cluster_known) {
+		keep_buf_init(&body, KEEP_BODY_MAX);
+		keep_store_set_timeout(store, timeout_ms);
+		keep_store_get_ours(store, KEEP_CLUSTER_KEY, &body, &rep);
+		if (rep.outcome == KEEP_STORE_NOT_FOUND) {
+			cluster_known = true;
+			cluster_view = KEEP_CLUSTER_NOT_NATIVE;
+		} else if (rep.outcome == KEEP_STORE_OK) {
+			cluster_known = true;
+			if (rep.not_ours)
+				snprintf(why, sizeof(why), "%.80s", rep.detail);
+			else if (keep_cluster_decode(body.data ? body.data : "", body.len, &o, why,
+						     sizeof(why)) == 0)
+				why[0] = '\0';
+			cluster_view = !why[0] && o.format == KEEP_CLUSTER_FMT_NATIVE
+					   ? KEEP_CLUSTER_NATIVE
+					   : KEEP_CLUSTER_NOT_NATIVE;
+			if (why[0])
+				snprintf(r->detail, sizeof(r->detail),
+					 "the object '" KEEP_CLUSTER_KEY
+					 "' is not a keep cluster object (%s)",
+					 why);
+		}
+		keep_buf_release(&body);
+	}
+	r->outcome = KEEP_STORE_OK;
+	r->cluster = cluster_known ? cluster_view : KEEP_CLUSTER_NOT_NATIVE;
+	pthread_mutex_unlock(&cluster_mu);
+}
+
 static void store_reply(struct keep_oreply *r, const struct keep_reply *rep)
 {
 	r->outcome = rep->outcome;
@@ -128,6 +174,9 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 		r->decode_err = nr.derr;
 		if (nr.derr)
 			snprintf(r->detail, sizeof(r->detail), "%s", nr.why);
+		break;
+	case KEEP_OACT_CLUSTER_READ:
+		cluster_read(io->store, act->timeout_ms, r);
 		break;
 	case KEEP_OACT_MARK_READ:
 	case KEEP_OACT_MARK_WRITE:

@@ -33,7 +33,7 @@ summary() {
 	owner-check) echo "check that this node's grant of an actor may act now" ;;
 	keep-store) echo "raw access to the bucket: get, stat, put, del, list" ;;
 	store-probe) echo "check that a store honours conditional writes" ;;
-	upgrade-mark) echo "upgrade from per-actor leases: start guard, marking, forgetting old heartbeats" ;;
+	upgrade-mark) echo "upgrade from per-actor leases: start guard, marking, forgetting old heartbeats, native clusters" ;;
 	*) echo "a keep command" ;;
 	esac
 }

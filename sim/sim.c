@@ -1170,6 +1170,13 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		if (apply)
 			sd->pend[i] = sd->pend[--sd->npend];
 		return true;
+	case KEEP_OACT_CLUSTER_READ:
+		/* the simulated cluster ran per-actor leases once (its markers
+		 * are the model): never native, every first record takes the
+		 * marker path (docs/upgrade.md "Native clusters") */
+		r->outcome = KEEP_STORE_OK;
+		r->cluster = KEEP_CLUSTER_NOT_NATIVE;
+		return true;
 	case KEEP_OACT_DRAIN_MARK:
 		r->sd = sd_write(s, sd, &apply);
 		if (apply)

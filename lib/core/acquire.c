@@ -131,6 +131,9 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 	case KEEP_AP_RB:
 		act->kind = KEEP_OACT_REC_READ;
 		break;
+	case KEEP_AP_CLUSTER:
+		act->kind = KEEP_OACT_CLUSTER_READ;
+		break;
 	case KEEP_AP_MARK:
 		keep_mark_next(&sm->mark, act);
 		act->timeout_ms = sm->timeout_ms;
@@ -423,9 +426,9 @@ static void on_store_read(struct keep_acquire *sm, int64_t now_wall_ms, const st
 	switch (sm->phase) {
 	case KEEP_AP_REC:
 		if (r->outcome == KEEP_STORE_NOT_FOUND) {
-			/* no record: the first generation comes from leases/ (§6) */
-			keep_mark_init(&sm->mark, sm->key, &sm->t);
-			sm->phase = KEEP_AP_MARK;
+			/* no record: a native cluster's first generation is 1; any
+			 * other's comes from leases/ (§6) */
+			sm->phase = KEEP_AP_CLUSTER;
 			return;
 		}
 		keep_owner_acq_on_record(&self, &sm->hv, r->outcome, r->version,
@@ -569,6 +572,24 @@ void keep_acquire_on_reply(struct keep_acquire *sm, int64_t now_mono_ms, int64_t
 	case KEEP_AP_RB:
 	case KEEP_AP_RB_NODE:
 		on_store_read(sm, now_wall_ms, r);
+		return;
+	case KEEP_AP_CLUSTER:
+		if (r->cluster == KEEP_CLUSTER_NATIVE) {
+			struct keep_owner_self self;
+
+			/* no actor of this cluster ever had an old lease: no marker
+			 * to read, seed or confirm; the record is created at 1 */
+			self_of(sm, &self);
+			keep_owner_acq_on_record(&self, &sm->hv, KEEP_STORE_NOT_FOUND, "", NULL, 0,
+						 1, &sm->d);
+			decided(sm);
+			return;
+		}
+		if (r->detail[0])
+			warn(sm, "%s: not a native cluster; first acquisitions go through leases/",
+			     r->detail);
+		keep_mark_init(&sm->mark, sm->key, &sm->t);
+		sm->phase = KEEP_AP_MARK;
 		return;
 	case KEEP_AP_MARK:
 		keep_mark_on_reply(&sm->mark, now_wall_ms, r);

@@ -22,6 +22,9 @@
  *      pending release of its generation exists (issue 18);
  *   3. owners/KEY, then nodes/<holder> when the free rule needs it (a read
  *      issued after the record read, §2); an absent record goes through
+ *      the cluster object first (cluster.h: read once a process by the
+ *      driver): on a native cluster the record is created at generation 1
+ *      with no marker (2 requests for a new actor); otherwise through
  *      the marker (§6, mark.h): a confirmed marker means the record was
  *      created: read again, still absent it was deleted out of band and the
  *      acquisition refuses (record-missing, issue 14 item 3); an
@@ -49,6 +52,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cluster.h"
 #include "mark.h"
 #include "owner.h"
 #include "ownio.h"
@@ -89,6 +93,7 @@ enum keep_acq_phase {
 	KEEP_AP_PARK_HOLD,
 	KEEP_AP_REGRANT,
 	KEEP_AP_REC,
+	KEEP_AP_CLUSTER, /* no record: is the cluster native (cluster.h)? */
 	KEEP_AP_MARK,
 	KEEP_AP_RECHECK, /* the marker is confirmed: owners/KEY read again */
 	KEEP_AP_NODE,

@@ -48,6 +48,7 @@ const char *keep_oact_name(enum keep_oact_kind k)
 	    [KEEP_OACT_MARK_WRITE] = "mark-write",
 	    [KEEP_OACT_KEYS_MAX] = "keys-max",
 	    [KEEP_OACT_DRAIN_MARK] = "drain-mark",
+	    [KEEP_OACT_CLUSTER_READ] = "cluster-read",
 	    [KEEP_OACT_DONE] = "done",
 	};
 

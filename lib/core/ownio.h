@@ -24,6 +24,7 @@
 #include "../nodeobj.h"
 #include "../ownerrec.h"
 #include "../vocab.h"
+#include "cluster.h"
 #include "upgrade.h"
 
 /* A hold: this node acts as owner of key at generation while it exists,
@@ -103,7 +104,10 @@ enum keep_oact_kind {
 	KEEP_OACT_MARK_WRITE,  /* PUT leases/<key> = lobj, cond/if_match */
 	KEEP_OACT_KEYS_MAX,    /* LIST wal/<key>/, snapshot/<key>/: reply.keys_max (§6) */
 	KEEP_OACT_DRAIN_MARK,  /* write the drain mark naming pend.instance: reply.sd */
-	KEEP_OACT_DONE,	       /* finished: read the result */
+	KEEP_OACT_CLUSTER_READ, /* what the cluster object says (cluster.h): reply.cluster;
+				   a driver reads `cluster` at most once a process and answers
+				   later ones from that read (a failed read is not kept) */
+	KEEP_OACT_DONE,		/* finished: read the result */
 };
 
 /* "none", "wait", "lock", ... (the enum's names in lowercase, '-' for '_'). */
@@ -136,6 +140,8 @@ struct keep_oreply {
 	struct keep_node_obj node;	/* NODE_READ, decoded (its node id checked) */
 	struct keep_lease_obj lobj;	/* MARK_READ, decoded */
 	int64_t keys_max;		/* KEYS_MAX: highest generation in the segment keys */
+	enum keep_cluster_view cluster; /* CLUSTER_READ; detail: set when the object was read
+					   now and is not a cluster object (a warning) */
 	char detail[KEEP_DETAIL_MAX];	/* not OK: a one-line reason (for messages) */
 	/* local actions */
 	bool failed;		      /* LOCK, LEASE (unreadable is a view, not a failure), LIST */

@@ -41,7 +41,10 @@
  * resolve outside DIR.
  *
  * Outcomes: missing object -> NOT_FOUND; failed condition -> CONFLICT; a
- * local I/O error before the rename -> REFUSED (nothing written); a failure
+ * local error before the rename (or of a read, delete or listing) ->
+ * AMBIGUOUS when it is a temporary condition of the host (ENOSPC, EDQUOT,
+ * EIO, ENOMEM, EMFILE...: fs_temporary; nothing written, exit 111: retry),
+ * REFUSED for any other (EACCES, EROFS, a symlink in the way...); a failure
  * after the rename (directory fsync) -> AMBIGUOUS; the lock not obtained
  * within the store's timeout, or broken while this writer stalled ->
  * AMBIGUOUS (nothing written, but temporary). A file that is not an object
@@ -276,6 +279,48 @@ static const char *obj_err(int rc)
 	default:
 		return rc < 0 && rc > -4096 ? strerror(-rc) : "unknown error";
 	}
+}
+
+/* Is the local error rc (-errno) a temporary condition of the host, one
+ * that retrying later can clear: a full disk or quota, an I/O error, no
+ * memory, file descriptors or locks left, an interrupted or busy call, a
+ * stale handle? Anything else (permissions, a read-only file system, a
+ * symlink or a file in the way, a file not ours) is a definite refusal:
+ * retrying the same request cannot help (docs/store.md, "The fs
+ * backend"; docs/exit-codes.md: 111 against 1). */
+static bool fs_temporary(int rc)
+{
+	switch (-rc) {
+	case ENOSPC:
+	case EDQUOT:
+	case EIO:
+	case EAGAIN:
+	case EINTR:
+	case ENOMEM:
+	case ENFILE:
+	case EMFILE:
+	case ENOBUFS:
+	case EBUSY:
+	case ETIMEDOUT:
+	case ESTALE:
+	case ENOLCK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Set reply for the local error rc (-errno or FS_*) of op on key, before
+ * anything was written: AMBIGUOUS for a temporary one (exit 111: retry;
+ * nothing was written, but the caller treats it as a write that may have
+ * landed, the safe side), else REFUSED (exit 1). */
+static void reply_local(struct keep_reply *reply, const char *op, const char *key, int rc)
+{
+	bool temp = fs_temporary(rc);
+
+	keep_reply_set(reply, temp ? KEEP_STORE_AMBIGUOUS : KEEP_STORE_REFUSED, 0,
+		       "unable to %s '%s': %s%s", op, key, obj_err(rc),
+		       temp ? " (temporary: nothing done)" : "");
 }
 
 /* A fresh version token into v (KEEP_VERSION_MAX bytes). 0 or -errno. */
@@ -563,8 +608,7 @@ static void reply_read(struct keep_reply *reply, const char *key, int rc, const 
 	if (rc == -ENOENT || rc == -EISDIR) {
 		keep_reply_set(reply, KEEP_STORE_NOT_FOUND, 0, "no such object");
 	} else if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to read '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "read", key, rc);
 		reply->not_ours = rc == FS_NOT_OURS || rc == FS_TOO_BIG;
 	} else {
 		keep_reply_set(reply, KEEP_STORE_OK, 0, NULL);
@@ -632,8 +676,7 @@ static void reply_lock_err(struct keep_reply *reply, const char *op, const char 
 		keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
 			       "timed out waiting for the lock of '%s' (nothing written)", key);
 	else
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to lock '%s' for %s: %s", key,
-			       op, strerror(-rc));
+		reply_local(reply, op, key, rc);
 }
 
 static void reply_lock_lost(struct keep_reply *reply, const char *key)
@@ -664,8 +707,7 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 		return 0;
 	}
 	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "put", key, rc);
 		return 0;
 	}
 	rc = lock_take(s, dfd, leaf, &lk);
@@ -676,8 +718,7 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 	}
 	rc = current(dfd, leaf, cur);
 	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "put", key, rc);
 		goto out;
 	}
 	if (cond == KEEP_COND_IF_NONE_MATCH && cur[0]) {
@@ -696,8 +737,7 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 	if (!rc)
 		rc = obj_stage(&lk, v, body, len);
 	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "put", key, rc);
 		goto out;
 	}
 	/* the commit: by the lock's name, so it fails once the lock was broken */
@@ -705,8 +745,7 @@ static int fs_put(struct keep_store *s, const char *key, const void *body, size_
 		if (errno == ENOENT)
 			reply_lock_lost(reply, key);
 		else
-			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to put '%s': %s", key,
-				       strerror(errno));
+			reply_local(reply, "put", key, -errno);
 		goto out;
 	}
 	if (fsync(dfd) < 0) {
@@ -739,8 +778,7 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 		return 0;
 	}
 	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "delete", key, rc);
 		return 0;
 	}
 	rc = lock_take(s, dfd, leaf, &lk);
@@ -755,8 +793,7 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 		goto out;
 	}
 	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
-			       obj_err(rc));
+		reply_local(reply, "delete", key, rc);
 		goto out;
 	}
 	if (if_match && strcmp(cur, if_match) != 0) {
@@ -768,8 +805,7 @@ static int fs_del(struct keep_store *s, const char *key, const char *if_match,
 		goto out;
 	}
 	if (unlinkat(dfd, leaf, 0) < 0) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to delete '%s': %s", key,
-			       strerror(errno));
+		reply_local(reply, "delete", key, -errno);
 		goto out;
 	}
 	if (fsync(dfd) < 0) {
@@ -929,8 +965,7 @@ static int fs_list(struct keep_store *s, const char *prefix, struct keep_list *o
 			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "listing exceeds %d entries",
 				       KEEP_LIST_MAX);
 		else
-			keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "unable to list '%s': %s",
-				       prefix, obj_err(rc));
+			reply_local(reply, "list", prefix, rc);
 		return 0;
 	}
 	keep_list_sort(out);

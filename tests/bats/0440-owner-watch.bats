@@ -7,6 +7,7 @@
 # Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000.
 
 load helpers/common
+load helpers/foreign
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }
@@ -198,6 +199,28 @@ acquire_all() {
 	wait_line 20 w '^unreadable key=t/c/a node=- instance=- generation=- reason="not an ownership record"$'
 	run -0 keep-store get owners/t/c/bad
 	[ "$output" = "$(printf 'wasmkeep-owner 1\nheld n1')" ] # nothing written
+	refute_sanitizer_reports
+}
+
+@test "owner-watch: a record over 65536 bytes is named and skipped: --once exits 17, --follow goes on" {
+	head -c 70000 /dev/zero | tr '\0' 'a' >"$BATS_TEST_TMPDIR/big"
+	foreign_put_ours owners/t/c/big "$BATS_TEST_TMPDIR/big"
+	nobody() { printf 'wasmkeep-owner 1\nnobody\ngeneration 1\n' | keep-store put "owners/$1" >/dev/null; }
+	nobody t/c/a
+	run -17 --separate-stderr owner-watch --once
+	[ "${#lines[@]}" -eq 2 ]
+	assert_line --index 1 --regexp '^owner key=t/c/big state=unreadable .* reason=".*larger than 65536 bytes.*"$'
+	[ "$(grep -c . <<<"$stderr")" -eq 1 ]
+	[[ $stderr == "owner-watch: warning: owners/t/c/big is not a keep ownership record: "*"larger than 65536"* ]]
+	# follow: named once (not every period), the other keys still followed
+	start_bg w owner-watch
+	wait_line 20 w '^synced keys=2$'
+	nobody t/c/b
+	wait_line 20 w '^released key=t/c/b '
+	nobody t/c/c
+	wait_line 20 w '^released key=t/c/c '
+	bg_running w
+	[ "$(grep -c 'owners/t/c/big' "$BATS_TEST_TMPDIR/w.err")" -eq 1 ]
 	refute_sanitizer_reports
 }
 

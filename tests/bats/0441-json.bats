@@ -96,7 +96,7 @@ same_lines() {
 	# the text line carries the same value, quoted
 	run -17 owner-watch --once t/c/x
 	[[ "$output" == *' reason="not an ownership record"' ]]
-	run -17 owner-watch --once --json t/c/x
+	run -17 --separate-stderr owner-watch --once --json t/c/x
 	run -0 jq -r .reason <<<"$output"
 	[ "$output" = "not an ownership record" ]
 	refute_sanitizer_reports

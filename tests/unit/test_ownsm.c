@@ -38,6 +38,8 @@ struct world {
 					    acquisition lands just before it */
 	const char *rewrite_version;	 /* LIST: the listing's copy is answered, then the
 					    stored entries get this version (a new write) */
+	enum keep_cluster_view cluster;	 /* CLUSTER_READ's answer */
+	const char *cluster_detail;	 /* ... and its warning ("" none) */
 	int64_t lapses;
 	int lease_code;		   /* the lease state's code (0: valid) */
 	int write_sets_lease_code; /* a landed record write sets lease_code to this ... */
@@ -129,6 +131,12 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		break;
 	case KEEP_OACT_DRAIN_MARK:
 		w->draining = true;
+		break;
+	case KEEP_OACT_CLUSTER_READ:
+		r->outcome = KEEP_STORE_OK;
+		r->cluster = w->cluster;
+		snprintf(r->detail, sizeof(r->detail), "%s",
+			 w->cluster_detail ? w->cluster_detail : "");
 		break;
 	case KEEP_OACT_LIST: {
 		static struct keep_hold hs[MAXK];
@@ -308,8 +316,9 @@ TEST(acquire_first_record_marks_then_confirms)
 
 	world_init(&w);
 	acquire(&w, "t/c/k1", &sm);
-	CHECK_EQ_STR(w.log, "lock lease hold-read rec-read mark-read keys-max mark-write lease "
-			    "rec-write mark-write lease hold-write unlock");
+	CHECK_EQ_STR(
+	    w.log, "lock lease hold-read rec-read cluster-read mark-read keys-max mark-write lease "
+		   "rec-write mark-write lease hold-write unlock");
 	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
 	CHECK_EQ_INT(sm.res.generation, 1);
 	CHECK(sm.res.fresh);
@@ -320,6 +329,33 @@ TEST(acquire_first_record_marks_then_confirms)
 	CHECK_EQ_STR(w.log, "lock lease hold-read pend-read rec-read lease unlock");
 	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
 	CHECK(!sm.res.fresh);
+}
+
+TEST(acquire_first_record_on_a_native_cluster_skips_the_marker)
+{
+	struct world w;
+	struct keep_acquire sm;
+
+	world_init(&w);
+	w.cluster = KEEP_CLUSTER_NATIVE;
+	acquire(&w, "t/c/k1", &sm);
+	/* the store: the record read and its creation, nothing under leases/ */
+	CHECK_EQ_STR(w.log, "lock lease hold-read rec-read cluster-read lease rec-write lease "
+			    "hold-write unlock");
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(sm.res.generation, 1);
+	CHECK(!w.mark_exists[1]);
+	CHECK(w.hold[1]);
+	/* not native (no cluster object, `upgraded`, garbled): the marker path,
+	 * and a garbled object is named once */
+	world_init(&w);
+	w.cluster_detail = "the object 'cluster' is not a keep cluster object (x)";
+	acquire(&w, "t/c/k2", &sm);
+	CHECK(strstr(w.log, "rec-read cluster-read mark-read keys-max mark-write") != NULL);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(w.mark[2].created, 1);
+	CHECK_EQ_INT(sm.nmsg, 1);
+	CHECK(strstr(sm.msg[0], "not a keep cluster object") != NULL);
 }
 
 TEST(acquire_refuses_a_record_deleted_under_a_confirmed_marker)
@@ -349,7 +385,7 @@ TEST(acquire_refuses_a_record_deleted_under_a_confirmed_marker)
 	world_init(&w);
 	w.race_key = 2;
 	acquire(&w, "t/c/k2", &sm);
-	CHECK(strstr(w.log, "rec-read mark-read keys-max rec-read node-read") != NULL);
+	CHECK(strstr(w.log, "rec-read cluster-read mark-read keys-max rec-read node-read") != NULL);
 	CHECK_EQ_INT(sm.res.kind, KEEP_AR_HELD);
 	CHECK_EQ_STR(sm.res.holder.node, "n2");
 }
@@ -713,6 +749,7 @@ TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 int main(void)
 {
 	RUN(acquire_first_record_marks_then_confirms);
+	RUN(acquire_first_record_on_a_native_cluster_skips_the_marker);
 	RUN(acquire_refuses_a_record_deleted_under_a_confirmed_marker);
 	RUN(acquire_regrant_refused_while_its_release_is_pending);
 	RUN(acquire_rechecks_the_lease_after_the_write_and_on_a_regrant);
