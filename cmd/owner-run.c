@@ -17,7 +17,8 @@
  *
  * Exit: CMD's status (128 + N when a signal N killed it); 21 (GRANT_ENDED)
  * when the grant ended while CMD ran; otherwise owner-acquire's code when
- * KEY was not acquired; 100 usage; 111 CMD could not be started. */
+ * KEY was not acquired; 100 usage; 126/127 CMD not executable / not found;
+ * 111 no fork, timer or inotify watch. */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -65,8 +66,9 @@ static const char usage[] =
     "\n"
     "exit: CMD's status (128 + N when killed by signal N); 21 the grant ended\n"
     "while CMD ran (CMD was stopped); when KEY was not acquired, owner-acquire's\n"
-    "code (1 held, 10..16, 17, 20, 111); 100 usage; 111 CMD could not be\n"
-    "started. See docs/exit-codes.md and docs/ownership.md.\n";
+    "code (1 held, 10..16, 17, 20, 111); 100 usage; 126 or 127 CMD could not\n"
+    "be executed or was not found; 111 no process, timer or inotify watch could\n"
+    "be set up. See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-run";
 
