@@ -12,9 +12,12 @@ load helpers/common
 setup() { keep_setup; }
 teardown() { keep_teardown; }
 
-start_node() {
-	start_bg "$1" lease-write --node-id "$2"
-	wait_line 30 "$1" '^live '
+# start_nodes ID... : lease-write for each node, started together (a start
+# check takes seconds: in parallel, once), until each is live
+start_nodes() {
+	local n
+	for n in "$@"; do start_bg "$n" lease-write --node-id "$n"; done
+	for n in "$@"; do wait_line 30 "$n" '^live '; done
 }
 
 # seen_at NAME REGEX SECONDS : the wall ms at which NAME's stdout first had
@@ -32,10 +35,35 @@ seen_at() {
 	return 1
 }
 
-@test "owner-acquire --wait: the holder killed with SIGKILL and fenced, the waiter acquires within 300 ms after free_at_ms" {
-	start_node n1 n1
-	start_node n2 n2
+@test "owner-acquire --wait: gives up after DURATION on a live holder; a batch waits per key; the holder killed with SIGKILL and fenced, the waiter acquires within 300 ms after free_at_ms" {
+	start_nodes n1 n2
 	run -0 owner-acquire --node-id n1 t/c/a
+	# --wait=1s on a live holder: held's exit code after about 1 s
+	t0=$(now_ms)
+	run -1 --separate-stderr owner-acquire --node-id n2 --wait=1s t/c/a
+	t1=$(now_ms)
+	echo "# gave up after $((t1 - t0)) ms" >&3
+	[ $((t1 - t0)) -ge 1000 ]
+	[ $((t1 - t0)) -lt 3000 ]
+	[ "${lines[0]}" = "waiting key=t/c/a node=n1 free_at_ms=-" ]
+	[[ "${lines[1]}" == "held key=t/c/a node=n1 "* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	# stdin, two workers: the free key is answered at once, the held one
+	# waits its own 1500 ms
+	t0=$(now_ms)
+	run -1 --separate-stderr owner-acquire --node-id n2 --jobs 2 --wait=1500ms \
+		<<<$'t/c/a\nt/c/b'
+	t1=$(now_ms)
+	[ "$(grep -c '^acquired key=t/c/b generation=1 ' <<<"$output")" = 1 ]
+	[ "$(grep -c '^waiting key=t/c/a node=n1 free_at_ms=-$' <<<"$output")" = 1 ]
+	[ "${lines[2]%% *}" = held ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ $((t1 - t0)) -ge 1500 ]
+	# usage: a bad duration changes nothing
+	run -100 --separate-stderr owner-acquire --node-id n2 --wait=1x t/c/a
+	[[ "$stderr" == *"--wait wants a duration"* ]]
+
+	# bare --wait: until the key is free
 	start_bg w owner-acquire --node-id n2 --wait t/c/a
 	# live holder: no free time announced yet
 	wait_line 10 w '^waiting key=t/c/a node=n1 free_at_ms=-$'
@@ -53,36 +81,5 @@ seen_at() {
 	[ "$t" -ge "$free_at" ]
 	[ $((t - free_at)) -le 300 ]
 	run -0 owner-check --node-id n2 t/c/a 2
-	refute_sanitizer_reports
-}
-
-@test "owner-acquire --wait=1s on a live holder: held's exit code after about 1 s; a batch waits per key" {
-	start_node n1 n1
-	start_node n2 n2
-	run -0 owner-acquire --node-id n1 t/c/a
-	t0=$(now_ms)
-	run -1 --separate-stderr owner-acquire --node-id n2 --wait=1s t/c/a
-	t1=$(now_ms)
-	echo "# gave up after $((t1 - t0)) ms" >&3
-	[ $((t1 - t0)) -ge 1000 ]
-	[ $((t1 - t0)) -lt 3000 ]
-	[ "${lines[0]}" = "waiting key=t/c/a node=n1 free_at_ms=-" ]
-	[[ "${lines[1]}" == "held key=t/c/a node=n1 "* ]]
-	[ "${#lines[@]}" -eq 2 ]
-	# stdin, two workers: the free key is answered at once, the held one
-	# waits its own 1500 ms
-	t0=$(now_ms)
-	run -1 --separate-stderr owner-acquire --node-id n2 --jobs 2 --wait=1500ms \
-		<<<$'t/c/a\nt/c/b'
-	t1=$(now_ms)
-	[ "${lines[0]}" = "waiting key=t/c/a node=n1 free_at_ms=-" ] ||
-		[[ "${lines[0]}" == "acquired key=t/c/b generation=1 "* ]]
-	[ "$(grep -c '^acquired key=t/c/b generation=1 ' <<<"$output")" = 1 ]
-	[ "$(grep -c '^held key=t/c/a node=n1 ' <<<"$output")" = 1 ]
-	[ "${lines[2]%% *}" = held ]
-	[ $((t1 - t0)) -ge 1500 ]
-	# usage: a bad duration changes nothing
-	run -100 --separate-stderr owner-acquire --node-id n2 --wait=1x t/c/a
-	[[ "$stderr" == *"--wait wants a duration"* ]]
 	refute_sanitizer_reports
 }
