@@ -108,7 +108,7 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	term_at=$(head -n 1 "$BATS_TEST_TMPDIR/n1.term")
 	echo "# fence: SIGTERM $((term_at - lost_at)) ms after the lost state" >&3
 	[ $((term_at - lost_at)) -ge 0 ]
-	[ $((term_at - lost_at)) -le 500 ]
+	[ $((term_at - lost_at)) -le 250 ]
 	# no renewal and no state written: the timer at the validity deadline
 	run -0 grep -x 'grant-ended key=t/c/n2 generation=1 reason=not-valid code=14' "$BATS_TEST_TMPDIR/rn2.out"
 	term_at=$(head -n 1 "$BATS_TEST_TMPDIR/n2.term")
