@@ -107,7 +107,9 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	lost_at=$(awk '$2 == "lost" { print $1; exit }' "$BATS_TEST_TMPDIR/n1.phases")
 	term_at=$(head -n 1 "$BATS_TEST_TMPDIR/n1.term")
 	echo "# fence: SIGTERM $((term_at - lost_at)) ms after the lost state" >&3
-	[ $((term_at - lost_at)) -ge 0 ]
+	# (owner-run and statewatch wake on the same rename: either may read
+	# the clock first)
+	[ $((term_at - lost_at)) -ge -100 ]
 	[ $((term_at - lost_at)) -le 250 ]
 	# no renewal and no state written: the timer at the validity deadline
 	run -0 grep -x 'grant-ended key=t/c/n2 generation=1 reason=not-valid code=14' "$BATS_TEST_TMPDIR/rn2.out"
