@@ -30,12 +30,18 @@
 
 static const char usage[] =
     "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                     [--jobs N] [--stats] [KEY...]\n"
+    "                     [--jobs N] [--stats] [--wait[=DURATION]] [KEY...]\n"
     "\n"
     "Acquire the ownership record owners/KEY for this node (KEY is\n"
     "tenant/class/name; with no KEY, keys are read from stdin, one a line).\n"
     "  --jobs N  stdin: up to N (1..32, default 1) keys at once, each thread\n"
     "            with its own store connection; answers in completion order\n"
+    "  --wait[=DURATION]  while a key is held elsewhere, wait for it: try again\n"
+    "            at its free_at_ms, else once a heartbeat period; give up after\n"
+    "            DURATION (N or Nms, Ns, Nm, Nh; bare --wait: never) with held's\n"
+    "            exit code. Prints `waiting key=K node=N free_at_ms=T|-` when it\n"
+    "            starts waiting (and when the holder or its free time changes).\n"
+    "            Each key of a batch waits on its own.\n"
     "  --stats   at exit, one line on stderr: `stats requests=N get=N head=N\n"
     "            put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
     "            ambiguous=N prog=owner-acquire`\n"
@@ -61,6 +67,9 @@ static const char usage[] =
 static const char *prog = "owner-acquire";
 
 #define JOBS_MAX KEEP_BATCH_JOBS_MAX
+
+/* --wait: 0 none, KEEP_WAIT_FOREVER, else ms (read-only once parsed) */
+static int64_t wait_ms;
 
 /* Print the machine's warnings and its answer line; its exit code. */
 static int answer(const struct keep_acquire *sm)
@@ -101,12 +110,10 @@ static int answer(const struct keep_acquire *sm)
 static int acquire_one(struct keep_owncmd *x, const char *key)
 {
 	struct keep_acquire sm;
-	struct keep_ownio io = {x->node_dir, x->store};
 
 	if (!keep_owner_key_valid(key))
 		return keep_cli_invalid_key(prog, key);
-	keep_acquire_init(&sm, x->cfg.node_id, key, &x->cfg.timing, x->store_timeout_ms);
-	keep_acquire_run(&sm, &io);
+	keep_acquire_wait(&sm, x, key, wait_ms, &keep_stop_flag, prog);
 	return answer(&sm);
 }
 
@@ -117,8 +124,11 @@ static int acquire_cb(void *ctx, const char *key)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    KEEP_CLI_LONGOPTS, KEEP_CLI_BATCH_LONGOPTS, {NULL, 0, NULL, 0}};
+	enum { OPT_WAIT = 0x2000 };
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     KEEP_CLI_BATCH_LONGOPTS,
+					     {"wait", optional_argument, NULL, OPT_WAIT},
+					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_owncmd x;
 	struct keep_reqstats stats;
@@ -127,8 +137,10 @@ int main(int argc, char **argv)
 
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
-	if (keep_cli_next(&cli, argc, argv, "hc:", opts) != -1)
-		keep_cli_usage_error(&cli, "unknown option");
+	while (keep_cli_next(&cli, argc, argv, "hc:", opts) != -1) /* only OPT_WAIT */
+		wait_ms = keep_cli_wait_arg(&cli, optarg);
+	if (wait_ms)
+		keep_cli_stop_signals(); /* SIGTERM, SIGINT: stop waiting, answer held */
 	keep_reqstats_init(&stats);
 	nstores = optind < argc ? 1 : cli.jobs;
 	keep_owncmd_setup(&x, &cli, &stats, nstores, stores);

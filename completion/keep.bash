@@ -7,7 +7,7 @@
 # flags are completed here.
 
 _keep_commands="keep-agent keep-store lease-fence lease-status lease-write node-watch
-owner-acquire owner-check owner-release owner-show owner-watch store-probe upgrade-mark"
+owner-acquire owner-check owner-release owner-run owner-show owner-watch store-probe upgrade-mark"
 
 # _keep_flags CMD : the flags of CMD's usage text, one a line: every flag
 # of the synopsis (the first paragraph), and the flags that start a line of
@@ -40,6 +40,20 @@ _keep() {
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[0]##*/}
 
+	# owner-run KEY -- CMD ARGS...: after the --, complete CMD as a command
+	if [ "$cmd" = owner-run ]; then
+		for ((i = 1; i < COMP_CWORD; i++)); do
+			if [ "${COMP_WORDS[i]}" = -- ]; then
+				if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
+					COMPREPLY=($(compgen -c -- "$cur"))
+				else
+					COMPREPLY=($(compgen -f -- "$cur"))
+				fi
+				return
+			fi
+		done
+	fi
+
 	# the common flags already given, for the commands run to complete values
 	_keep_common=()
 	for ((i = 1; i < COMP_CWORD; i++)); do
@@ -68,7 +82,7 @@ _keep() {
 		COMPREPLY=($(compgen -W "$(_keep_nodes)" -- "$cur"))
 		return
 		;;
-	--wait-ms | --if-match | --seed | --seeds | --go-fd)
+	--wait-ms | --if-match | --seed | --seeds | --go-fd | --kill-after)
 		return
 		;;
 	esac
@@ -82,7 +96,7 @@ _keep() {
 	local nargs=0
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --go-fd) ((i++)) ;;
+		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --go-fd | --kill-after) ((i++)) ;;
 		-*) ;;
 		*) ((nargs++)) ;;
 		esac

@@ -162,6 +162,18 @@ int64_t keep_cli_int_arg(const struct keep_cli *cli, const char *flag, const cha
 	return v;
 }
 
+int64_t keep_cli_wait_arg(const struct keep_cli *cli, const char *arg)
+{
+	int64_t v;
+
+	if (!arg)
+		return -1; /* KEEP_WAIT_FOREVER (ownrun.h) */
+	if (!keep_duration_parse(arg, 86400000, &v))
+		keep_cli_usage_error(
+		    cli, "--wait wants a duration: N (ms) or Nms, Ns, Nm, Nh, at most 24h");
+	return v;
+}
+
 int keep_cli_jobs_arg(const struct keep_cli *cli, const char *arg)
 {
 	return (int)keep_cli_int_arg(cli, "--jobs", arg, 1, KEEP_BATCH_JOBS_MAX);

@@ -135,6 +135,11 @@ void keep_cli_node_dir(const struct keep_cli *cli, const struct keep_config *c, 
 int64_t keep_cli_int_arg(const struct keep_cli *cli, const char *flag, const char *arg, int64_t min,
 			 int64_t max);
 
+/* --wait[=DURATION] (owner-acquire, owner-run): arg NULL (bare --wait)
+ * is KEEP_WAIT_FOREVER (-1); else keep_duration_parse up to one day
+ * (86400000 ms), 0 allowed (no wait); misuse otherwise (exit 100). ms. */
+int64_t keep_cli_wait_arg(const struct keep_cli *cli, const char *arg);
+
 /* --jobs N: 1..KEEP_BATCH_JOBS_MAX (batch.h), as keep_cli_int_arg. */
 int keep_cli_jobs_arg(const struct keep_cli *cli, const char *arg);
 

@@ -494,6 +494,66 @@ void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
 	keep_metrics_flush(m);
 }
 
+/* Sleep on the boot clock until until_ms, in steps of at most 100 ms so a
+ * stop is noticed; false when *stop ended it. */
+static bool wait_sleep(int64_t until_ms, volatile sig_atomic_t *stop)
+{
+	int64_t now;
+
+	while ((now = keep_boot_ms()) < until_ms) {
+		if (stop && *stop)
+			return false;
+		keep_sleep_until_boot(until_ms - now > 100 ? now + 100 : until_ms);
+	}
+	return !(stop && *stop);
+}
+
+void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
+		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog)
+{
+	struct keep_ownio io = {x->node_dir, x->store};
+	int64_t start = keep_boot_ms(), deadline, now, wall, next, period, shown_free = -1;
+	char shown_node[KEEP_NODE_ID_MAX + 1] = "";
+	struct keep_buf b;
+	int i;
+
+	deadline = wait_ms == KEEP_WAIT_FOREVER ? INT64_MAX : keep_add_sat_ms(start, wait_ms);
+	period = x->cfg.timing.period_ms > 0 ? x->cfg.timing.period_ms : 1000;
+	for (;;) {
+		keep_acquire_init(sm, x->cfg.node_id, key, &x->cfg.timing, x->store_timeout_ms);
+		keep_acquire_run(sm, &io);
+		if (sm->res.kind != KEEP_AR_HELD || wait_ms == 0)
+			return;
+		keep_clocks_now(&now, &wall);
+		if (now >= deadline || (stop && *stop))
+			return;
+		for (i = 0; i < sm->nmsg; i++)
+			keep_warn(prog, "%s", sm->msg[i]);
+		if (shown_free != sm->res.free_at_ms ||
+		    strcmp(shown_node, sm->res.holder.node) != 0) {
+			shown_free = sm->res.free_at_ms;
+			snprintf(shown_node, sizeof(shown_node), "%s", sm->res.holder.node);
+			keep_line_begin(&b, "waiting");
+			keep_line_str(&b, "key", key);
+			keep_line_str(&b, "node", sm->res.holder.node);
+			if (sm->res.free_at_ms > 0)
+				keep_line_int(&b, "free_at_ms", sm->res.free_at_ms);
+			else
+				keep_line_str(&b, "free_at_ms", NULL);
+			keep_line_end(&b);
+		}
+		next = keep_add_sat_ms(now, period);
+		/* a free time still ahead: try again right after it (a free time
+		 * already passed and still held waits a period: no busy loop) */
+		if (sm->res.free_at_ms > wall && sm->res.free_at_ms - wall < period)
+			next = now + (sm->res.free_at_ms - wall) + 1;
+		if (next > deadline)
+			next = deadline;
+		if (!wait_sleep(next, stop) || next >= deadline)
+			return;
+	}
+}
+
 void keep_owncmd_close(struct keep_store **stores, int n)
 {
 	for (int i = 0; i < n; i++)

@@ -106,6 +106,26 @@ void keep_res_event_line(const struct keep_res_event *ev);
 void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
 			const struct keep_reqstats *stats);
 
+/* --wait without a bound (owner-acquire, owner-run). */
+#define KEEP_WAIT_FOREVER (-1)
+
+/* Acquire key for x's node, waiting while it is held elsewhere (issue 15;
+ * docs/ownership.md "Waiting for a key"): run the acquisition machine
+ * (keep_acquire_run); while the answer is `held` and wait_ms (ms; 0: no
+ * wait, KEEP_WAIT_FOREVER: no bound) has not run out, sleep on the boot
+ * clock until the answer's free_at_ms (wall ms, +1) or one heartbeat
+ * period (x->cfg.timing.period_ms), whichever comes first, then run it
+ * again: at most one attempt (a record read and a node read) a period
+ * while nothing announced a free time. Prints `waiting key=K node=N
+ * free_at_ms=T|-` (the line emitter) when it starts waiting and whenever
+ * the holder or its free time changes; the machine's warnings of attempts
+ * that were not the last go to stderr as prog's. Gives up (the last `held`
+ * answer stays in sm->res) when wait_ms runs out or *stop (may be NULL)
+ * becomes non-zero. sm is initialised here; its result is in sm->res,
+ * its warnings of the last attempt in sm->msg. */
+void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
+		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog);
+
 /* Close n stores opened by keep_owncmd_setup. */
 void keep_owncmd_close(struct keep_store **stores, int n);
 

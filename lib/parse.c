@@ -28,6 +28,30 @@ bool keep_dec_parse_str(const char *s, int64_t max, int64_t *out)
 	return s && keep_dec_parse(s, strlen(s), max, out);
 }
 
+bool keep_duration_parse(const char *s, int64_t max_ms, int64_t *out_ms)
+{
+	static const struct {
+		const char *unit;
+		int64_t ms;
+	} units[] = {{"", 1}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+	size_t n = 0, i;
+	int64_t v;
+
+	if (!s)
+		return false;
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + n, units[i].unit) != 0)
+			continue;
+		if (!keep_dec_parse(s, n, max_ms / units[i].ms, &v))
+			return false;
+		*out_ms = v * units[i].ms;
+		return true;
+	}
+	return false;
+}
+
 bool keep_hex_valid(const char *s, size_t n)
 {
 	size_t i;

@@ -17,6 +17,13 @@ bool keep_dec_parse(const char *s, size_t n, int64_t max, int64_t *out);
 /* keep_dec_parse of a NUL-terminated string (NULL is false). */
 bool keep_dec_parse_str(const char *s, int64_t max, int64_t *out);
 
+/* A duration flag's value (owner-acquire --wait=D, owner-run): a strict
+ * decimal (as above) with an optional unit: none or "ms" (milliseconds,
+ * like every *_ms flag and setting), "s", "m", "h". The result in ms must
+ * be <= max_ms. true with *out_ms set; false (and *out_ms untouched)
+ * otherwise (NULL, empty, another unit, overflow). */
+bool keep_duration_parse(const char *s, int64_t max_ms, int64_t *out_ms);
+
 /* Are the n bytes at s lowercase hex digits only (n >= 1)? */
 bool keep_hex_valid(const char *s, size_t n);
 

@@ -28,6 +28,7 @@ summary() {
 	node-watch) echo "cluster membership, cluster status and stale peers" ;;
 	owner-acquire) echo "acquire ownership records for this node" ;;
 	owner-release) echo "release holds, drain, resolve pending releases" ;;
+	owner-run) echo "run a command only while this node holds a key" ;;
 	owner-show) echo "print who owns an actor" ;;
 	owner-watch) echo "follow ownership records: acquisitions, releases, holders fenced" ;;
 	owner-check) echo "check that this node's grant of an actor may act now" ;;

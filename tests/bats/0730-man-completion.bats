@@ -88,6 +88,11 @@ complete_words() {
 	assert_output stat
 	run -0 complete_words keep-agent st
 	assert_output status
+	# owner-run KEY -- CMD: the command after -- completes as a command
+	run -0 complete_words owner-run --kill-after 200 t/c/a -- bat
+	assert_line bats
+	run -0 complete_words owner-run --ki
+	assert_output -- --kill-after
 }
 
 @test "completion: lease-fence NODE offers the node ids of the bucket" {

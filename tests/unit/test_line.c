@@ -5,6 +5,7 @@
 #include "../../lib/buf.h"
 #include "../../lib/err.h"
 #include "../../lib/line.h"
+#include "../../lib/parse.h"
 #include "unit.h"
 
 static int parse(const char *s, struct keep_line *l)
@@ -340,6 +341,32 @@ TEST(json_line_over_max_leaves_buffer)
 	keep_buf_release(&b);
 }
 
+/* keep_duration_parse (lib/parse.h): the --wait=DURATION syntax */
+TEST(duration_parse)
+{
+	int64_t v = -7;
+
+	CHECK(keep_duration_parse("1500", 86400000, &v) && v == 1500);
+	CHECK(keep_duration_parse("1500ms", 86400000, &v) && v == 1500);
+	CHECK(keep_duration_parse("1s", 86400000, &v) && v == 1000);
+	CHECK(keep_duration_parse("2m", 86400000, &v) && v == 120000);
+	CHECK(keep_duration_parse("24h", 86400000, &v) && v == 86400000);
+	CHECK(keep_duration_parse("0", 86400000, &v) && v == 0);
+	v = -7;
+	CHECK(!keep_duration_parse("25h", 86400000, &v));
+	CHECK(!keep_duration_parse("86400001", 86400000, &v));
+	CHECK(!keep_duration_parse("", 86400000, &v));
+	CHECK(!keep_duration_parse("s", 86400000, &v));
+	CHECK(!keep_duration_parse("1x", 86400000, &v));
+	CHECK(!keep_duration_parse("-1s", 86400000, &v));
+	CHECK(!keep_duration_parse("01s", 86400000, &v));
+	CHECK(!keep_duration_parse("1 s", 86400000, &v));
+	CHECK(!keep_duration_parse("1.5s", 86400000, &v));
+	CHECK(!keep_duration_parse("99999999999999999999h", 86400000, &v));
+	CHECK(!keep_duration_parse(NULL, 86400000, &v));
+	CHECK_EQ_INT(v, -7);
+}
+
 int main(void)
 {
 	RUN(encode_bare_and_quoted);
@@ -355,5 +382,6 @@ int main(void)
 	RUN(json_escape_bounds);
 	RUN(json_line_same_fields);
 	RUN(json_line_over_max_leaves_buffer);
+	RUN(duration_parse);
 	return unit_done();
 }

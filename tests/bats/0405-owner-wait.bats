@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# owner-acquire --wait[=DURATION] (issue 15 item 1; docs/ownership.md
+# "Waiting for a key"): while a key is held, wait for its free time (or one
+# heartbeat period when none is announced), then try again; give up after
+# DURATION with held's exit code. Runs on the fs store and on a real S3
+# server (KEEP_TEST_STORE).
+# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000:
+# a fenced node's records are free 4500 after its kept written_at.
+
+load helpers/common
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+# start_nodes ID... : lease-write for each node, started together (a start
+# check takes seconds: in parallel, once), until each is live
+start_nodes() {
+	local n
+	for n in "$@"; do start_bg "$n" lease-write --node-id "$n"; done
+	for n in "$@"; do wait_line 30 "$n" '^live '; done
+}
+
+# seen_at NAME REGEX SECONDS : the wall ms at which NAME's stdout first had
+# a line matching REGEX (polled every 10 ms: a coarse clock, good to ~20 ms)
+seen_at() {
+	local end=$(($(now_ms) + $3 * 1000))
+	while [ "$(now_ms)" -lt "$end" ]; do
+		if grep -Eq -- "$2" "$BATS_TEST_TMPDIR/$1.out"; then
+			now_ms
+			return 0
+		fi
+		sleep 0.01
+	done
+	echo "no line '$2' from $1 after $3 s" >&2
+	return 1
+}
+
+@test "owner-acquire --wait: gives up after DURATION on a live holder; a batch waits per key; the holder killed with SIGKILL and fenced, the waiter acquires within 300 ms after free_at_ms" {
+	start_nodes n1 n2
+	run -0 owner-acquire --node-id n1 t/c/a
+	# --wait=1s on a live holder: held's exit code after about 1 s
+	t0=$(now_ms)
+	run -1 --separate-stderr owner-acquire --node-id n2 --wait=1s t/c/a
+	t1=$(now_ms)
+	echo "# gave up after $((t1 - t0)) ms" >&3
+	[ $((t1 - t0)) -ge 1000 ]
+	[ $((t1 - t0)) -lt 3000 ]
+	[ "${lines[0]}" = "waiting key=t/c/a node=n1 free_at_ms=-" ]
+	[[ "${lines[1]}" == "held key=t/c/a node=n1 "* ]]
+	[ "${#lines[@]}" -eq 2 ]
+	# stdin, two workers: the free key is answered at once, the held one
+	# waits its own 1500 ms
+	t0=$(now_ms)
+	run -1 --separate-stderr owner-acquire --node-id n2 --jobs 2 --wait=1500ms \
+		<<<$'t/c/a\nt/c/b'
+	t1=$(now_ms)
+	[ "$(grep -c '^acquired key=t/c/b generation=1 ' <<<"$output")" = 1 ]
+	[ "$(grep -c '^waiting key=t/c/a node=n1 free_at_ms=-$' <<<"$output")" = 1 ]
+	[ "${lines[2]%% *}" = held ]
+	[ "${#lines[@]}" -eq 3 ]
+	[ $((t1 - t0)) -ge 1500 ]
+	# usage: a bad duration changes nothing
+	run -100 --separate-stderr owner-acquire --node-id n2 --wait=1x t/c/a
+	[[ "$stderr" == *"--wait wants a duration"* ]]
+
+	# bare --wait: until the key is free
+	start_bg w owner-acquire --node-id n2 --wait t/c/a
+	# live holder: no free time announced yet
+	wait_line 10 w '^waiting key=t/c/a node=n1 free_at_ms=-$'
+	kill -KILL "$(bg_pid n1)"
+	run -0 --separate-stderr lease-fence n1
+	# the next attempt (within a heartbeat period) learns the free time
+	wait_line 10 w '^waiting key=t/c/a node=n1 free_at_ms=[0-9]+$'
+	free_at=$(sed -n 's/^waiting .*free_at_ms=\([0-9][0-9]*\)$/\1/p' "$BATS_TEST_TMPDIR/w.out")
+	written_at=$(keep-store get nodes/n1 | sed -n 's/^written_at_ms //p')
+	[ "$free_at" -eq $((written_at + 4500)) ]
+	t=$(seen_at w '^acquired key=t/c/a generation=2 ' 15)
+	run wait_exit 5 w
+	[ "$output" = 0 ]
+	echo "# acquired $((t - free_at)) ms after free_at_ms" >&3
+	[ "$t" -ge "$free_at" ]
+	[ $((t - free_at)) -le 300 ]
+	run -0 owner-check --node-id n2 t/c/a 2
+	refute_sanitizer_reports
+}
