@@ -23,6 +23,7 @@
 #include "../lib/core/listing.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
+#include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
@@ -356,7 +357,7 @@ static int once(struct driver *d, bool table)
 
 	if (rc)
 		return rc;
-	wall = keep_wall_ms();
+	wall = keep_judge_wall_cfg(&d->cfg);
 	if (table) {
 		prc = print_table(d, wall);
 	} else {
@@ -527,6 +528,7 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 		x->obj = x->readable ? &d->v[i].obj : NULL;
 	}
 	keep_clocks_now(&now, &wall);
+	wall = keep_judge_wall_cfg(&d->cfg);
 	/* the lease state is read after the listing: a valid lease now covers
 	 * the whole pass */
 	self_lease(d, now, &valid, live_since);
