@@ -2211,7 +2211,8 @@ static void schedule_faults(struct sim *s)
 			 * free early */
 			int64_t st = rng_range(&s->rng, tt + 1, 3 * tt);
 
-			push_ev(s, at - rng_range(&s->rng, 0, 2 * s->t.period_ms), E_STEP, other, st);
+			push_ev(s, at - rng_range(&s->rng, 0, 2 * s->t.period_ms), E_STEP, other,
+				st);
 			/* the operator fences a node that stalls (its validity runs
 			 * on meanwhile) */
 			if (rng_pm(&s->rng, 900))
