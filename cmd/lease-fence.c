@@ -35,6 +35,7 @@
 #include "../lib/core/fence.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
+#include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/parse.h"
@@ -192,7 +193,7 @@ static int operator_fence(struct keep_store *s, const char *node)
 		read_node(s, node, &r, &obj, &derr);
 		keep_fence_operator(node, r.outcome,
 				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
-				    keep_wall_ms(), &C.cfg.timing, &d);
+				    keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, &d);
 		switch (d.verdict) {
 		case KEEP_FV_FENCE:
 		case KEEP_FV_CREATE:
@@ -339,7 +340,7 @@ static bool may_act(const struct keep_stale *st)
  * time came. */
 static bool wait_free_at(int64_t free_at_wall_ms)
 {
-	int64_t left = keep_sub_sat_ms(free_at_wall_ms, keep_wall_ms()), deadline;
+	int64_t left = keep_sub_sat_ms(free_at_wall_ms, keep_judge_wall_cfg(&C.cfg)), deadline;
 	bool ok;
 
 	if (left > keep_timing_takeover_ms(&C.cfg.timing) + C.cfg.timing.max_skew_ms)
@@ -393,7 +394,7 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	read_node(s, st->node, &r, &obj, &derr);
 	own_lease(&me);
 	keep_fence_peer_judge(st, &me, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-			      derr, keep_wall_ms(), &C.cfg.timing, C.cfg.node_id, &d);
+			      derr, keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, C.cfg.node_id, &d);
 	if (d.verdict != KEEP_FV_FENCE) {
 		peer_line(
 		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),

@@ -32,6 +32,7 @@
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
     "                   [-v] [--check] [--clock-step-ms MS] [--go-fd FD]\n"
+    "       lease-write [-c FILE] --node-id ID --clear-clock-offset\n"
     "\n"
     "Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
     "`released` (clean stop). Prints one event a line on stdout:\n"
@@ -47,6 +48,9 @@ static const char usage[] =
     "  --go-fd FD          hold the first write, after the start check, until a\n"
     "                      line `go` is read from file descriptor FD (keep-agent:\n"
     "                      the start guard passed); EOF first: stop, nothing written\n"
+    "  --clear-clock-offset  with the node's lease-write stopped: set the judging\n"
+    "                      offset left by wall-clock steps to 0 (the operator checked\n"
+    "                      the wall clock is right; docs/lease.md), print it, exit\n"
     "\n"
     "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
     "another; 13 object removed; 16 an old-format node runs under this id;\n"
@@ -59,7 +63,7 @@ static const char usage[] =
  * (docs/lease.md "Clean stop"), then wakes the main loop with SIGUSR1.
  * stop_flag: 0 running; 1 stop asked; 2 stop handed to the machine. */
 static atomic_int stop_flag;
-enum { OPT_STEP = 0x2000, OPT_GO_FD };
+enum { OPT_STEP = 0x2000, OPT_GO_FD, OPT_CLEAR_OFFSET };
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_wake(int sig)
@@ -85,6 +89,9 @@ struct driver {
 	char go_buf[64]; /* a partial line read from go_fd */
 	size_t go_len;
 	int64_t orphan_deadline_mono_ms; /* keep-agent gone: exit by then (0: not) */
+	int64_t sd_fail_since_ms; /* boot ms of the first failed state write in a row (0: ok) */
+	int sd_errno;		  /* its errno */
+	bool sd_fatal;		  /* gave up on the state file: clean stop, exit 111 */
 };
 
 /* Write st, marked as stopping when a stop was asked and it says live:
@@ -97,9 +104,21 @@ static void write_state_locked(struct driver *d, struct keep_lease_state *st)
 		st->valid_until_wall_ms = 0;
 		st->live_since_ms = 0;
 	}
-	if (keep_lease_state_write(d->node_dir, st) != 0)
-		keep_warn(d->prog, "unable to write lease state in '%s': %s", d->node_dir,
-			  strerror(errno));
+	if (keep_lease_state_write(d->node_dir, st) != 0) {
+		int e = errno ? errno : EIO;
+
+		if (!d->sd_fail_since_ms)
+			keep_warn(d->prog,
+				  "unable to write the lease state file '%s/lease': %s: a lapse "
+				  "(every hold ends), renewals paused until it can be written",
+				  d->node_dir, strerror(e));
+		d->sd_errno = e;
+		if (!d->sd_fail_since_ms)
+			d->sd_fail_since_ms = keep_boot_ms();
+	} else if (d->sd_fail_since_ms) {
+		keep_info(d->prog, "the lease state file '%s/lease' is written again", d->node_dir);
+		d->sd_fail_since_ms = 0;
+	}
 	d->saved = *st;
 	d->have_saved = true;
 }
@@ -158,6 +177,9 @@ static void save_state(struct driver *d, int64_t now_mono, int64_t wall)
 	}
 	st.lapses = d->sm.lapses + (d->sm.phase == KEEP_LEASE_LOST ? 1 : 0);
 	st.updated_wall_ms = wall;
+	st.have_judge = true;
+	st.judge_offset_ms = keep_lease_judge_offset_ms(&d->sm);
+	st.clock_base_ms = d->sm.have_clocks ? d->sm.clocks_wall_ms - d->sm.clocks_mono_ms : 0;
 	pthread_mutex_lock(&state_lock);
 	write_state_locked(d, &st);
 	pthread_mutex_unlock(&state_lock);
@@ -242,8 +264,15 @@ static void drain_events(struct driver *d)
 	/* the state file first: what the node's other commands trust is
 	 * never behind what this process announces (a lapse or a step ends
 	 * every hold before its line is printed) */
-	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE)
+	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE || d->sd_fail_since_ms) {
 		save_state(d, now, wall);
+		if (d->sd_fail_since_ms && d->sm.phase == KEEP_LEASE_LIVE) {
+			/* what readers see cannot be kept current: a lapse, then
+			 * the file again (ran-out, lapses + 1) if it can be written */
+			keep_lease_lapse(&d->sm, now);
+			save_state(d, now, wall);
+		}
+	}
 	while (keep_lease_poll_event(&d->sm, &e)) {
 		print_event(d, &e, now);
 		switch (e.kind) {
@@ -420,21 +449,60 @@ static void orphaned(struct driver *d, int64_t now)
 		keep_warn(d->prog, "keep-agent is gone: stopping");
 }
 
+/* --clear-clock-offset (lease.lock held: no lease-write runs): the state
+ * file's judging offset set to 0, its clock base to now. Exit 0, or 111
+ * when the file cannot be read or written. */
+static int clear_clock_offset(struct driver *d)
+{
+	struct keep_lease_state st;
+	struct keep_buf b;
+	int64_t now, wall, was;
+
+	if (keep_lease_state_read(d->node_dir, &st) != 0) {
+		if (errno == ENOENT) {
+			keep_line_begin(&b, "clock-offset");
+			keep_line_str(&b, "node", d->cfg.node_id);
+			keep_line_int(&b, "was_ms", 0);
+			keep_line_end(&b);
+			return KEEP_EXIT_OK;
+		}
+		keep_die(KEEP_EXIT_TEMP, d->prog, "unable to read '%s/lease': %s", d->node_dir,
+			 strerror(errno));
+	}
+	keep_clocks_now(&now, &wall);
+	was = wall - keep_lease_state_judge_wall(&st, now, wall, d->boot_id);
+	st.have_judge = true;
+	st.judge_offset_ms = 0;
+	st.clock_base_ms = wall - now;
+	if (strcmp(st.boot_id, d->boot_id) != 0)
+		st.clock_base_ms = 0; /* another boot's file: no base to compare */
+	if (keep_lease_state_write(d->node_dir, &st) != 0)
+		keep_die(KEEP_EXIT_TEMP, d->prog, "unable to write '%s/lease': %s", d->node_dir,
+			 strerror(errno));
+	keep_line_begin(&b, "clock-offset");
+	keep_line_str(&b, "node", d->cfg.node_id);
+	keep_line_int(&b, "was_ms", was);
+	keep_line_end(&b);
+	return KEEP_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"verbose", no_argument, NULL, 'v'},
-					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
-					     {"go-fd", required_argument, NULL, OPT_GO_FD},
-					     {"clock-step-ms", required_argument, NULL, OPT_STEP},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS,
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"check", no_argument, NULL, KEEP_OPT_CHECK},
+	    {"go-fd", required_argument, NULL, OPT_GO_FD},
+	    {"clock-step-ms", required_argument, NULL, OPT_STEP},
+	    {"clear-clock-offset", no_argument, NULL, OPT_CLEAR_OFFSET},
+	    {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
 	struct keep_node_obj tmpl;
 	struct sigaction sa;
 	sigset_t stopsigs;
 	pthread_t sigthr;
-	bool held = false;
+	bool held = false, clear_offset = false;
 	int64_t step_ms = -1, go_fd;
 	int c, rc, orphan_rc = 0;
 
@@ -459,6 +527,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_STEP:
 			step_ms = keep_cli_int_arg(&cli, "--clock-step-ms", optarg, 0, 86400000);
+			break;
+		case OPT_CLEAR_OFFSET:
+			clear_offset = true;
 			break;
 		case OPT_GO_FD:
 			if (!keep_dec_parse_str(optarg, 1023, &go_fd) ||
@@ -497,7 +568,12 @@ int main(int argc, char **argv)
 		if (fd < 0)
 			keep_die(KEEP_EXIT_TEMP, d.prog, "unable to open '%s': %s", lock,
 				 strerror(errno));
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0 && clear_offset)
+			keep_die(KEEP_EXIT_REPLACED, d.prog,
+				 "--clear-clock-offset: lease-write for node '%s' is running "
+				 "(state directory '%s'): stop it first",
+				 d.cfg.node_id, d.node_dir);
+		else if (flock(fd, LOCK_EX | LOCK_NB) != 0)
 			keep_die(KEEP_EXIT_REPLACED, d.prog,
 				 "another lease-write for node '%s' is running with state "
 				 "directory '%s'",
@@ -506,6 +582,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(d.key, sizeof(d.key), "nodes/%s", d.cfg.node_id);
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
+	if (clear_offset)
+		return clear_clock_offset(&d);
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id);
 	keep_metrics_set_prog(&d.metrics, d.cfg.metrics_textfile, d.prog);
 	/* counters exist from the start: an alert on the first increase sees it */
@@ -537,6 +615,26 @@ int main(int argc, char **argv)
 	d.main_thread = pthread_self();
 
 	keep_lease_init(&d.sm, &d.cfg.timing, &tmpl, keep_boot_ms());
+	{
+		/* the judging offset of the steps seen before (any earlier
+		 * lease-write of this node, any boot), and a forward step since
+		 * the last reading of one on this boot: kept (docs/lease.md
+		 * "Judging others after a step") */
+		struct keep_lease_state prev;
+		int64_t now, wall;
+
+		if (keep_lease_state_read(d.node_dir, &prev) == 0 && prev.have_judge) {
+			keep_clocks_now(&now, &wall);
+			d.sm.step_sum_ms =
+			    wall - keep_lease_state_judge_wall(&prev, now, wall, d.boot_id);
+			if (d.sm.step_sum_ms > 0)
+				keep_warn(d.prog,
+					  "peers are judged %lld ms late: the wall clock stepped "
+					  "forward before (docs/lease.md \"Judging others after a "
+					  "step\"; lease-write --clear-clock-offset)",
+					  (long long)d.sm.step_sum_ms);
+		}
+	}
 	if (pthread_create(&sigthr, NULL, signal_thread, &d) != 0)
 		keep_die(KEEP_EXIT_TEMP, d.prog, "unable to start the signal thread");
 	pthread_detach(sigthr);
@@ -561,6 +659,26 @@ int main(int argc, char **argv)
 				  d.cfg.node_id);
 			orphan_rc = KEEP_EXIT_TEMP;
 			break;
+		}
+		if (d.sd_fail_since_ms && !d.sd_fatal && !atomic_load(&stop_flag) &&
+		    !d.sm.inflight) {
+			/* the state file cannot be written: no renewal (peers must
+			 * not see alive a node whose commands refuse its holds);
+			 * retry it, give up after ttl - safety (docs/lease.md
+			 * "State file failures") */
+			if (now - d.sd_fail_since_ms >= keep_timing_valid_for_ms(&d.cfg.timing)) {
+				fprintf(stderr,
+					"%s: fatal: unable to write the lease state file "
+					"'%s/lease' for %lld ms: %s: giving the lease up\n",
+					d.prog, d.node_dir, (long long)(now - d.sd_fail_since_ms),
+					strerror(d.sd_errno));
+				d.sd_fatal = true;
+				atomic_store(&stop_flag, 1);
+				continue;
+			}
+			keep_sleep_until_boot(now + 100);
+			drain_events(&d);
+			continue;
 		}
 		if (!d.go && d.sm.phase == KEEP_LEASE_FIRST && !d.sm.readback && !d.sm.inflight) {
 			int g;
@@ -594,6 +712,15 @@ int main(int argc, char **argv)
 		drain_events(&d);
 		if (act.kind == KEEP_LACT_DONE)
 			break;
+		if (act.kind == KEEP_LACT_WRITE && d.sd_fail_since_ms && !d.sd_fatal &&
+		    !atomic_load(&stop_flag)) {
+			/* the state file failed just now: this renewal is not sent
+			 * (answered as a write whose fate is unknown; read back
+			 * once the file can be written again) */
+			keep_lease_on_write(&d.sm, now, KEEP_STORE_AMBIGUOUS, "");
+			drain_events(&d);
+			continue;
+		}
 		if (d.orphan_deadline_mono_ms &&
 		    (act.kind == KEEP_LACT_READ || act.kind == KEEP_LACT_WRITE)) {
 			int64_t left = d.orphan_deadline_mono_ms - now;
@@ -625,6 +752,8 @@ int main(int argc, char **argv)
 		save_state(&d, now, wall);
 	}
 	rc = orphan_rc ? orphan_rc : keep_lease_exit_code(&d.sm);
+	if (d.sd_fatal && rc == 0)
+		rc = KEEP_EXIT_TEMP; /* gave the lease up: the state file could not be written */
 	keep_store_free(d.store);
 	keep_metrics_release(&d.metrics);
 	return rc;

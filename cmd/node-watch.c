@@ -23,6 +23,7 @@
 #include "../lib/core/listing.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
+#include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
@@ -45,7 +46,8 @@ static const char usage[] =
     "  --once     one pass, one line per node (cluster status):\n"
     "             `node id=ID state=live|released|fenced|old-running|old-retired|unreadable\n"
     "             instance=.. written_at_ms=.. age_ms=.. format=3|1|2 [fenced_by=..\n"
-    "             fenced_at_ms=..] [free_at_ms=..] [reason=..]`\n"
+    "             fenced_at_ms=..] [free_at_ms=..] [reason=..] [ahead_ms=..]`\n"
+    "             (age_ms 0 and ahead_ms when written_at is ahead of this clock)\n"
     "  --table    with --once: a table for people instead\n"
     "  --json     with --once: each line as one JSON object, same fields\n"
     "             (docs/formats.md)\n"
@@ -262,6 +264,11 @@ static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live
 	*live_since = st.live_since_ms;
 }
 
+static int64_t max_ms(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
 static int print_status_line(struct driver *d, const struct seen *s, int64_t wall)
 {
 	struct keep_buf b;
@@ -283,7 +290,9 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 		keep_line_str(&b, "instance",
 			      strcmp(s->obj.instance, "-") != 0 ? s->obj.instance : NULL);
 		keep_line_int(&b, "written_at_ms", s->obj.written_at_ms);
-		keep_line_int(&b, "age_ms", keep_sub_sat_ms(wall, s->obj.written_at_ms));
+		/* dated ahead of this clock: age 0, and ahead_ms at the end
+		 * (docs/formats.md "Time bounds") */
+		keep_line_int(&b, "age_ms", max_ms(0, keep_sub_sat_ms(wall, s->obj.written_at_ms)));
 		keep_line_int(&b, "format", s->obj.format);
 		if (st == KEEP_STATUS_FENCED) {
 			keep_line_str(&b, "fenced_by",
@@ -297,6 +306,8 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 			keep_line_int(&b, "free_at_ms",
 				      keep_add_sat_ms(s->obj.written_at_ms,
 						      keep_timing_takeover_ms(&d->cfg.timing)));
+		if (s->obj.written_at_ms > wall)
+			keep_line_int(&b, "ahead_ms", keep_sub_sat_ms(s->obj.written_at_ms, wall));
 	}
 	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	return rc;
@@ -305,8 +316,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 static void age_text(char *out, size_t n, int64_t ms)
 {
 	if (ms < 0)
-		snprintf(out, n, "-%lld.%01llds", (long long)-(ms / 1000),
-			 (long long)(-(ms % 1000) / 100)); /* never -INT64_MIN */
+		snprintf(out, n, "ahead"); /* dated ahead of this clock (NOTE says by how much) */
 	else if (ms < 100000)
 		snprintf(out, n, "%lld.%01llds", (long long)(ms / 1000),
 			 (long long)((ms % 1000) / 100));
@@ -350,6 +360,13 @@ static int print_table(struct driver *d, int64_t wall)
 			snprintf(note, sizeof(note), "ERROR: an old version is running");
 		else if (st == KEEP_STATUS_OLD_RETIRED)
 			snprintf(note, sizeof(note), "retired (old format)");
+		if (s->obj.written_at_ms > wall) {
+			size_t l = strlen(note);
+
+			snprintf(note + l, sizeof(note) - l,
+				 "%swritten_at %llds ahead of this clock", l ? "; " : "",
+				 (long long)(keep_sub_sat_ms(s->obj.written_at_ms, wall) / 1000));
+		}
 		printf("%-20s %-12s %-6d %-32s %-15lld %-9s %s\n", s->node,
 		       keep_node_status_name(st), s->obj.format, s->obj.instance,
 		       (long long)s->obj.written_at_ms, age, note);
@@ -365,7 +382,7 @@ static int once(struct driver *d, bool table)
 
 	if (rc)
 		return rc;
-	wall = keep_wall_ms();
+	wall = keep_judge_wall_cfg(&d->cfg);
 	if (table) {
 		prc = print_table(d, wall);
 	} else {
@@ -541,6 +558,7 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 		x->obj = x->readable ? &d->v[i].obj : NULL;
 	}
 	keep_clocks_now(&now, &wall);
+	wall = keep_judge_wall_cfg(&d->cfg);
 	/* the lease state is read after the listing: a valid lease now covers
 	 * the whole pass */
 	self_lease(d, now, &valid, live_since);

@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 				 rec.node, nr.why);
 		}
 		f = keep_node_free(rec.node, rec.instance, nr.reply.outcome == KEEP_STORE_OK,
-				   nr.ok ? &obj : NULL, keep_wall_ms(), &cfg.timing, NULL);
+				   nr.ok ? &obj : NULL, keep_judge_wall_cfg(&cfg), &cfg.timing,
+				   NULL);
 		free_s = f == KEEP_FREE_YES ? "yes" : "no";
 		/* live naming the record's instance shows as live; live naming
 		 * another instance is a newer process of that node */

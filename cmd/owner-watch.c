@@ -21,6 +21,7 @@
 #include "../lib/core/watchlist.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
+#include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownstore.h"
@@ -547,7 +548,7 @@ static int once(struct driver *d, bool table)
 	if (rc)
 		return rc;
 	commit(d, nr, n, nodes, nn);
-	wall = keep_wall_ms();
+	wall = keep_judge_wall_cfg(&d->cfg);
 	if (table)
 		prc = print_table(d, wall);
 	for (i = 0; i < d->nrecs; i++) {
@@ -598,7 +599,7 @@ static int follow(struct driver *d)
 			nr[i].v.last_known_holder = nr[i].v.holder;
 		commit(d, nr, n, nodes, nn);
 		{
-			int64_t wall = keep_wall_ms();
+			int64_t wall = keep_judge_wall_cfg(&d->cfg);
 			struct keep_buf b;
 
 			for (i = 0; i < d->nrecs && !rc; i++)

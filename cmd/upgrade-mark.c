@@ -23,6 +23,7 @@
 #include "../lib/core/upgrade.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
+#include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
@@ -223,7 +224,7 @@ static int guard(struct ctx *x)
 			n++;
 		}
 		now_mono = keep_boot_ms();
-		now_wall = keep_wall_ms();
+		now_wall = keep_judge_wall_cfg(&x->cfg);
 		if (!listed) {
 			keep_list_release(&l);
 			if (++failures >= GUARD_LIST_FAILURES) {
@@ -333,7 +334,7 @@ static int mark_one(struct ctx *x, const char *key)
 
 	if (!keep_owner_key_valid(key))
 		return keep_cli_invalid_key(prog, key);
-	keep_upgrade_mark_actor(x->store, key, keep_wall_ms(), &x->cfg.timing, &res);
+	keep_upgrade_mark_actor(x->store, key, keep_judge_wall_cfg(&x->cfg), &x->cfg.timing, &res);
 	switch (res.kind) {
 	case KEEP_MR_MARKED:
 		keep_line_begin(&b, "marked");
@@ -491,8 +492,9 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	int64_t left = 0;
 
 	keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o, &nr);
-	v = keep_upgrade_forget_decide(nr.reply.outcome, nr.ok ? &o : NULL, nr.derr, keep_wall_ms(),
-				       &x->cfg.timing, x->horizon_ms, &left);
+	v = keep_upgrade_forget_decide(nr.reply.outcome, nr.ok ? &o : NULL, nr.derr,
+				       keep_judge_wall_cfg(&x->cfg), &x->cfg.timing, x->horizon_ms,
+				       &left);
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	switch (v) {
 	case KEEP_FORGET_ABSENT:

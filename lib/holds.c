@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "config.h"
 #include "core/owner.h"
 #include "err.h"
 #include "exitcode.h"
@@ -617,4 +618,25 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
 		return lc;
 	return KEEP_EXIT_NO;
+}
+
+int64_t keep_judge_wall_ms(const char *node_dir)
+{
+	struct keep_lease_state st;
+	char boot_id[64];
+	int64_t boot, wall;
+	bool have = node_dir && node_dir[0] && keep_lease_state_read(node_dir, &st) == 0;
+
+	keep_boot_id(boot_id, sizeof(boot_id));
+	keep_clocks_now(&boot, &wall);
+	return keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
+}
+
+int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+{
+	char dir[KEEP_PATH_MAX + 80];
+
+	if (!cfg->node_id[0] || keep_config_node_dir(cfg, dir, sizeof(dir)) != 0)
+		return keep_judge_wall_ms(NULL);
+	return keep_judge_wall_ms(dir);
 }

@@ -110,6 +110,20 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
 		   const char **why);
 
+/* The wall clock (ms) this node judges ANOTHER node's freedom with (a
+ * peer's written_at + ttl + grace, a fence's free_at, a record's holder,
+ * a peer's staleness): this node's wall clock less the judging offset
+ * lease-write records in node_dir/lease after a wall-clock step, less any
+ * forward step it has not noticed yet (keep_lease_state_judge_wall).
+ * node_dir NULL or "" (no node id), or no readable state: the wall clock
+ * itself. Reads the file, then the clocks. Never fails. (ADR 0020 §1, §2;
+ * docs/lease.md "Judging others after a step".) */
+int64_t keep_judge_wall_ms(const char *node_dir);
+/* The same for the node cfg names (its node_id under its state_dir; no
+ * node id: the wall clock itself). */
+struct keep_config;
+int64_t keep_judge_wall_cfg(const struct keep_config *cfg);
+
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */
 int keep_hold_encode(const struct keep_hold *h, struct keep_buf *out);

@@ -209,11 +209,11 @@ void keep_acquire_run(struct keep_acquire *sm, const struct keep_ownio *io)
 	int fd = -1;
 
 	for (;;) {
-		keep_acquire_next(sm, keep_boot_ms(), keep_wall_ms(), &act);
+		keep_acquire_next(sm, keep_boot_ms(), keep_judge_wall_ms(io->node_dir), &act);
 		if (act.kind == KEEP_OACT_DONE || act.kind == KEEP_OACT_NONE)
 			break;
 		keep_ownio_perform(io, &fd, &act, &r);
-		keep_acquire_on_reply(sm, keep_boot_ms(), keep_wall_ms(), &r);
+		keep_acquire_on_reply(sm, keep_boot_ms(), keep_judge_wall_ms(io->node_dir), &r);
 		keep_ownio_reply_release(&r);
 	}
 	keep_holds_unlock(fd); /* only if a failure left it taken */
@@ -258,7 +258,8 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 
 	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
 	pthread_mutex_lock(&run->mu);
-	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_wall_ms(), &rp);
+	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),
+			       &rp);
 	flush_events(run);
 	pthread_cond_signal(&run->main_cv);
 	pthread_mutex_unlock(&run->mu);
@@ -350,7 +351,7 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 			keep_resolver_stop(r);
 			stopped = true;
 		}
-		keep_resolver_next(r, keep_boot_ms(), keep_wall_ms(), &act);
+		keep_resolver_next(r, keep_boot_ms(), keep_judge_wall_ms(node_dir), &act);
 		flush_events(&run);
 		if (act.kind == KEEP_OACT_DONE)
 			break;

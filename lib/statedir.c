@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "core/timing.h"
 #include "err.h"
 #include "parse.h"
 
@@ -175,11 +176,14 @@ int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *o
 	    "keep-lease-state 2\nnode %s\ninstance %s\npid %" PRId64
 	    "\nclock %s\nboot_id %s\nphase %s\nreason %s\nversion %s\nwritten_at_ms %" PRId64
 	    "\nvalid_until_ms %" PRId64 "\nvalid_until_wall_ms %" PRId64 "\nlive_since_ms %" PRId64
-	    "\nlapses %" PRId64 "\nupdated_wall_ms %" PRId64 "\n",
+	    "\nlapses %" PRId64 "\nupdated_wall_ms %" PRId64 "\njudge_offset_ms %" PRId64
+	    "\nclock_base_ms %" PRId64 "\n",
 	    s->node, s->instance[0] ? s->instance : "-", s->pid, s->clock[0] ? s->clock : "-",
 	    s->boot_id[0] ? s->boot_id : "-", s->phase, s->reason[0] ? s->reason : "-",
 	    s->version[0] ? s->version : "-", s->written_at_ms, s->valid_until_ms,
-	    s->valid_until_wall_ms, s->live_since_ms, s->lapses, s->updated_wall_ms);
+	    s->valid_until_wall_ms, s->live_since_ms, s->lapses, s->updated_wall_ms,
+	    s->judge_offset_ms > 0 ? s->judge_offset_ms : 0,
+	    s->clock_base_ms > 0 ? s->clock_base_ms : 0);
 }
 
 static int parse_i64(const char *v, int64_t *out)
@@ -314,9 +318,49 @@ int keep_lease_state_decode(const char *buf, size_t len, struct keep_lease_state
 		if (rc)
 			return rc;
 	}
+	if (s->format == 2 && pos < len) {
+		/* the two optional trailing lines, both or neither */
+		static const char *const keys[2] = {"judge_offset_ms ", "clock_base_ms "};
+		int64_t *vals[2] = {&s->judge_offset_ms, &s->clock_base_ms};
+
+		for (f = 0; f < 2; f++) {
+			const char *nl = memchr(buf + pos, '\n', len - pos);
+			size_t ll, kl = strlen(keys[f]);
+
+			if (!nl)
+				return KEEP_ERR_PARSE;
+			ll = (size_t)(nl - (buf + pos));
+			if (ll >= sizeof(line) || memchr(buf + pos, '\0', ll))
+				return KEEP_ERR_PARSE;
+			memcpy(line, buf + pos, ll);
+			line[ll] = '\0';
+			pos += ll + 1;
+			if (strncmp(line, keys[f], kl) != 0 || parse_i64(line + kl, vals[f]) != 0)
+				return KEEP_ERR_PARSE;
+		}
+		s->have_judge = true;
+	}
 	if (pos != len)
 		return KEEP_ERR_PARSE;
 	return 0;
+}
+
+int64_t keep_lease_state_judge_wall(const struct keep_lease_state *s, int64_t boot_ms,
+				    int64_t wall_ms, const char *boot_id)
+{
+	int64_t j = wall_ms;
+
+	if (!s || !s->have_judge)
+		return j;
+	j = keep_sub_sat_ms(j, s->judge_offset_ms);
+	if (s->clock_base_ms > 0 && keep_lease_state_incomparable(s, boot_id) == NULL) {
+		int64_t ahead =
+		    keep_sub_sat_ms(keep_sub_sat_ms(wall_ms, boot_ms), s->clock_base_ms);
+
+		if (ahead > 0)
+			j = keep_sub_sat_ms(j, ahead);
+	}
+	return j;
 }
 
 static int lease_path(const char *node_dir, char *out, size_t n)

@@ -64,6 +64,14 @@ struct keep_lease_state {
 	int64_t live_since_ms; /* on `clock`: ack of the first write after the last lapse; 0 */
 	int64_t lapses;	       /* lease epoch: grows on every run-out, clock step or loss */
 	int64_t updated_wall_ms;
+	/* since lease-write 0.1 with step offsets (optional trailing lines;
+	 * absent in an older file: 0, have_judge false) */
+	bool have_judge;
+	int64_t judge_offset_ms; /* >= 0: subtract from the wall clock to judge others
+				    (docs/lease.md "Judging others after a step") */
+	int64_t clock_base_ms;	 /* wall - boot clock at lease-write's last clock
+				    reading (this boot only): a reader whose own
+				    wall - boot is larger sees a step not yet noticed */
 };
 
 /* Encode "keep-lease-state 2" (whatever s->format says) / decode format 2
@@ -89,6 +97,15 @@ const char *keep_lease_state_incomparable(const struct keep_lease_state *s, cons
 /* True when s says valid at now_ms (the reader's boot clock, read AFTER
  * s was read): comparable (above), phase live and now_ms < valid_until_ms. */
 bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id);
+
+/* The wall clock (ms) to judge ANOTHER node's freedom with, given the
+ * state s (may be NULL: none) and this reader's own clock readings
+ * boot_ms, wall_ms on boot boot_id: wall_ms - s->judge_offset_ms, less
+ * any forward step since lease-write's last reading (its own wall - boot
+ * beyond s->clock_base_ms, on the same boot only). Never later than
+ * wall_ms. (docs/lease.md "Judging others after a step".) */
+int64_t keep_lease_state_judge_wall(const struct keep_lease_state *s, int64_t boot_ms,
+				    int64_t wall_ms, const char *boot_id);
 
 /* A fresh random process instance: 32 lowercase hex (getrandom(2), the
  * kernel's CSPRNG)

@@ -190,6 +190,9 @@ struct sdir {
 	char draining[KEEP_INSTANCE_LEN + 1]; /* the drain mark's instance, "" */
 	int64_t fail_until;		      /* true time */
 	enum sd_fail fail;
+	/* the lease state file's judging lines (lease-write's save_state) */
+	bool have_judge;
+	int64_t judge_off, clock_base;
 };
 
 enum fg_kind { FG_IDLE = 0, FG_ACQ, FG_REL };
@@ -222,6 +225,11 @@ struct proc {
 	char inst[KEEP_INSTANCE_LEN + 1];
 	struct keep_lease sm;
 	int64_t wall_off, mono_base, drift_ppm;
+	int64_t step_off; /* the host's wall-clock steps since this process started */
+	struct {
+		int64_t written_at, true_send;
+	} wsend[16]; /* its recent lease writes (the checker's true send times) */
+	int nwsend;
 	int64_t paused_until, cut_until;
 	bool lost; /* the machine said LOST */
 
@@ -288,6 +296,8 @@ enum ev_kind {
 	E_SEND,	     /* a = request (the operator's, after its think time), b = timeout */
 	E_SDFAIL,    /* a = node, b = duration: its state directory fails for a while */
 	E_DELREC,    /* a = actor: an operator deletes owners/<actor> by hand */
+	E_STEP,	     /* a = node, b = signed ms: the node's host wall clock steps */
+	E_SUSPEND,   /* a = node, b = duration: the host sleeps (boot and wall clocks go on) */
 	E_END,
 };
 
@@ -313,6 +323,10 @@ struct sim {
 	struct sdir sdirs[MAX_SDIRS];
 	int nsdirs;
 	int node_sd[MAX_NODES]; /* each node's own state directory */
+	/* each node's host clocks (its processes share them; a twin has its own) */
+	bool host_set[MAX_NODES];
+	int64_t host_wall_off[MAX_NODES], host_mono_base[MAX_NODES], host_drift[MAX_NODES];
+	int64_t host_step[MAX_NODES]; /* the host's wall-clock steps so far */
 	uint64_t mids;
 	/* requests */
 	struct req *reqs;
@@ -365,14 +379,14 @@ __attribute__((format(printf, 2, 3))) static void violation(struct sim *s, const
 
 /* ---- clocks -----------------------------------------------------------------
  *
- * TODO (issue 13, a task of its own; docs/testing.md "What it does not
- * cover"): clock suspends and steps. Call keep_lease_clocks with both
- * clocks right before keep_lease_on_write; a suspend advances both clocks
- * of a process while it runs nothing; a wall step is added to wall_off; a
- * broken model ignores steps (clock_step_ms huge, written_at overwritten
- * with the wall clock after each write); check_acting_backed, which
- * compares against the node's own wall clock, must judge by true time once
- * steps exist. */
+ * Host events (docs/lease.md "Clocks"): a suspend (E_SUSPEND) freezes every
+ * process of the node's host while both its clocks go on (the boot clock
+ * counts a suspend); a wall step (E_STEP) is added to the host's wall
+ * clock (step_off of its processes). keep_lease_clocks is fed both clocks
+ * right before keep_lease_on_write, as lease-write does. Other nodes'
+ * freedom is judged with p_judge_wall (keep_lease_state_judge_wall's rule
+ * on the state directory's judging lines). check_acting_backed judges by
+ * true time. */
 
 static int64_t drifted(int64_t t, int64_t ppm)
 {
@@ -386,7 +400,7 @@ static int64_t p_mono(const struct proc *p, int64_t t)
 
 static int64_t p_wall(const struct proc *p, int64_t t)
 {
-	return WALL_EPOCH_MS + p->wall_off + drifted(t, p->drift_ppm);
+	return WALL_EPOCH_MS + p->wall_off + p->step_off + drifted(t, p->drift_ppm);
 }
 
 /* The true time at or after which p's monotonic clock reads mono. */
@@ -399,6 +413,24 @@ static int64_t p_true_at(const struct proc *p, int64_t now, int64_t mono)
 		return now;
 	slack = (d * (p->drift_ppm < 0 ? -p->drift_ppm : p->drift_ppm)) / 1000000 + 1;
 	return now + d + slack;
+}
+
+/* The wall clock p judges OTHER nodes' freedom with (keep_judge_wall_ms,
+ * lib/holds.c, on its state directory's judging lines): the wall clock
+ * less the judging offset, less a forward step since lease-write's last
+ * reading. The broken models judge on the wall clock itself. */
+static int64_t p_judge_wall(const struct sim *s, const struct proc *p)
+{
+	const struct sdir *sd = &s->sdirs[p->sd];
+	int64_t wall = p_wall(p, s->now), mono = p_mono(p, s->now), j = wall, ahead;
+
+	if (s->broken == SIM_B_JUDGE_NO_OFFSET || !sd->have_judge)
+		return wall;
+	j = keep_sub_sat_ms(j, sd->judge_off);
+	ahead = (wall - mono) - sd->clock_base;
+	if (sd->clock_base && ahead > 0)
+		j = keep_sub_sat_ms(j, ahead);
+	return j;
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -846,11 +878,25 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
 			    "n%d.%d acts for a%d on a hold from before a lapse (epoch %" PRId64
 			    ", the lease's %" PRId64 ")",
 			    p->node + 1, p->no, a + 1, s->sdirs[p->sd].hold[a].epoch, p->sm.lapses);
-		else if (wall >= p->sm.written_at_ms + keep_timing_valid_for_ms(&s->t))
-			violation(s,
-				  "n%d.%d acts for a%d at wall %" PRId64 " past written_at %" PRId64
-				  " + ttl - safety",
-				  p->node + 1, p->no, a + 1, wall, p->sm.written_at_ms);
+		else {
+			/* by true time: the held write's send + ttl - safety (with
+			 * the drift's slack); its written_at may be on a stepped
+			 * clock */
+			int64_t vf = keep_timing_valid_for_ms(&s->t), sent = -1;
+			int k;
+
+			for (k = 0; k < 16 && k < p->nwsend; k++)
+				if (p->wsend[k].written_at == p->sm.written_at_ms &&
+				    p->wsend[k].true_send > sent)
+					sent = p->wsend[k].true_send;
+			if (sent >= 0 && s->now >= sent + vf + vf * 50 / 1000000 + 1)
+				violation(s,
+					  "n%d.%d acts for a%d at %" PRId64
+					  " past its write's send %" PRId64 " + ttl - safety "
+					  "(written_at %" PRId64 ", wall %" PRId64 ")",
+					  p->node + 1, p->no, a + 1, s->now, sent,
+					  p->sm.written_at_ms, wall);
+		}
 	}
 }
 
@@ -859,6 +905,12 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
 static void drain_lease_events(struct sim *s, struct proc *p)
 {
 	struct keep_lease_event e;
+	struct sdir *sd = &s->sdirs[p->sd];
+
+	/* the state file's judging lines, as lease-write's save_state */
+	sd->have_judge = true;
+	sd->judge_off = keep_lease_judge_offset_ms(&p->sm);
+	sd->clock_base = p->sm.have_clocks ? p->sm.clocks_wall_ms - p->sm.clocks_mono_ms : 0;
 
 	while (keep_lease_poll_event(&p->sm, &e)) {
 		if (s->trace)
@@ -907,6 +959,9 @@ static void lease_step(struct sim *s, struct proc *p)
 		s->reqs[qi].cond = act.cond;
 		snprintf(s->reqs[qi].if_match, VER_LEN, "%s", act.if_match);
 		s->reqs[qi].nbody = act.obj;
+		p->wsend[p->nwsend % 16].written_at = act.obj.written_at_ms;
+		p->wsend[p->nwsend % 16].true_send = s->now;
+		p->nwsend++;
 		if (s->trace)
 			tr(s, "n%d.%d lease put %s %s %s written_at=%" PRId64, p->node + 1, p->no,
 			   act.cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match",
@@ -927,6 +982,8 @@ static void lease_reply(struct sim *s, struct proc *p, struct req *q, enum keep_
 	if (q->write) {
 		if (s->broken == SIM_B_VALIDITY_REPLY && out == KEEP_STORE_OK)
 			p->sm.sent_mono_ms = mono; /* perturbation: validity from the reply */
+		/* the reply's time, both clocks (lease-write's do_write) */
+		keep_lease_clocks(&p->sm, mono, wall);
 		keep_lease_on_write(&p->sm, mono, out, out == KEEP_STORE_OK ? q->ver : "");
 	} else {
 		struct keep_node_obj o = q->nread;
@@ -1219,12 +1276,12 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 /* Hand the reply to the machine of task, then let it go on. */
 static void feed(struct sim *s, struct proc *p, int task, int slot, const struct keep_oreply *r)
 {
-	int64_t mono = p_mono(p, s->now), wall = p_wall(p, s->now);
+	int64_t mono = p_mono(p, s->now);
 
 	if (task == T_FG && p->fg == FG_ACQ)
-		keep_acquire_on_reply(&p->acq, mono, wall, r);
+		keep_acquire_on_reply(&p->acq, mono, p_judge_wall(s, p), r);
 	else
-		keep_resolver_on_reply(res_of(p, task), slot, mono, wall, r);
+		keep_resolver_on_reply(res_of(p, task), slot, mono, p_judge_wall(s, p), r);
 	drive(s, p, task);
 }
 
@@ -1373,7 +1430,7 @@ static void drive(struct sim *s, struct proc *p, int task)
 		return;
 	for (;;) {
 		mono = p_mono(p, s->now);
-		wall = p_wall(p, s->now);
+		wall = p_judge_wall(s, p);
 		if (task == T_FG && p->fg == FG_ACQ) {
 			keep_acquire_next(&p->acq, mono, wall, &a);
 			if (a.kind == KEEP_OACT_DONE) {
@@ -1587,12 +1644,13 @@ static void fencer_of(const struct sim *s, const struct proc *p, struct keep_fen
 	}
 }
 
-/* The true time at which p's wall clock reads wall_ms (now if it did). */
+/* The true time at which p's judging wall clock reads wall_ms (now if it
+ * did). */
 static int64_t p_true_at_wall(const struct sim *s, const struct proc *p, int64_t wall_ms)
 {
 	return p_true_at(
 	    p, s->now,
-	    keep_add_sat_ms(p_mono(p, s->now), keep_sub_sat_ms(wall_ms, p_wall(p, s->now))));
+	    keep_add_sat_ms(p_mono(p, s->now), keep_sub_sat_ms(wall_ms, p_judge_wall(s, p))));
 }
 
 /* The fencer's own outage (issue 18 item 3): p alone is cut off from the
@@ -1652,7 +1710,7 @@ static void ls_decide(struct sim *s, struct proc *p)
 	struct keep_watch_input in[MAX_NODES];
 	size_t n = 0, i;
 	int k;
-	int64_t mono = p_mono(p, s->now), wall = p_wall(p, s->now);
+	int64_t mono = p_mono(p, s->now), wall = p_judge_wall(s, p);
 	char ids[MAX_NODES][KEEP_NODE_ID_MAX + 1];
 
 	for (k = 0; k < s->nnodes; k++) {
@@ -1779,7 +1837,7 @@ static void ls_listed(struct sim *s, struct proc *p, struct req *q)
 
 static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_outcome out)
 {
-	int64_t wall = p_wall(p, s->now);
+	int64_t wall = p_judge_wall(s, p);
 	int n = q->idx, pi = pidx(s, p);
 	const struct keep_node_obj *o = &q->nread;
 
@@ -1954,6 +2012,19 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	if (rng_pm(&s->rng, 500))
 		p->wall_off = rng_pm(&s->rng, 500) ? half - span : -(half - span);
 	p->mono_base = rng_range(&s->rng, 1000000, 1000000000);
+	if (!twin) {
+		/* the node's host: one set of clocks for all its processes */
+		if (!s->host_set[node]) {
+			s->host_set[node] = true;
+			s->host_wall_off[node] = p->wall_off;
+			s->host_mono_base[node] = p->mono_base;
+			s->host_drift[node] = p->drift_ppm;
+		}
+		p->wall_off = s->host_wall_off[node];
+		p->mono_base = s->host_mono_base[node];
+		p->drift_ppm = s->host_drift[node];
+		p->step_off = s->host_step[node];
+	}
 	p->fg_actor = -1;
 	snprintf(p->self_id, sizeof(p->self_id), "n%d", node + 1);
 	keep_watch_init(&p->kw, &s->t, p->self_id);
@@ -1967,6 +2038,16 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	snprintf(tmpl.software, sizeof(tmpl.software), "keep-sim");
 	tmpl.seq = 0;
 	keep_lease_init(&p->sm, &s->t, &tmpl, p_mono(p, at));
+	if (s->broken == SIM_B_IGNORE_STEPS)
+		p->sm.t.clock_step_ms = INT64_C(1) << 40; /* perturbation: never a step */
+	{
+		/* lease-write's start: the judging offset of the state file, and a
+		 * forward step since its last reading (same host clocks) */
+		const struct sdir *sd = &s->sdirs[p->sd];
+
+		if (sd->have_judge)
+			p->sm.step_sum_ms = p_wall(p, s->now) - p_judge_wall(s, p);
+	}
 	/* the agent's resolver: owner-release --pending --follow */
 	res_cfg(s, KEEP_RES_FOLLOW, &c);
 	keep_resolver_init(&p->bg, &c);
@@ -2126,8 +2207,28 @@ static void schedule_faults(struct sim *s)
 	k = (int)rng_range(&s->rng, 0, 2);
 	for (i = 0; i < k; i++) /* two processes, one id */
 		push_ev(s, AT(), E_TWIN, NODE(), 0);
-	if (rng_pm(&s->rng, 400))
-		push_ev(s, AT(), E_OPFENCE, NODE(), 0);
+	if (rng_pm(&s->rng, 400)) {
+		int64_t at = AT();
+		int nd = NODE(), other = NODE();
+
+		push_ev(s, at, E_OPFENCE, nd, 0);
+		if (other != nd && rng_pm(&s->rng, 800)) {
+			/* another host's wall clock stepped forward past ttl + grace
+			 * just before: it must not judge the fenced node's records
+			 * free early */
+			int64_t st = rng_range(&s->rng, tt + 1, 3 * tt);
+
+			push_ev(s, at - rng_range(&s->rng, 0, 2 * s->t.period_ms), E_STEP, other,
+				st);
+			/* the operator fences a node that stalls (its validity runs
+			 * on meanwhile) */
+			if (rng_pm(&s->rng, 900))
+				push_ev(s, at - rng_range(&s->rng, 0, s->t.period_ms), E_PAUSE, nd,
+					rng_range(&s->rng, s->t.ttl_ms, 2 * tt));
+			if (rng_pm(&s->rng, 500))
+				push_ev(s, at + rng_range(&s->rng, tt, 3 * tt), E_STEP, other, -st);
+		}
+	}
 	if (rng_pm(&s->rng, 100)) /* before anything was written: a created fence */
 		push_ev(s, rng_range(&s->rng, 0, 100), E_OPFENCE, NODE(), 0);
 	if (rng_pm(&s->rng, 400))
@@ -2137,6 +2238,23 @@ static void schedule_faults(struct sim *s)
 		push_ev(s, AT(), E_SDFAIL, NODE(), rng_range(&s->rng, s->t.period_ms, 3 * tt));
 	if (rng_pm(&s->rng, 200)) /* an operator deletes a record by hand */
 		push_ev(s, AT(), E_DELREC, (int)rng_range(&s->rng, 0, s->nactors - 1), 0);
+	k = (int)rng_range(&s->rng, 0, 2);
+	for (i = 0; i < k; i++) /* the host sleeps (suspend to RAM, a closed lid) */
+		push_ev(s, AT(), E_SUSPEND, NODE(), rng_range(&s->rng, 100, 3 * tt));
+	k = (int)rng_range(&s->rng, 0, 2);
+	for (i = 0; i < k; i++) {
+		/* a wall step of a host: forward (a wrong step, or one that
+		 * corrects a clock behind), now and then corrected later by the
+		 * opposite step; small steps within clock_step_ms too */
+		int64_t at = AT(), lim = keep_timing_clock_step_ms(&s->t);
+		int64_t st = rng_pm(&s->rng, 200) ? rng_range(&s->rng, -lim, lim)
+						  : rng_range(&s->rng, lim + 1, 3 * tt);
+		int nd = NODE();
+
+		push_ev(s, at, E_STEP, nd, st);
+		if (rng_pm(&s->rng, 500))
+			push_ev(s, at + rng_range(&s->rng, 1, 2 * tt), E_STEP, nd, -st);
+	}
 #undef AT
 #undef NODE
 }
@@ -2287,6 +2405,30 @@ static void dispatch(struct sim *s, struct ev *e)
 		s->reqs[e->a].refs--;
 		send_req(s, e->a, e->b);
 		return;
+	case E_STEP:
+	case E_SUSPEND: {
+		int i;
+
+		if (e->kind == E_STEP) {
+			s->host_step[e->a] += e->b;
+			tr(s, "n%d host wall clock steps %+" PRId64 " ms", e->a + 1, e->b);
+		} else {
+			tr(s, "n%d host suspended for %" PRId64 " ms", e->a + 1, e->b);
+		}
+		for (i = 0; i < s->nprocs; i++) {
+			p = P(s, i);
+			if (!p->alive || p->sd != s->node_sd[e->a])
+				continue; /* a twin runs on a machine of its own */
+			if (e->kind == E_STEP) {
+				p->step_off += e->b;
+			} else if (p->paused_until < s->now + e->b) {
+				p->paused_until = s->now + e->b;
+				if (p->drain_on)
+					p->paused_in_drain = true;
+			}
+		}
+		return;
+	}
 	case E_SDFAIL:
 		p = node_proc(s, e->a);
 		if (p) {
@@ -2348,6 +2490,8 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_GRANT_IGNORES_PENDING] = "grant-ignores-pending",
 	    [SIM_B_OLD_STATEDIR] = "unsynced-hold-as-failed",
 	    [SIM_B_FENCE_NO_REWATCH] = "fence-without-rewatch",
+	    [SIM_B_JUDGE_NO_OFFSET] = "judge-without-offset",
+	    [SIM_B_IGNORE_STEPS] = "ignore-steps",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];

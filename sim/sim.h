@@ -41,6 +41,10 @@ enum sim_broken {
 	SIM_B_FENCE_NO_REWATCH,	     /* lease-fence decides on its lease's validity alone
 				      * (the legacy decision, before issue 18 item 3): a stale
 				      * line from before a lapse of the fencer's own fences */
+	SIM_B_JUDGE_NO_OFFSET,	     /* other nodes' freedom judged on the raw wall clock: no
+				      * judging offset after a step, no unnoticed step */
+	SIM_B_IGNORE_STEPS,	     /* the lease machine never notices a wall-clock step
+				      * (no lapse, no judging offset) */
 	SIM_B_COUNT,
 };
 

@@ -323,6 +323,7 @@ static void clock_step(struct keep_lease *sm, int64_t now, int64_t step_ms)
 {
 	push(sm, KEEP_LEV_CLOCK_STEP)->step_ms = step_ms;
 	sm->clock_steps++;
+	sm->step_sum_ms = keep_add_sat_ms(sm->step_sum_ms, step_ms);
 	sm->step_seq = sm->seq;
 	switch (sm->phase) {
 	case KEEP_LEASE_LIVE:
@@ -340,6 +341,22 @@ static void clock_step(struct keep_lease *sm, int64_t now, int64_t step_ms)
 	default:
 		break;
 	}
+}
+
+void keep_lease_lapse(struct keep_lease *sm, int64_t now)
+{
+	if (sm->phase != KEEP_LEASE_LIVE)
+		return;
+	enter_ran_out(sm);
+	if (!sm->inflight && !sm->readback) {
+		sm->next_write_mono_ms = now;
+		sm->failures = 0;
+	}
+}
+
+int64_t keep_lease_judge_offset_ms(const struct keep_lease *sm)
+{
+	return sm->step_sum_ms > 0 ? sm->step_sum_ms : 0;
 }
 
 void keep_lease_clocks(struct keep_lease *sm, int64_t now, int64_t wall)
@@ -521,11 +538,13 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	copy_str(sm->last_version, sizeof(sm->last_version), absent ? "" : version);
 
 	/* shortcut: a fence or release of the instance first read, whose kept
-	 * written_at + ttl + grace has passed on our clock (§1) */
+	 * written_at + ttl + grace has passed on our clock (§1), less the
+	 * judging offset (a forward step must not make it pass early) */
 	if (!sm->check_no_shortcut && !absent && !sm->base_absent && o->format == 3 &&
 	    o->state != KEEP_NODE_LIVE && sm->base.format == 3 &&
 	    strcmp(o->instance, sm->base.instance) == 0 && strcmp(o->instance, "-") != 0 &&
-	    wall >= keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
+	    keep_sub_sat_ms(wall, keep_lease_judge_offset_ms(sm)) >=
+		keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
 	    sent < sm->check_deadline_mono_ms) {
 		push(sm, KEEP_LEV_CHECK_SHORTCUT);
 		sm->check_done = true;

@@ -175,6 +175,8 @@ struct keep_lease {
 	int64_t step_seq;	/* seq of the last write sent before the last step was
 				   noticed: no write up to it makes the lease valid */
 	int64_t clock_steps;	/* steps noticed */
+	int64_t step_sum_ms;	/* signed sum of the steps noticed, carried over from
+				   the previous lease-write's state file (driver) */
 	bool check_no_shortcut; /* a step during this start check: wait it out */
 
 	/* events */
@@ -210,6 +212,20 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_
  * keep_lease_next and keep_lease_on_read do this themselves; a driver
  * calls it right before keep_lease_on_write with the reply's time, so a
  * write in flight across a step never makes the lease valid. */
+/* The driver could not record the lease state at now (its state file
+ * unwritable: docs/lease.md "State file failures"): a lapse, as a run-out
+ * (RAN_OUT, lapses + 1: every hold ends; what readers last saw cannot be
+ * taken back, so no hold from before may pass again). No-op unless LIVE.
+ * The next write, once the driver resumes, goes at once. */
+void keep_lease_lapse(struct keep_lease *sm, int64_t now_mono_ms);
+
+/* The judging offset (ms, >= 0; docs/lease.md "Judging others after a
+ * step"): max(0, step_sum_ms). Every judgement of ANOTHER node's freedom
+ * on this node (a peer's written_at against our wall clock) uses the wall
+ * clock minus this: a forward step of S ms, right or wrong, never lets this
+ * node judge a peer free S ms early; a step back cancels it. */
+int64_t keep_lease_judge_offset_ms(const struct keep_lease *sm);
+
 void keep_lease_clocks(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_wall_ms);
 
 /* Feed the reply to the WRITE last handed out (version: the new version

@@ -69,12 +69,18 @@ live_lease() {
 @test "absurd times: far past and the year-9999 bound decode; their deadlines do not overflow" {
 	plant nodes/n1 < <(fenced3 $HORIZON $HORIZON)
 	run -0 --separate-stderr node-watch --once
-	assert_output --regexp "^node id=n1 state=fenced instance=$INST written_at_ms=$HORIZON age_ms=-[0-9]+ format=3 fenced_by=n3 fenced_at_ms=$HORIZON free_at_ms=$((HORIZON + 4500))\$"
+	# dated ahead of this clock: age_ms 0, and how far ahead at the end
+	assert_output --regexp "^node id=n1 state=fenced instance=$INST written_at_ms=$HORIZON age_ms=0 format=3 fenced_by=n3 fenced_at_ms=$HORIZON free_at_ms=$((HORIZON + 4500)) ahead_ms=2[0-9]{14}\$"
 	run -0 --separate-stderr node-watch --once --table
-	assert_output --regexp "n1 +fenced .*by n3, free in [0-9]+s"
+	assert_output --regexp "n1 +fenced .* ahead +by n3, free in [0-9]+s; written_at [0-9]+s ahead of this clock"
 	plant nodes/n1 < <(node3 released $HORIZON)
 	run -0 --separate-stderr node-watch --once
-	assert_output --regexp "state=released .*free_at_ms=$((HORIZON + 4500))\$"
+	assert_output --regexp "state=released .*age_ms=0 .*free_at_ms=$((HORIZON + 4500)) ahead_ms=[0-9]+\$"
+	plant nodes/n1 < <(node3 live $HORIZON)
+	run -0 --separate-stderr node-watch --once
+	assert_output --regexp "^node id=n1 state=live instance=$INST written_at_ms=$HORIZON age_ms=0 format=3 ahead_ms=[0-9]+\$"
+	run -0 --separate-stderr node-watch --once --json
+	assert_output --regexp '"age_ms":0,.*"ahead_ms":[0-9]+\}$'
 	plant nodes/n1 < <(node3 live 1)
 	run -0 --separate-stderr node-watch --once
 	assert_output --regexp '^node id=n1 state=live .*written_at_ms=1 age_ms=1[0-9]{12} format=3$'

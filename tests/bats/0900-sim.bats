@@ -25,6 +25,10 @@ setup() {
 		fence-without-rewatch; do
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
+	# host events: wall-clock steps judged without the offset, or not noticed
+	for m in judge-without-offset ignore-steps; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }

@@ -21,6 +21,8 @@
  *     skip=N  let the first N matching calls through first
  *     after   do the call for real, then report the failure (a rename or an
  *             unlink that happened although the caller was told it failed)
+ *     while=FILE  the rule applies only while FILE exists (a test turns a
+ *             failure on and off in a running process; FILE has no ':')
  *   KEEP_STATEFAIL_LOG=FILE  append "statefail: OP PATH ERRNO[ after]" per
  *             injected failure (opened O_APPEND for each line: several
  *             processes may share it)
@@ -54,6 +56,7 @@ struct rule {
 	long count; /* failures left; -1: unlimited */
 	long skip;  /* matching calls let through first */
 	int after;
+	char while_path[PATTERN_MAX]; /* "" or: only while this file exists */
 };
 
 static struct rule rules[MAX_RULES];
@@ -161,6 +164,10 @@ static void parse_rule(char *r)
 			x->skip = strtol(f[i] + 5, &end, 10);
 			if (*end || x->skip < 0)
 				bad_rule(copy, "skip=N wants N >= 0");
+		} else if (strncmp(f[i], "while=", 6) == 0) {
+			if (!f[i][6] || strlen(f[i] + 6) >= PATTERN_MAX)
+				bad_rule(copy, "while=FILE wants a path");
+			snprintf(x->while_path, sizeof(x->while_path), "%s", f[i] + 6);
 		} else if (strcmp(f[i], "after") == 0) {
 			x->after = 1;
 		} else {
@@ -245,6 +252,8 @@ static int decide(enum op o, const char *p1, const char *p2, int *after)
 		else
 			continue;
 		if (x->count == 0)
+			continue;
+		if (x->while_path[0] && access(x->while_path, F_OK) != 0)
 			continue;
 		if (x->skip > 0) {
 			x->skip--;

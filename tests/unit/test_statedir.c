@@ -209,6 +209,53 @@ TEST(grants_and_registrations_are_judged_at_the_moment_they_are_given)
 	}
 }
 
+TEST(the_judging_lines_round_trip_and_are_optional)
+{
+	struct keep_lease_state s = live_state(), d;
+	struct keep_buf b;
+	const char *tail;
+
+	s.have_judge = true;
+	s.judge_offset_ms = 10000;
+	s.clock_base_ms = 1767000000000;
+	keep_buf_init(&b, 8192);
+	CHECK_EQ_INT(keep_lease_state_encode(&s, &b), 0);
+	CHECK(strstr(keep_buf_str(&b), "\nupdated_wall_ms 1767225600200\njudge_offset_ms "
+				       "10000\nclock_base_ms 1767000000000\n") != NULL);
+	CHECK_EQ_INT(keep_lease_state_decode(b.data, b.len, &d), 0);
+	CHECK(d.have_judge);
+	CHECK_EQ_INT(d.judge_offset_ms, 10000);
+	CHECK_EQ_INT(d.clock_base_ms, 1767000000000);
+	/* an older lease-write's file: no judging lines, offset 0 */
+	tail = strstr(keep_buf_str(&b), "judge_offset_ms");
+	CHECK_EQ_INT(keep_lease_state_decode(b.data, (size_t)(tail - b.data), &d), 0);
+	CHECK(!d.have_judge);
+	CHECK_EQ_INT(keep_lease_state_judge_wall(&d, 100, 5000, BOOT), 5000);
+	/* one of the two alone is malformed */
+	CHECK_EQ_INT(keep_lease_state_decode(b.data, (size_t)(tail - b.data) + 22, &d),
+		     KEEP_ERR_PARSE);
+	keep_buf_release(&b);
+}
+
+TEST(others_are_judged_on_the_wall_clock_less_the_steps)
+{
+	struct keep_lease_state s = live_state();
+
+	s.have_judge = true;
+	s.judge_offset_ms = 10000;
+	s.clock_base_ms = 1000000; /* wall - boot at lease-write's last reading */
+	/* no step since: wall - offset */
+	CHECK_EQ_INT(keep_lease_state_judge_wall(&s, 500, 1000500, BOOT), 990500);
+	/* a forward step of 7000 not noticed yet: subtracted too */
+	CHECK_EQ_INT(keep_lease_state_judge_wall(&s, 500, 1007500, BOOT), 990500);
+	/* a step back: never later than the wall clock less the offset */
+	CHECK_EQ_INT(keep_lease_state_judge_wall(&s, 500, 995500, BOOT), 985500);
+	/* another boot: the base is not comparable, the offset still counts */
+	CHECK_EQ_INT(keep_lease_state_judge_wall(&s, 500, 1007500, "other-boot"), 997500);
+	/* no state: the wall clock */
+	CHECK_EQ_INT(keep_lease_state_judge_wall(NULL, 500, 1007500, BOOT), 1007500);
+}
+
 int main(void)
 {
 	RUN(format_2_round_trips_with_its_clock_and_boot);
@@ -217,5 +264,7 @@ int main(void)
 	RUN(another_boot_another_clock_or_no_boot_id_is_never_valid);
 	RUN(strict_lines);
 	RUN(grants_and_registrations_are_judged_at_the_moment_they_are_given);
+	RUN(the_judging_lines_round_trip_and_are_optional);
+	RUN(others_are_judged_on_the_wall_clock_less_the_steps);
 	return unit_done();
 }

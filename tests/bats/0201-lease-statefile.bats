@@ -1,0 +1,80 @@
+#!/usr/bin/env bats
+# lease-write when its lease state file cannot be written (full disk, EIO;
+# docs/lease.md "State file failures"): a failed write of the state file
+# is a lapse (lapses + 1: every hold ends, and no hold from before passes
+# again once the file can be written), renewals pause at once (peers must
+# not see alive a node whose commands refuse its holds), and after ttl -
+# safety without a write lease-write gives the lease up: released, one
+# fatal line naming the file, exit 111. Failures are injected with
+# tests/preload/statefail.c (rename of n1/lease, while a file exists).
+# Runs on the fs store and on a real S3 server (the store sees `released`).
+# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000.
+
+load helpers/common
+load helpers/clock
+
+setup() { keep_setup; }
+teardown() { keep_teardown; }
+
+# start_failing NAME ID : lease-write for ID whose state-file renames fail
+# with EIO while $BATS_TEST_TMPDIR/fail exists; live
+start_failing() {
+	start_bg "$1" env ASAN_OPTIONS="${ASAN_OPTIONS}:verify_asan_link_order=0" \
+		KEEP_STATEFAIL="rename:$2/lease:EIO:while=$BATS_TEST_TMPDIR/fail" \
+		KEEP_STATEFAIL_LOG="$BATS_TEST_TMPDIR/statefail.log" \
+		LD_PRELOAD="$KEEP_TOOLDIR/statefail.so" lease-write -v --node-id "$2"
+	wait_line 30 "$1" '^live '
+}
+
+@test "state file unwritable for ttl - safety: renewals stop at once, released, one fatal line, exit 111" {
+	start_failing n1 n1
+	run -0 --separate-stderr owner-acquire --node-id n1 t/c/a
+	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
+	wait_renewal n1 || { cat "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
+	w0=$(keep-store get nodes/n1 | sed -n 's/^written_at_ms //p')
+	touch "$BATS_TEST_TMPDIR/fail"
+	t0=$(now_ms)
+	run wait_exit 8 n1
+	[ "$output" = 111 ] || { tail -n 5 "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
+	echo "# gave up $(($(now_ms) - t0)) ms after the failure began" >&3
+	grep -q 'statefail: rename .*/n1/lease' "$BATS_TEST_TMPDIR/statefail.log"
+	run -0 grep -c "^lease-write: fatal: unable to write the lease state file '.*/n1/lease' for [0-9]* ms: Input/output error: giving the lease up$" "$BATS_TEST_TMPDIR/n1.err"
+	[ "$output" = 1 ]
+	# no renewal after the failure began: the stored written_at is the one
+	# before it (released keeps it), and the object says released
+	run -0 keep-store get nodes/n1
+	assert_line --regexp "^released [0-9a-f]{32}$"
+	assert_line "written_at_ms $w0"
+	# the node's commands refuse the hold (the file could not say more)
+	run -14 owner-check --node-id n1 t/c/a 1
+	refute_sanitizer_reports
+}
+
+@test "state file unwritable for a moment: a lapse; when it is written again the old hold stays ended (lapses + 1)" {
+	start_failing n1 n1
+	run -0 --separate-stderr owner-acquire --node-id n1 t/c/a
+	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
+	l0=$(state_field n1 lapses)
+	wait_renewal n1 || { cat "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
+	sleep 0.9 # the failure begins just before the next renewal
+	touch "$BATS_TEST_TMPDIR/fail"
+	# the state file still says live, until its valid_until: then 14
+	local end=$(($(now_ms) + 3000)) rc=0
+	while :; do
+		rc=0
+		owner-check --node-id n1 t/c/a 1 >/dev/null 2>&1 || rc=$?
+		[ "$rc" -eq 14 ] && break
+		[ "$rc" -eq 0 ] || { echo "owner-check exit $rc" >&3; false; }
+		[ "$(now_ms)" -lt "$end" ] || { echo "owner-check never refused" >&3; false; }
+		sleep 0.02
+	done
+	rm -f "$BATS_TEST_TMPDIR/fail"
+	wait_line 5 n1 '^recovered '
+	bg_running n1
+	run -0 lease-status --node-id n1
+	[ "$(state_field n1 lapses)" -gt "$l0" ]
+	run -1 owner-check --node-id n1 t/c/a 1
+	[ "$output" = "check key=t/c/a generation=1 ok=no reason=lapsed" ]
+	grep -q 'unable to write the lease state file' "$BATS_TEST_TMPDIR/n1.err"
+	refute_sanitizer_reports
+}
