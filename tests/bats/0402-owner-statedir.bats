@@ -124,6 +124,8 @@ run_failing() {
 }
 
 @test "every state-directory write and removal, failing with ENOSPC, EIO or EROFS: never two owners, and a clean pass settles it" {
+	# the longest test of the suite, and about local state only: once, in the fs pass
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "local state only: run with the fs suite"
 	start_node n1 n1
 	start_node n2 n2
 	start_owners_watch t/c/a n1 n2
