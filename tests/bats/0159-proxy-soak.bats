@@ -34,7 +34,7 @@ put wal/ reset-after p=0.02; put wal/ late 1500 p=0.01; * * error 503 p=0.005'
 		[[ ",$(field fault_actions "$report")," == *",$a:"* ]] || { echo "no $a fault"; false; }
 	done
 	# the per-minute CSV covers the run, and its columns add up to the summary
-	[ "$(head -n 1 "$dir/soak.csv")" = "minute,seconds,acquisitions,releases,writes,kills,faults,lost_holds" ]
+	[ "$(head -n 1 "$dir/soak.csv")" = "minute,seconds,acquisitions,releases,writes,kills,faults,lost_holds,kill_agent,kill_node,stops,suspends,steps" ]
 	[ "$(wc -l <"$dir/soak.csv")" -ge 3 ]
 	[ "$(awk -F, 'NR > 1 { s += $5 } END { print s }' "$dir/soak.csv")" = "$(field writes "$summary")" ]
 	[ "$(awk -F, 'NR > 1 { s += $7 } END { print s }' "$dir/soak.csv")" = "$(field faults "$report")" ]
