@@ -49,7 +49,8 @@
 # each keep process of the node has it mapped (and that the worker's bash,
 # which dates the app log, has not: the audit's times are the true time);
 # a process without it is a violation. Events go to $SOAK_DIR/log/events
-# ("T_us NODE KIND details").
+# ("T_us NODE KIND details", T after the event was made; a step's
+# correction is a line step-back, not counted as an event).
 #
 # Network faults (S3 only): SOAK_FAULTS holds s3proxy rules (docs/testing.md,
 # "The S3 fault proxy"), separated by ';' or newlines, or names a rules
@@ -92,8 +93,12 @@
 # that holds it, `new=no`, is the same hold), every acknowledged segment present
 # in the store (and no segment from a generation never acquired, no
 # If-None-Match conflict on a segment), no process of a killed agent
-# still running 1.2 s after its kill, none of any node after the stop, and
-# the clock shim where it must be (above).
+# still running 1.2 s after its kill, none of any node after the stop, the
+# clock shim where it must be (above), and no stale check: a hold acquired
+# before a host event that ends the node's holds (a kill; a stop or suspend
+# longer than the validity; a step beyond lease.clock_step_ms, either way)
+# passes no owner-check that starts more than the validity (ttl - safety)
+# after the event: no lease write sent after it may make such a hold valid.
 # Prints the counts; exit 0 only with no violation.
 # shellcheck disable=SC2317 # the worker's functions run through bash -c, cleanup by a trap
 set -u
@@ -222,26 +227,34 @@ node_cmd() { # NODE : sets NODE_CMD, the prefix that runs a command as NODE's
 	return 0
 }
 
-# The shim must shift what a process started that way reads: a probe
-# offset of one hour on tests/tools/clocks, against a plain run.
+# The shim must shift what a process started as the worker starts its
+# commands (k, below) reads: a probe offset of one hour on
+# tests/tools/clocks, against a plain run; and the dynamic loader must
+# load it into each keep command the worker runs (LD_DEBUG=libs). The
+# agent's children are checked while they run (shim_check).
 shim_probe() {
-	local clocks=$BIN/../tools/clocks plain shifted d
+	local clocks=$BIN/../tools/clocks plain shifted d prog NODE=probe
 	[ -n "$SHIM" ] || return 0
+	for prog in owner-acquire owner-check owner-release keep-store; do
+		k env LD_DEBUG=libs "$prog" --help 2>&1 >/dev/null | grep -qF "calling init: $SHIM" || {
+			echo "soak: the clock shim $SHIM is not loaded into $prog as the worker runs it" >&2
+			exit 111
+		}
+	done
 	if [ ! -x "$clocks" ]; then
-		log "$clocks missing (make rel builds it): the clock shim is not probed"
+		log "$clocks missing (make rel builds it): the clock shim's offsets are not probed"
 		return 0
 	fi
 	printf 'realtime_ms 3600000\nmonotonic_ms -3600000\n' >"$DIR/clock/probe"
 	plain=$("$clocks" | sed -n 's/.* realtime_ms=\([0-9]*\).*/\1/p')
-	shifted=$(env KEEP_CLOCKSHIM_FILE="$DIR/clock/probe" "${SHIM_ENV[@]}" "$clocks" |
-		sed -n 's/.* realtime_ms=\([0-9]*\).*/\1/p')
+	shifted=$(k "$clocks" | sed -n 's/.* realtime_ms=\([0-9]*\).*/\1/p')
 	rm -f "$DIR/clock/probe"
 	d=$((${shifted:-0} - ${plain:-0} - 3600000))
 	if [ "${d#-}" -gt 5000 ]; then
 		echo "soak: the clock shim $SHIM does not shift a node's clocks (a probe of +3600000 ms read $((d + 3600000)) ms)" >&2
 		exit 111
 	fi
-	log "clock shim $SHIM: a probe of +3600000 ms read +$((d + 3600000)) ms"
+	log "clock shim $SHIM: loaded into owner-acquire, owner-check, owner-release, keep-store; a probe of +3600000 ms read +$((d + 3600000)) ms"
 }
 
 # ---- network faults (SOAK_FAULTS) and the per-minute report ----------------------
@@ -660,6 +673,8 @@ ev_step() { # NODE: the wall clock steps by +-d, and back after a while
 	ms_sleep "$h"
 	REAL[$1]=$((REAL[$1] - d))
 	clock_set "$1"
+	# the correction is a step too (not counted as an event of its own)
+	event "$1" step-back "ms=$((-d)) ends_holds=$(yes_if "${d#-}" -gt "$STEP_SEEN_MS")"
 	log "step $1: wall clock $d ms for $h ms, then back"
 }
 

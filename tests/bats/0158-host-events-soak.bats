@@ -20,12 +20,19 @@ setup() {
 
 @test "host-events soak: 140 s of stops, suspends, wall-clock steps and kills audits 0 violations" {
 	dir="$BATS_TEST_TMPDIR/soak"
-	run -0 --separate-stderr env SOAK_DIR="$dir" SOAK_STORE=fs SOAK_SECONDS=140 \
+	run --separate-stderr env SOAK_DIR="$dir" SOAK_STORE=fs SOAK_SECONDS=140 \
 		SOAK_EVENT_EVERY=10 SOAK_EVENTS=stop,suspend,step,kill-agent,kill-node \
 		SOAK_STOP_MS=3000-5000 SOAK_SUSPEND_MS=2500-5000 SOAK_STEP_HOLD_MS=1500-4000 \
 		SOAK_ACTORS=60 SOAK_HOLDS=8 bash "$BATS_TEST_DIRNAME/../../bench/soak.sh"
-	echo "$output"
+	[ "$status" -eq 0 ] || {
+		echo "soak exit $status; its first violations, its events and its summary:"
+		grep VIOLATION <<<"$output$stderr" | head -n 20
+		cat "$dir/log/events"
+		grep '^soak' <<<"$output"
+		false
+	}
 	summary=$(grep '^soak seconds=' <<<"$output")
+	echo "$summary"
 	[[ "$summary" == *" violations=0" ]]
 	[[ "$summary" == *" missing_writes=0 "* ]]
 	[[ "$summary" == *" stale_checks=0 "* ]]
