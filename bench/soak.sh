@@ -166,6 +166,17 @@ s3)
 	STORE="s3://${S3_BUCKET:-keep-test}/soak-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
 	export AWS_ACCESS_KEY_ID="$S3_ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$S3_SECRET_KEY"
 	export AWS_REGION="${S3_REGION:-us-east-1}" AWS_ENDPOINT_URL_S3="$S3_ENDPOINT"
+	# the bucket, created unless it exists (as tests/run-all.sh does)
+	code=$(curl -s -o /dev/null -w '%{http_code}' -m 20 -X PUT \
+		--aws-sigv4 "aws:amz:$AWS_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+		-H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' "$S3_ENDPOINT/${S3_BUCKET:-keep-test}") || code=000
+	case $code in
+	200 | 409) ;;
+	*)
+		echo "soak: unable to create the bucket '${S3_BUCKET:-keep-test}' on $S3_ENDPOINT: HTTP $code" >&2
+		exit 111
+		;;
+	esac
 	;;
 *)
 	echo "soak: SOAK_STORE must be fs or s3" >&2
