@@ -1,15 +1,19 @@
 # keep — build, check, install, demo.
 #
-#   make            release build into build/rel/bin (installs missing Debian
-#                   packages first, via scripts/install-deps.sh)
-#   make run        keep-agent for node n1 on the embedded fs store (./run/)
+#   make            release build into build/rel/bin (never installs anything:
+#                   a missing package stops it with a message saying to run
+#                   `make deps`)
+#   make deps       install what the build needs (scripts/install-deps.sh)
+#   make run        make deps, then keep-agent for node n1 on the embedded fs
+#                   store (./run/)
 #   make check      unit + end-to-end tests, sanitizer build, fs AND real S3
 #   make demo       a small cluster on the fs store, with a failover
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Sources are found by wildcard: lib/**/*.c make libkeep, each cmd/NAME.c
 # makes the command NAME, each tests/unit/test_*.c a unit test, sim/*.c the
-# simulator.
+# simulator. lib/core/*.c with the vocabulary and the codecs also make
+# libkeep-core.a, which needs nothing but libc and libm (docs/design.md).
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -17,6 +21,11 @@ CC ?= cc
 PKGS := libcurl openssl yaml-0.1 expat
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# commands that never touch the store link without libcurl, OpenSSL and expat
+# (owner-check runs before every commit: its exec cost is in
+# docs/performance.md); a store call slipping in makes their link fail
+LIGHT_CMDS := owner-check lease-status
+LIGHT_LIBS = $(shell pkg-config --libs yaml-0.1 2>/dev/null)
 
 WARN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wno-unused-parameter -Wvla -Wformat=2
@@ -26,6 +35,9 @@ SAN_CFLAGS := -O1 -g $(WARN) -fsanitize=address,undefined -fno-omit-frame-pointe
 SAN_LDFLAGS := -fsanitize=address,undefined
 
 LIB_SRC := $(sort $(wildcard lib/*.c lib/core/*.c lib/store/*.c))
+# libkeep-core.a: the sans-I/O core, the shared vocabulary and the codecs
+CORE_SRC := $(sort $(wildcard lib/core/*.c) lib/vocab.c lib/err.c lib/buf.c lib/parse.c \
+	lib/nodeobj.c lib/ownerrec.c)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 CMDS := $(patsubst cmd/%.c,%,$(CMD_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -48,10 +60,18 @@ DEPS_STAMP := build/.deps-ok
 .SECONDARY:
 all: rel
 
-deps $(DEPS_STAMP):
+# The stamp says the packages were found; objects depend on it order-only,
+# so `make deps` never forces a rebuild. A plain make only checks.
+$(DEPS_STAMP):
+	@mkdir -p build
+	@pkg-config --exists $(PKGS) || { echo "make: missing packages ($(PKGS));" \
+		"run 'make deps' (or sh scripts/install-deps.sh) first" >&2; exit 1; }
+	@touch $(DEPS_STAMP)
+
+deps:
 	@mkdir -p build
 	@pkg-config --exists $(PKGS) || sh scripts/install-deps.sh
-	@touch $(DEPS_STAMP)
+	@pkg-config --exists $(PKGS) && touch $(DEPS_STAMP)
 
 # what make check needs beyond the build (bats, clang's libFuzzer, valgrind, ...)
 test-deps:
@@ -60,12 +80,20 @@ test-deps:
 # ---- one template per flavour ----------------------------------------------
 define FLAVOUR
 $(1)_OBJ := $$(patsubst %.c,build/$(1)/obj/%.o,$$(LIB_SRC))
-build/$(1)/obj/%.o: %.c $$(DEPS_STAMP)
+$(1)_CORE_OBJ := $$(patsubst %.c,build/$(1)/obj/%.o,$$(CORE_SRC))
+build/$(1)/obj/%.o: %.c | $$(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $$($(2)) $$(PKG_CFLAGS) -MMD -MP -c $$< -o $$@
 build/$(1)/libkeep.a: $$($(1)_OBJ)
 	@rm -f $$@
 	ar rcs $$@ $$^
+build/$(1)/libkeep-core.a: $$($(1)_CORE_OBJ)
+	@rm -f $$@
+	ar rcs $$@ $$^
+$$(addprefix build/$(1)/bin/,$$(LIGHT_CMDS)): build/$(1)/bin/%: build/$(1)/obj/cmd/%.o \
+		build/$(1)/libkeep.a
+	@mkdir -p $$(@D)
+	$$(CC) $$($(2)) $$^ -o $$@ $$($(3)) $$(LIGHT_LIBS) -lm
 build/$(1)/bin/%: build/$(1)/obj/cmd/%.o build/$(1)/libkeep.a
 	@mkdir -p $$(@D)
 	$$(CC) $$($(2)) $$^ -o $$@ $$($(3)) $$(PKG_LIBS) -lm
@@ -84,13 +112,15 @@ build/$(1)/tools/%: build/$(1)/obj/tests/tools/%.o build/$(1)/libkeep.a
 build/$(1)/tools/%.so: tests/preload/%.c
 	@mkdir -p $$(@D)
 	$$(CC) $$(PRELOAD_CFLAGS) $$< -o $$@ -ldl
-$(1): $$(addprefix build/$(1)/bin/,$$(CMDS) keep-agent $$(if $$(SIM_SRC),keep-sim)) \
+$(1): build/$(1)/libkeep-core.a \
+	$$(addprefix build/$(1)/bin/,$$(CMDS) keep-agent $$(if $$(SIM_SRC),keep-sim)) \
 	$$(patsubst tests/unit/%.c,build/$(1)/tests/%,$$(UNIT_SRC)) \
 	$$(patsubst tests/tools/%.c,build/$(1)/tools/%,$$(TOOL_SRC)) \
 	$$(patsubst tests/preload/%.c,build/$(1)/tools/%.so,$$(PRELOAD_SRC))
--include $$($(1)_OBJ:.o=.d)
-# commands, tests, tools and the simulator depend on lib/ headers too
--include $$(wildcard build/$(1)/obj/cmd/*.d build/$(1)/obj/sim/*.d build/$(1)/obj/tests/*/*.d)
+# every object's dependency file (libkeep, commands, unit tests, the
+# simulator, test tools): touching one header rebuilds only what includes it
+-include $$(patsubst %.c,build/$(1)/obj/%.d,$$(LIB_SRC) $$(CMD_SRC) $$(UNIT_SRC) $$(UNIT_HELP) \
+	$$(SIM_SRC) $$(TOOL_SRC))
 endef
 $(eval $(call FLAVOUR,rel,REL_CFLAGS,))
 $(eval $(call FLAVOUR,san,SAN_CFLAGS,SAN_LDFLAGS))
@@ -116,7 +146,7 @@ sim-deep: san
 # clean stop and exits 0, so make ends without an "Interrupt" error.
 RUN_DIR ?= $(CURDIR)/run
 rel-bin: $(addprefix build/rel/bin/,$(CMDS) keep-agent)
-run:
+run: deps
 	@echo "keep: building the commands (build/rel/bin) ..."
 	@$(MAKE) --no-print-directory -s rel-bin
 	@mkdir -p "$(RUN_DIR)/bucket" "$(RUN_DIR)/state"
@@ -134,9 +164,10 @@ build/rel/libkeep.so: $(rel_OBJ)
 	$(CC) -shared -Wl,-soname,libkeep.so.0 $^ -o $@ $(PKG_LIBS) -lm -lpthread
 
 # make install PREFIX=/usr DESTDIR=/tmp/root: commands and keep-agent, man
-# pages, libkeep (static and shared), its headers (include/keep/, with
-# core/ and store/), keep.pc, bash completion, systemd units and the cron
-# job (their /usr/local paths rewritten to PREFIX) and the docs.
+# pages, libkeep (static and shared), libkeep-core.a, their headers
+# (include/keep/, with core/ and store/), keep.pc and keep-core.pc, bash
+# completion, systemd units and the cron job (their /usr/local paths
+# rewritten to PREFIX) and the docs.
 # The cron job goes where cron reads it, /etc/cron.d, for PREFIX=/usr or
 # /usr/local; for any other PREFIX to PREFIX/etc/cron.d (an example to
 # copy; cron does not read it). CRONDIR=DIR puts it elsewhere, CRONDIR=
@@ -159,6 +190,7 @@ install: rel build/rel/libkeep.so
 		$(DESTDIR)$(DOCDIR)/runbooks $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR)
 	install -m 755 $(addprefix build/rel/bin/,$(CMDS) keep-agent) $(DESTDIR)$(BINDIR)/
 	install -m 644 build/rel/libkeep.a $(DESTDIR)$(LIBDIR)/libkeep.a
+	install -m 644 build/rel/libkeep-core.a $(DESTDIR)$(LIBDIR)/libkeep-core.a
 	install -m 755 build/rel/libkeep.so $(DESTDIR)$(LIBDIR)/libkeep.so.0
 	ln -sf libkeep.so.0 $(DESTDIR)$(LIBDIR)/libkeep.so
 	install -m 644 $(filter-out %_internal.h,$(wildcard lib/*.h)) $(DESTDIR)$(INCDIR)/
@@ -169,6 +201,11 @@ install: rel build/rel/libkeep.so
 		'Version: 0.1' 'Requires.private: $(PKGS)' \
 		'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep' \
 		'Libs.private: -lm -lpthread' >$(DESTDIR)$(LIBDIR)/pkgconfig/keep.pc
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
+		'Name: keep-core' \
+		'Description: keep'"'"'s sans-I/O protocol core (node lease, fencing, ownership machines)' \
+		'Version: 0.1' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep-core -lm' \
+		>$(DESTDIR)$(LIBDIR)/pkgconfig/keep-core.pc
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 completion/keep.bash $(DESTDIR)$(COMPDIR)/keep
@@ -206,7 +243,7 @@ fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 
 .PHONY: fuzz fuzz-smoke fuzz-build
 .PRECIOUS: build/fuzz/obj/fuzz/%.o
-build/fuzz/obj/%.o: %.c $(DEPS_STAMP)
+build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -MMD -MP -c $< -o $@
 build/fuzz/libkeep.a: $(fuzz_OBJ)

@@ -206,9 +206,7 @@ int main(int argc, char **argv)
 	int opt, rc, nargs;
 
 	keep_cli_init(&cli, prog, USAGE);
-	while ((opt = getopt_long(argc, argv, "hc:", longopts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, opt, optarg))
-			continue;
+	while ((opt = keep_cli_next(&cli, argc, argv, "hc:", longopts)) != -1) {
 		if (opt == OPT_IF_MATCH)
 			if_match = optarg;
 		else if (opt == OPT_IF_NONE_MATCH)

@@ -35,6 +35,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
+#include "../lib/parse.h"
 #include "../lib/statedir.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
@@ -78,14 +79,6 @@ static const char usage[] =
 enum { OPT_STDIN = 0x2000, OPT_STATS };
 
 static const char *prog = "lease-fence";
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 struct ctx {
 	struct keep_config cfg;
 	char node_dir[KEEP_PATH_MAX + 80];
@@ -111,13 +104,6 @@ static void metric_inc(const char *name)
 	pthread_mutex_lock(&C.lock);
 	keep_metrics_inc(&C.metrics, name, 1);
 	metrics_flush_locked();
-	pthread_mutex_unlock(&C.lock);
-}
-
-static void emit_locked(struct keep_buf *b)
-{
-	pthread_mutex_lock(&C.lock);
-	keep_line_emit(b);
 	pthread_mutex_unlock(&C.lock);
 }
 
@@ -172,8 +158,7 @@ static void print_result(const char *type, const char *node, const struct keep_n
 {
 	struct keep_buf b;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, type);
+	keep_line_begin(&b, type);
 	keep_line_str(&b, "node", node);
 	keep_line_str(&b, "instance", o ? o->instance : NULL);
 	if (o && o->written_at_ms)
@@ -186,8 +171,7 @@ static void print_result(const char *type, const char *node, const struct keep_n
 		keep_line_str(&b, "fenced_by", o->fenced_by);
 	if (reason)
 		keep_line_str(&b, "reason", reason);
-	emit_locked(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
 #define OPERATOR_TRIES 5 /* fresh reads and fences before giving up */
@@ -320,8 +304,7 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
 {
 	struct keep_buf b;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, type);
+	keep_line_begin(&b, type);
 	keep_line_str(&b, "node", st->node);
 	keep_line_str(&b, "instance", st->instance);
 	keep_line_int(&b, "written_at_ms", st->written_at_ms);
@@ -329,8 +312,7 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
 		keep_line_int(&b, "free_at_ms", free_at);
 	if (reason)
 		keep_line_str(&b, "reason", reason);
-	emit_locked(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
 /* May we act on st now (keep_fence_peer_may, on the lease state read
@@ -362,7 +344,7 @@ static bool wait_free_at(int64_t free_at_wall_ms)
 		return false;
 	deadline = keep_boot_ms() + (left > 0 ? left : 0) + 1;
 	pthread_mutex_lock(&C.lock);
-	while (!Q.eof && !stop_flag && keep_boot_ms() < deadline) {
+	while (!Q.eof && !keep_stop_flag && keep_boot_ms() < deadline) {
 		struct timespec ts;
 		int64_t rest = deadline - keep_boot_ms();
 
@@ -372,7 +354,7 @@ static bool wait_free_at(int64_t free_at_wall_ms)
 		keep_mono_timespec_after(rest < 200 ? rest : 200, &ts);
 		pthread_cond_timedwait(&C.wake, &C.lock, &ts);
 	}
-	ok = !Q.eof && !stop_flag;
+	ok = !Q.eof && !keep_stop_flag;
 	pthread_mutex_unlock(&C.lock);
 	return ok;
 }
@@ -524,34 +506,6 @@ out:
 	return ok;
 }
 
-static bool parse_i64(const char *s, int64_t *out)
-{
-	int64_t v = 0;
-	size_t i;
-
-	if (!s || !*s || strlen(s) > 18 || (s[0] == '0' && s[1]))
-		return false;
-	for (i = 0; s[i]; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-static bool hex32(const char *s)
-{
-	size_t i;
-
-	if (!s || strlen(s) != KEEP_INSTANCE_LEN)
-		return false;
-	for (i = 0; i < KEEP_INSTANCE_LEN; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
-
 /* A line of node-watch's output: 1 a stale candidate in *st, 0 a line to
  * ignore, -1 malformed (why in err). */
 static int parse_input(const char *s, size_t len, struct keep_stale *st, char *err, size_t errlen)
@@ -589,18 +543,19 @@ static int parse_input(const char *s, size_t len, struct keep_stale *st, char *e
 	}
 	snprintf(st->node, sizeof(st->node), "%s", v);
 	v = keep_line_get(&l, "instance");
-	if (!hex32(v)) {
+	if (!v || !keep_instance_valid(v, strlen(v))) {
 		snprintf(err, errlen, "missing or bad instance");
 		goto out;
 	}
 	snprintf(st->instance, sizeof(st->instance), "%s", v);
-	if (!parse_i64(keep_line_get(&l, "written_at_ms"), &st->written_at_ms) ||
-	    st->written_at_ms <= 0 || st->written_at_ms > KEEP_WALL_MAX_MS) {
+	if (!keep_dec_parse_str(keep_line_get(&l, "written_at_ms"), KEEP_WALL_MAX_MS,
+				&st->written_at_ms) ||
+	    st->written_at_ms <= 0) {
 		snprintf(err, errlen, "missing or bad written_at_ms");
 		goto out;
 	}
 	v = keep_line_get(&l, "unchanged_ms");
-	if (v && !parse_i64(v, &n)) {
+	if (v && !keep_dec_parse_str(v, INT64_MAX, &n)) {
 		snprintf(err, errlen, "bad unchanged_ms");
 		goto out;
 	}
@@ -608,12 +563,14 @@ static int parse_input(const char *s, size_t len, struct keep_stale *st, char *e
 	 * 18); absent in older lines: the decision then counts from our own
 	 * live_since alone */
 	v = keep_line_get(&l, "live_since_mono_ms");
-	if (v && (!parse_i64(v, &st->live_since_mono_ms) || st->live_since_mono_ms <= 0)) {
+	if (v && (!keep_dec_parse_str(v, INT64_MAX, &st->live_since_mono_ms) ||
+		  st->live_since_mono_ms <= 0)) {
 		snprintf(err, errlen, "bad live_since_mono_ms");
 		goto out;
 	}
 	v = keep_line_get(&l, "watch_since_mono_ms");
-	if (v && (!parse_i64(v, &st->watch_since_mono_ms) || st->watch_since_mono_ms <= 0)) {
+	if (v && (!keep_dec_parse_str(v, INT64_MAX, &st->watch_since_mono_ms) ||
+		  st->watch_since_mono_ms <= 0)) {
 		snprintf(err, errlen, "bad watch_since_mono_ms");
 		goto out;
 	}
@@ -636,7 +593,7 @@ static int peer_mode(struct keep_store **stores)
 		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
 			keep_die(KEEP_EXIT_TEMP, prog, "unable to start a fence thread");
 	}
-	while (!stop_flag && (got = getline(&line, &cap, stdin)) >= 0) {
+	while (!keep_stop_flag && (got = getline(&line, &cap, stdin)) >= 0) {
 		struct keep_stale st;
 		char err[256];
 		const char *why;
@@ -683,9 +640,8 @@ int main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_store *stores[KEEP_FENCE_CONCURRENCY];
-	struct sigaction sa;
 	const char *target = NULL;
-	bool from_stdin = false, check_only = false, opt_stats = false;
+	bool from_stdin = false, opt_stats = false;
 	pthread_condattr_t ca;
 	int c, rc, i, nstores;
 
@@ -699,9 +655,7 @@ int main(int argc, char **argv)
 	pthread_condattr_destroy(&ca);
 	keep_reqstats_init(&C.stats);
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
 		case OPT_STDIN:
 			from_stdin = true;
@@ -709,30 +663,20 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			opt_stats = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (optind < argc)
 		target = argv[optind++];
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	if (!check_only && !!target == from_stdin)
+	if (!cli.check_only && !!target == from_stdin)
 		keep_cli_usage_error(&cli, "give either NODE or --stdin");
 	if (target && !keep_node_id_valid(target))
 		keep_cli_usage_error(&cli, "invalid node id '%s'", target);
 	keep_cli_load_config(&cli, &C.cfg);
-	if (!C.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
 	if (from_stdin && !C.cfg.node_id[0])
 		keep_cli_usage_error(&cli, "--stdin needs a node id (--node-id or node_id:)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &C.cfg, KEEP_NEED_STORE);
 	if (from_stdin && keep_config_node_dir(&C.cfg, C.node_dir, sizeof(C.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, prog, "state directory path too long");
 	keep_boot_id(C.boot_id, sizeof(C.boot_id));
@@ -741,12 +685,7 @@ int main(int argc, char **argv)
 	 * one-shot fence on a node host must not wipe the agent's counters */
 	keep_metrics_set_prog(&C.metrics, from_stdin ? C.cfg.metrics_textfile : NULL, prog);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	nstores = from_stdin ? KEEP_FENCE_CONCURRENCY : 1;
 	for (i = 0; i < nstores; i++)

@@ -95,9 +95,7 @@ int main(int argc, char **argv)
 	const char *why;
 
 	keep_cli_init(&cli, "lease-status", usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		if (c == OPT_PATHS)
 			paths = true;
 		else if (c == OPT_JSON)
@@ -115,14 +113,12 @@ int main(int argc, char **argv)
 	if (paths)
 		return print_paths(&cfg, dir);
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, "lease", fmt);
+	keep_line_begin_fmt(&b, "lease", fmt);
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
 		keep_line_str(&b, "phase", "none");
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		if (!(rc == KEEP_ERR_IO && errno == ENOENT))
 			fprintf(stderr, "lease-status: warning: unreadable lease state in '%s'\n",
 				dir);
@@ -144,7 +140,6 @@ int main(int argc, char **argv)
 	keep_line_int(&b, "valid_ms", valid ? st.valid_until_ms - now : 0);
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return valid ? KEEP_EXIT_OK : code_for(&st, why);
 }

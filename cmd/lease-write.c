@@ -24,6 +24,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
+#include "../lib/parse.h"
 #include "../lib/statedir.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
@@ -181,8 +182,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		if (same)
 			return;
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_lease_event_name(e->kind));
+	keep_line_begin(&b, keep_lease_event_name(e->kind));
 	keep_line_str(&b, "node", d->cfg.node_id);
 	keep_line_str(&b, "instance", d->sm.tmpl.instance);
 	switch (e->kind) {
@@ -229,8 +229,7 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	default:
 		break;
 	}
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
 /* Persist, then print, what the machine reported since the last call. */
@@ -434,12 +433,13 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t stopsigs;
 	pthread_t sigthr;
-	bool check_only = false, held = false;
-	int64_t step_ms = -1;
+	bool held = false;
+	int64_t step_ms = -1, go_fd;
 	int c, rc, orphan_rc = 0;
 
 	/* SIGTERM/SIGINT blocked in every thread from the start (curl's too):
-	 * only signal_thread takes them; one sent during the setup waits */
+	 * only signal_thread takes them; one sent during the setup waits.
+	 * (Not keep_cli_stop_signals: its handler would race the file.) */
 	sigemptyset(&stopsigs);
 	sigaddset(&stopsigs, SIGTERM);
 	sigaddset(&stopsigs, SIGINT);
@@ -451,43 +451,21 @@ int main(int argc, char **argv)
 	d.go_fd = -1;
 	d.go = true;
 	keep_cli_init(&cli, d.prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:v", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:v", opts)) != -1) {
 		switch (c) {
 		case 'v':
 			d.verbose = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
+		case OPT_STEP:
+			step_ms = keep_cli_int_arg(&cli, "--clock-step-ms", optarg, 0, 86400000);
 			break;
-		case OPT_STEP: {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    optarg[0] == '+' || v < 0 || v > 86400000)
-				keep_cli_usage_error(&cli, "--clock-step-ms wants 0..86400000");
-			step_ms = v;
-			break;
-		}
-		case OPT_GO_FD: {
-			char *end;
-			long v;
-
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 1023 ||
-			    fcntl((int)v, F_GETFD) < 0)
+		case OPT_GO_FD:
+			if (!keep_dec_parse_str(optarg, 1023, &go_fd) ||
+			    fcntl((int)go_fd, F_GETFD) < 0)
 				keep_cli_usage_error(&cli, "--go-fd needs an open file descriptor");
-			d.go_fd = (int)v;
+			d.go_fd = (int)go_fd;
 			d.go = false;
 			break;
-		}
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (optind != argc)
@@ -501,14 +479,7 @@ int main(int argc, char **argv)
 			keep_die(KEEP_EXIT_USAGE, d.prog,
 				 "invalid configuration: --clock-step-ms: %s", why);
 	}
-	if (!d.cfg.node_id[0])
-		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
-	if (!d.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_require(&cli, &d.cfg, KEEP_NEED_NODE | KEEP_NEED_STORE);
 	if (keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
 	if (keep_mkdirs(d.node_dir) != 0)

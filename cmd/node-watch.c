@@ -20,6 +20,7 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/listing.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
@@ -59,14 +60,6 @@ static const char usage[] =
     "See docs/fencing.md.\n";
 
 enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_STATS, OPT_JSON };
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 /* One node listed by a pass, and what is known of its body. */
 struct seen {
@@ -123,25 +116,19 @@ static const struct seen *prev_of(const struct driver *d, const char *node)
 	return NULL;
 }
 
-/* Does this pass need node's body? (docs/fencing.md, "Reading only what
- * changed"). every: --once (status needs every body). Otherwise a body is
- * read for a new node, an unreadable one, and one whose listed token is the
- * last listing's (the watch is judged on bodies, never on tokens) unless
- * the body we hold is at that very token and not live (fenced, released,
- * old-format: no watch runs on it). A token other than the last listing's
- * means a write landed: alive, no read (*wrote). */
+/* Does this pass need node's body? The rule is lib/core/listing.c's
+ * (docs/fencing.md, "Reading only what changed"); every: --once. */
 static bool need_body(const struct seen *p, const char *listed, bool every, bool *wrote)
 {
-	*wrote = false;
-	if (every || !p || !p->decoded)
-		return true;
-	if (strcmp(p->listed, listed) != 0) {
-		*wrote = true;
-		return false;
+	struct keep_listed k;
+
+	if (p) {
+		k.listed = p->listed;
+		k.body_version = p->body_version;
+		k.decoded = p->decoded;
+		k.obj = &p->obj;
 	}
-	if (p->obj.format == 3 && p->obj.state == KEEP_NODE_LIVE)
-		return true;
-	return strcmp(p->body_version, listed) != 0;
+	return keep_listing_need_body(p ? &k : NULL, listed, every, wrote);
 }
 
 /* Warn about the keys a listing of nodes/ skipped, once per change of
@@ -266,11 +253,6 @@ static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live
 	*live_since = st.live_since_ms;
 }
 
-static int emit(struct keep_buf *b)
-{
-	return keep_line_emit(b) == 0 ? 0 : KEEP_EXIT_TEMP;
-}
-
 static int print_status_line(struct driver *d, const struct seen *s, int64_t wall)
 {
 	struct keep_buf b;
@@ -278,8 +260,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 	int rc;
 
 	st = keep_node_status(s->decoded ? &s->obj : NULL, wall, &d->cfg.timing, false);
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, "node", d->fmt);
+	keep_line_begin_fmt(&b, "node", d->fmt);
 	keep_line_str(&b, "id", s->node);
 	keep_line_str(&b, "state", keep_node_status_name(st));
 	if (!s->decoded) {
@@ -308,8 +289,7 @@ static int print_status_line(struct driver *d, const struct seen *s, int64_t wal
 				      keep_add_sat_ms(s->obj.written_at_ms,
 						      keep_timing_takeover_ms(&d->cfg.timing)));
 	}
-	rc = emit(&b);
-	keep_buf_release(&b);
+	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	return rc;
 }
 
@@ -396,8 +376,7 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	struct keep_buf b;
 	int rc;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, keep_watch_event_name(e->kind));
+	keep_line_begin(&b, keep_watch_event_name(e->kind));
 	keep_line_str(&b, "node", e->node);
 	if (e->kind != KEEP_WEV_STALE)
 		keep_line_str(&b, "state", keep_node_status_name(e->status));
@@ -419,8 +398,7 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	} else {
 		keep_line_str(&b, "format", NULL);
 	}
-	rc = emit(&b);
-	keep_buf_release(&b);
+	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	if (e->kind != KEEP_WEV_LEAVE && e->kind != KEEP_WEV_STALE &&
 	    e->status == KEEP_STATUS_OLD_RUNNING)
 		fprintf(stderr,
@@ -483,7 +461,7 @@ static void write_watch_state(struct driver *d)
  * Each change rewrites the state file; the metrics follow every pass. */
 static void listing_health(struct driver *d, bool listed)
 {
-	int64_t now = keep_mono_ms();
+	int64_t now = keep_boot_ms();
 	enum listing_state st;
 
 	if (listed) {
@@ -570,7 +548,7 @@ static int follow(struct driver *d)
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
-	while (!stop_flag) {
+	while (!keep_stop_flag) {
 		int64_t now = keep_boot_ms(), wake, due;
 
 		if (now >= next_pass) {
@@ -617,18 +595,14 @@ int main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
-	struct sigaction sa;
-	bool opt_once = false, opt_follow = false, opt_table = false, check_only = false,
-	     opt_stats = false;
+	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
 	int c, rc;
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "node-watch";
 	keep_supervised_start(d.prog); /* under keep-agent: never outlive it */
 	keep_cli_init(&cli, d.prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
 		case OPT_ONCE:
 			opt_once = true;
@@ -645,11 +619,6 @@ int main(int argc, char **argv)
 		case OPT_JSON:
 			d.fmt = KEEP_LINE_JSON;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (optind != argc)
@@ -660,13 +629,7 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "--table needs --once");
 	if (d.fmt == KEEP_LINE_JSON && (!opt_once || opt_table))
 		keep_cli_usage_error(&cli, "--json needs --once and excludes --table");
-	keep_cli_load_config(&cli, &d.cfg);
-	if (!d.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	if (d.cfg.node_id[0] && keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");
 	keep_boot_id(d.boot_id, sizeof(d.boot_id));
@@ -678,12 +641,7 @@ int main(int argc, char **argv)
 	keep_reqstats_init(&d.stats);
 	d.store = keep_store_open_or_die(d.prog, &d.cfg, &d.stats);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	if (opt_once) {
 		rc = once(&d, opt_table);

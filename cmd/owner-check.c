@@ -25,12 +25,12 @@ static const char usage[] =
     "the current lease-write instance with no lapse of the node lease since,\n"
     "and the lease is valid now. Prints\n"
     "  check key=K generation=G ok=yes|no reason=ok|no-hold|other-generation|\n"
-    "        old-instance|lapsed|not-valid\n"
+    "        old-instance|lapsed|releasing|not-valid\n"
     "No store I/O.\n"
     "\n"
     "exit: 0 the grant may act; 1 no such hold (none, another generation, an\n"
-    "earlier instance, a lapse since); 14 the lease ran out; 10..13, 15 the\n"
-    "lease is not valid (as lease-status); 100 usage.\n";
+    "earlier instance, a lapse since, its release pending); 14 the lease ran\n"
+    "out; 10..13, 15 the lease is not valid (as lease-status); 100 usage.\n";
 
 static const char *prog = "owner-check";
 
@@ -40,27 +40,22 @@ int main(int argc, char **argv)
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_buf b;
-	char dir[KEEP_PATH_MAX + 80], shown[300], *end;
+	char dir[KEEP_PATH_MAX + 80], shown[300];
 	const char *key, *why;
-	long long gen;
+	int64_t gen;
 	int c, code;
 	enum keep_grant g;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1)
-		if (!keep_cli_common_opt(&cli, c, optarg))
-			keep_cli_usage_error(&cli, "unknown option");
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (argc - optind != 2)
 		keep_cli_usage_error(&cli, "KEY and GENERATION expected");
 	key = argv[optind];
 	if (!keep_owner_key_valid(key))
 		keep_cli_usage_error(&cli, "invalid key '%s'",
 				     keep_line_escaped(key, shown, sizeof(shown)));
-	errno = 0;
-	gen = strtoll(argv[optind + 1], &end, 10);
-	if (errno || end == argv[optind + 1] || *end || gen < 1 || gen > KEEP_OWNER_GEN_MAX)
-		keep_cli_usage_error(&cli, "invalid generation '%s'",
-				     keep_line_escaped(argv[optind + 1], shown, sizeof(shown)));
+	gen = keep_cli_int_arg(&cli, "GENERATION", argv[optind + 1], 1, KEEP_OWNER_GEN_MAX);
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
@@ -70,13 +65,11 @@ int main(int argc, char **argv)
 	code = keep_grant_now(dir, key, gen, &g, &why);
 	if (why)
 		keep_warn(prog, "the lease state in '%s' is not valid here: %s", dir, why);
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, "check");
+	keep_line_begin(&b, "check");
 	keep_line_str(&b, "key", key);
 	keep_line_int(&b, "generation", gen);
 	keep_line_str(&b, "ok", g == KEEP_GRANT_OK ? "yes" : "no");
 	keep_line_str(&b, "reason", keep_grant_name(g));
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return code;
 }

@@ -15,6 +15,7 @@
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
+#include "../lib/ownstore.h"
 #include "../lib/storecmd.h"
 
 static const char usage[] =
@@ -46,18 +47,17 @@ int main(int argc, char **argv)
 	struct keep_owner_rec rec;
 	struct keep_node_obj obj;
 	struct keep_node_read nr;
-	struct keep_reply r;
+	struct keep_owner_read orr;
 	struct keep_buf b;
 	char shown[300];
 	const char *key, *state, *holder = NULL, *free_s = "yes";
-	int c, derr;
+	int c;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (c == OPT_JSON)
-			fmt = KEEP_LINE_JSON;
-		else if (!keep_cli_common_opt(&cli, c, optarg))
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
+		if (c != OPT_JSON)
 			keep_cli_usage_error(&cli, "unknown option");
+		fmt = KEEP_LINE_JSON;
 	}
 	if (argc - optind != 1)
 		keep_cli_usage_error(&cli, "exactly one KEY");
@@ -65,23 +65,22 @@ int main(int argc, char **argv)
 	if (!keep_owner_key_valid(key))
 		keep_cli_usage_error(&cli, "invalid key '%s'",
 				     keep_line_escaped(key, shown, sizeof(shown)));
-	keep_cli_load_config(&cli, &cfg);
-	if (!cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
+	keep_cli_setup(&cli, &cfg, KEEP_NEED_STORE);
 	store = keep_store_open_or_die(prog, &cfg, NULL);
 
-	keep_owner_get(store, key, &rec, &derr, &r);
-	if (r.outcome != KEEP_STORE_OK && r.outcome != KEEP_STORE_NOT_FOUND) {
+	keep_owner_read(store, key, &rec, &orr);
+	if (orr.reply.outcome != KEEP_STORE_OK && orr.reply.outcome != KEEP_STORE_NOT_FOUND) {
 		keep_store_free(store);
-		keep_die(keep_exit_of_reply(&r), prog, "unable to read owners/%s: %s: %s", key,
-			 keep_outcome_name(r.outcome), r.detail);
+		keep_die(keep_exit_of_reply(&orr.reply), prog, "unable to read owners/%s: %s", key,
+			 orr.why);
 	}
-	if (r.outcome == KEEP_STORE_OK && derr) {
+	if (orr.reply.outcome == KEEP_STORE_OK && !orr.ok) {
 		keep_store_free(store);
 		keep_die(KEEP_EXIT_BAD_OBJECT, prog, "owners/%s is not a keep ownership record%s%s",
-			 key, r.not_ours ? ": " : "", r.not_ours ? r.detail : "");
+			 key, orr.reply.not_ours ? ": " : "",
+			 orr.reply.not_ours ? orr.reply.detail : "");
 	}
-	if (r.outcome == KEEP_STORE_NOT_FOUND) {
+	if (orr.reply.outcome == KEEP_STORE_NOT_FOUND) {
 		state = "absent";
 		memset(&rec, 0, sizeof(rec));
 	} else if (!rec.held) {
@@ -112,8 +111,7 @@ int main(int argc, char **argv)
 		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
 			holder = "live-other-instance";
 	}
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, "owner", fmt);
+	keep_line_begin_fmt(&b, "owner", fmt);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "state", state);
 	keep_line_str(&b, "node", rec.held ? rec.node : NULL);
@@ -124,8 +122,7 @@ int main(int argc, char **argv)
 		keep_line_str(&b, "generation", NULL);
 	keep_line_str(&b, "holder", holder);
 	keep_line_str(&b, "free", free_s);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	keep_store_free(store);
 	return KEEP_EXIT_OK;
 }

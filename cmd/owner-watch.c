@@ -3,13 +3,13 @@
  *
  * A driver of lib/core/watchlist.c: every heartbeat period it lists
  * owners/PREFIX, reads a record only when its listed version token is not
- * the version of the body it holds, then lists nodes/ and reads the node
- * object of each holder of a watched record the same way (at most one read
- * per node per pass), and prints the events between this pass's view of
- * each key and the last one. --once is one pass that prints the table.
- * Writes nothing. */
+ * the version of the body it holds (lib/core/listing.c, node-watch's rule
+ * too), then lists nodes/ and reads the node object of each holder of a
+ * watched record the same way (at most one read per node per pass), and
+ * prints the events between this pass's view of each key and the last one.
+ * --once is one pass that prints the table. Writes nothing. The store
+ * calls are the shared ones (lib/storecmd.h, lib/ownstore.h). */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +17,13 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/listing.h"
 #include "../lib/core/watchlist.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
+#include "../lib/ownstore.h"
 #include "../lib/storecmd.h"
 
 static const char usage[] =
@@ -60,14 +62,6 @@ static const char *prog = "owner-watch";
 
 enum { OPT_ONCE = 0x2000, OPT_FOLLOW, OPT_TABLE, OPT_JSON, OPT_STATS };
 
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
-
 /* One record as a pass left it. */
 struct rec {
 	char key[KEEP_OWNER_KEY_MAX + 1]; /* the actor key (owners/ stripped) */
@@ -99,7 +93,6 @@ struct driver {
 	size_t nrecs;
 	struct nd *nodes; /* the last pass's holders, sorted by node */
 	size_t nnodes;
-	struct keep_buf body; /* GET buffer */
 };
 
 /* PREFIX: the start of a key: [A-Za-z0-9._-] segments, at most two '/',
@@ -127,70 +120,49 @@ static bool prefix_valid(const char *p)
 	return true;
 }
 
-static void reply_failed(struct keep_reply *r, int rc)
-{
-	if (rc)
-		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-}
-
-/* GET owners/<r->key> into r. *outcome gets the GET's outcome. */
-static void read_record(struct driver *d, const char *store_key, struct rec *r,
+/* GET owners/<key> into r (keep_owner_read). *outcome gets the GET's
+ * outcome. */
+static void read_record(struct driver *d, const char *key, struct rec *r,
 			enum keep_outcome *outcome)
 {
-	struct keep_reply rep;
-	char err[128];
-	int derr;
+	struct keep_owner_read orr;
 
-	memset(&rep, 0, sizeof(rep));
-	keep_buf_reset(&d->body);
-	reply_failed(&rep, keep_store_get(d->store, store_key, &d->body, &rep));
-	*outcome = rep.outcome;
+	memset(&r->v, 0, sizeof(r->v));
+	keep_owner_read(d->store, key, &r->v.rec, &orr);
+	*outcome = orr.reply.outcome;
 	r->version[0] = '\0';
 	r->why[0] = '\0';
 	r->read_failed = false;
-	memset(&r->v, 0, sizeof(r->v));
 	r->v.seen = true;
-	if (rep.outcome != KEEP_STORE_OK) {
-		snprintf(r->why, sizeof(r->why), "read %s: %s", keep_outcome_name(rep.outcome),
-			 rep.detail);
+	r->v.readable = orr.ok;
+	if (orr.reply.outcome != KEEP_STORE_OK) {
+		snprintf(r->why, sizeof(r->why), "read %s", orr.why);
 		r->read_failed = true;
 		return;
 	}
-	snprintf(r->version, sizeof(r->version), "%s", rep.version);
-	derr = keep_owner_rec_decode(d->body.data ? d->body.data : "", d->body.len, &r->v.rec, err,
-				     sizeof(err));
-	if (derr) {
+	snprintf(r->version, sizeof(r->version), "%s", orr.reply.version);
+	if (!orr.ok)
 		snprintf(r->why, sizeof(r->why), "%s",
-			 derr == KEEP_ERR_NOTOURS ? "not an ownership record" : err);
-		return;
-	}
-	r->v.readable = true;
+			 orr.derr == KEEP_ERR_NOTOURS ? "not an ownership record" : orr.why);
 }
 
-/* GET nodes/<n->node> into n. */
+/* GET nodes/<n->node> into n (keep_node_read: the object must name it). */
 static void read_node(struct driver *d, struct nd *n)
 {
-	struct keep_reply rep;
-	char key[KEEP_NODE_ID_MAX + 8];
-	int derr;
+	struct keep_node_read nr;
 
-	memset(&rep, 0, sizeof(rep));
-	snprintf(key, sizeof(key), "nodes/%s", n->node);
-	keep_buf_reset(&d->body);
-	reply_failed(&rep, keep_store_get(d->store, key, &d->body, &rep));
+	keep_node_read(d->store, n->node, KEEP_NODE_READ_ANY_FORMAT, &n->obj, &nr);
 	n->version[0] = '\0';
 	n->known = n->present = n->decoded = false;
-	if (rep.outcome == KEEP_STORE_NOT_FOUND) {
+	if (nr.reply.outcome == KEEP_STORE_NOT_FOUND) {
 		n->known = true; /* gone since the listing: absent */
 		return;
 	}
-	if (rep.outcome != KEEP_STORE_OK)
+	if (nr.reply.outcome != KEEP_STORE_OK)
 		return; /* unknown: retried next pass */
-	snprintf(n->version, sizeof(n->version), "%s", rep.version);
+	snprintf(n->version, sizeof(n->version), "%s", nr.reply.version);
 	n->known = n->present = true;
-	derr =
-	    keep_node_obj_decode(d->body.data ? d->body.data : "", d->body.len, &n->obj, NULL, 0);
-	n->decoded = !derr && strcmp(n->obj.node, n->node) == 0;
+	n->decoded = nr.ok;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -238,9 +210,8 @@ static int list(struct driver *d, const char *prefix, struct keep_list *l)
 {
 	struct keep_reply r;
 
-	memset(&r, 0, sizeof(r));
 	keep_store_set_timeout(d->store, keep_timing_attempt_timeout_ms(&d->cfg.timing));
-	reply_failed(&r, keep_store_list(d->store, prefix, l, &r));
+	keep_store_list(d->store, prefix, l, &r);
 	if (r.outcome != KEEP_STORE_OK) {
 		keep_warn(prog, "unable to list %s: %s: %s", prefix, keep_outcome_name(r.outcome),
 			  r.detail);
@@ -250,7 +221,7 @@ static int list(struct driver *d, const char *prefix, struct keep_list *l)
 }
 
 /* The holders of this pass: nodes/ listed once, each holder's object read
- * when keep_watchlist_need_read says so. *nout owned by the caller. */
+ * when keep_listing_need_read says so. *nout owned by the caller. */
 static int read_holders(struct driver *d, struct rec *recs, size_t n, struct nd **out, size_t *nout)
 {
 	struct keep_list l;
@@ -300,8 +271,8 @@ static int read_holders(struct driver *d, struct rec *recs, size_t n, struct nd 
 			x->known = true; /* absent */
 			continue;
 		}
-		if (!keep_watchlist_need_read(p >= 0 ? d->nodes[p].version : NULL, e->version,
-					      true)) {
+		if (!keep_listing_need_read(p >= 0 ? d->nodes[p].version : NULL, e->version,
+					    true)) {
 			*x = d->nodes[p];
 			continue;
 		}
@@ -380,7 +351,7 @@ static int pass(struct driver *d, bool every, struct rec **recs_out, size_t *nre
 			continue;
 		}
 		snprintf(r->key, sizeof(r->key), "%s", items[i].key);
-		read_record(d, items[i].key - strlen(KEEP_OWNER_PREFIX), r, &o);
+		read_record(d, items[i].key, r, &o);
 		if (o == KEEP_STORE_NOT_FOUND)
 			continue; /* gone since the listing */
 		if (r->read_failed && !every) {
@@ -421,9 +392,10 @@ out:
 	return rc;
 }
 
+/* Emit the line begun in b: 0, or KEEP_EXIT_TEMP when stdout is closed. */
 static int emit(struct keep_buf *b)
 {
-	return keep_line_emit(b) == 0 ? 0 : KEEP_EXIT_TEMP;
+	return keep_line_end(b) == 0 ? 0 : KEEP_EXIT_TEMP;
 }
 
 /* Is the record of r free now (owner-show's free=)? */
@@ -453,10 +425,8 @@ static int print_owner_line(struct driver *d, const struct rec *r, int64_t wall)
 	const struct keep_owner_rec *x = &r->v.rec;
 	bool held = r->v.readable && x->held;
 	struct keep_buf b;
-	int rc;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, "owner", d->fmt);
+	keep_line_begin_fmt(&b, "owner", d->fmt);
 	keep_line_str(&b, "key", r->key);
 	keep_line_str(&b, "state", state_of(r));
 	keep_line_str(&b, "node", held ? x->node : NULL);
@@ -474,9 +444,7 @@ static int print_owner_line(struct driver *d, const struct rec *r, int64_t wall)
 	keep_line_str(&b, "free", is_free(d, r, wall) ? "yes" : "no");
 	if (!r->v.readable)
 		keep_line_str(&b, "reason", r->why);
-	rc = emit(&b);
-	keep_buf_release(&b);
-	return rc;
+	return emit(&b);
 }
 
 static int print_table(struct driver *d, int64_t wall)
@@ -505,10 +473,8 @@ static int print_table(struct driver *d, int64_t wall)
 static int print_event(struct driver *d, const char *key, const struct keep_owe *e, const char *why)
 {
 	struct keep_buf b;
-	int rc;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start_fmt(&b, keep_owe_name(e->kind, e->holder), d->fmt);
+	keep_line_begin_fmt(&b, keep_owe_name(e->kind, e->holder), d->fmt);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "node", e->node[0] ? e->node : NULL);
 	keep_line_str(&b, "instance", e->instance[0] ? e->instance : NULL);
@@ -522,9 +488,7 @@ static int print_event(struct driver *d, const char *key, const struct keep_owe 
 		keep_line_int(&b, "missed", e->missed);
 	if (e->kind == KEEP_OWE_UNREADABLE)
 		keep_line_str(&b, "reason", why);
-	rc = emit(&b);
-	keep_buf_release(&b);
-	return rc;
+	return emit(&b);
 }
 
 /* The events between the last pass (d->recs) and this one (nr), in key
@@ -607,21 +571,21 @@ static int once(struct driver *d, bool table)
 
 static int follow(struct driver *d)
 {
-	int64_t next_pass = keep_mono_ms();
+	int64_t next_pass = keep_boot_ms();
 	bool synced = false;
 	int rc = 0;
 
-	while (!stop_flag && !rc) {
-		int64_t now = keep_mono_ms();
+	while (!keep_stop_flag && !rc) {
+		int64_t now = keep_boot_ms();
 		struct rec *nr;
 		struct nd *nodes;
 		size_t n, nn, i;
 
 		if (now < next_pass) {
-			keep_sleep_until_mono(next_pass);
+			keep_sleep_until_boot(next_pass);
 			continue;
 		}
-		next_pass = now + d->cfg.timing.period_ms;
+		next_pass = keep_add_sat_ms(now, d->cfg.timing.period_ms);
 		if (pass(d, false, &nr, &n, &nodes, &nn) != 0)
 			continue; /* warned; the last pass stays as it was */
 		if (synced) {
@@ -639,12 +603,12 @@ static int follow(struct driver *d)
 
 			for (i = 0; i < d->nrecs && !rc; i++)
 				rc = print_owner_line(d, &d->recs[i], wall);
-			keep_buf_init(&b, KEEP_LINE_MAX);
-			keep_line_start_fmt(&b, "synced", d->fmt);
+			keep_line_begin_fmt(&b, "synced", d->fmt);
 			keep_line_int(&b, "keys", (int64_t)d->nrecs);
 			if (!rc)
 				rc = emit(&b);
-			keep_buf_release(&b);
+			else
+				keep_buf_release(&b);
 		}
 		synced = true;
 	}
@@ -665,17 +629,14 @@ int main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct driver d;
-	struct sigaction sa;
 	const char *slash;
-	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false,
-	     check_only = false;
+	char shown[300];
+	bool opt_once = false, opt_follow = false, opt_table = false, opt_stats = false;
 	int c, rc;
 
 	memset(&d, 0, sizeof(d));
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
 		case OPT_ONCE:
 			opt_once = true;
@@ -692,11 +653,6 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			opt_stats = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
 	if (argc - optind > 1)
@@ -704,20 +660,14 @@ int main(int argc, char **argv)
 	d.prefix = optind < argc ? argv[optind] : "";
 	if (!prefix_valid(d.prefix))
 		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
-				     d.prefix);
+				     keep_line_escaped(d.prefix, shown, sizeof(shown)));
 	if (opt_once && opt_follow)
 		keep_cli_usage_error(&cli, "--once and --follow exclude each other");
 	if (opt_table && !opt_once)
 		keep_cli_usage_error(&cli, "--table needs --once");
 	if (opt_table && d.fmt == KEEP_LINE_JSON)
 		keep_cli_usage_error(&cli, "--table and --json exclude each other");
-	keep_cli_load_config(&cli, &d.cfg);
-	if (!d.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	snprintf(d.want_prefix, sizeof(d.want_prefix), "%s%s", KEEP_OWNER_PREFIX, d.prefix);
 	slash = strrchr(d.prefix, '/');
 	snprintf(d.list_prefix, sizeof(d.list_prefix), "%s%.*s", KEEP_OWNER_PREFIX,
@@ -725,20 +675,12 @@ int main(int argc, char **argv)
 
 	keep_reqstats_init(&d.stats);
 	d.store = keep_store_open_or_die(prog, &d.cfg, &d.stats);
-	keep_buf_init(&d.body, KEEP_BODY_MAX);
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	keep_cli_stop_signals();
 
 	rc = opt_once ? once(&d, opt_table) : follow(&d);
 	if (opt_stats)
 		keep_reqstats_print(&d.stats, prog);
 	commit(&d, NULL, 0, NULL, 0);
-	keep_buf_release(&d.body);
 	keep_store_free(d.store);
 	return rc;
 }

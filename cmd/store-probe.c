@@ -172,10 +172,8 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	keep_cli_init(&cli, prog, USAGE);
-	while ((opt = getopt_long(argc, argv, "hc:", longopts, NULL)) != -1) {
-		if (!keep_cli_common_opt(&cli, opt, optarg))
-			keep_cli_usage_error(&cli, "unknown option");
-	}
+	while ((opt = keep_cli_next(&cli, argc, argv, "hc:", longopts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
 	keep_cli_load_config(&cli, &cfg);

@@ -247,13 +247,11 @@ static int guard(struct ctx *x)
 
 				if (!e->seen || e->state != KEEP_GUARD_REWRITTEN)
 					continue;
-				keep_buf_init(&b, KEEP_LINE_MAX);
-				keep_line_start(&b, "old-running");
+				keep_line_begin(&b, "old-running");
 				keep_line_str(&b, "node", e->node);
 				keep_line_int(&b, "written_at_ms", e->written_at_ms);
 				keep_line_int(&b, "previous_written_at_ms", e->prev_written_at_ms);
-				keep_line_emit(&b);
-				keep_buf_release(&b);
+				keep_line_end(&b);
 				fprintf(stderr,
 					"%s: fatal: an old (per-actor lease) node is running: "
 					"'nodes/%s' was rewritten; stop it first "
@@ -266,11 +264,9 @@ static int guard(struct ctx *x)
 		if (g.verdict == KEEP_GV_PASS) {
 			struct keep_buf b;
 
-			keep_buf_init(&b, KEEP_LINE_MAX);
-			keep_line_start(&b, "pass");
+			keep_line_begin(&b, "pass");
 			keep_line_int(&b, "old", (int64_t)g.n);
-			keep_line_emit(&b);
-			keep_buf_release(&b);
+			keep_line_end(&b);
 			rc = KEEP_EXIT_OK;
 			goto out;
 		}
@@ -280,14 +276,12 @@ static int guard(struct ctx *x)
 
 			if (!e->seen || e->state != KEEP_GUARD_FRESH)
 				continue;
-			keep_buf_init(&b, KEEP_LINE_MAX);
-			keep_line_start(&b, "wait");
+			keep_line_begin(&b, "wait");
 			keep_line_str(&b, "node", e->node);
 			keep_line_int(&b, "format", e->format);
 			keep_line_int(&b, "written_at_ms", e->written_at_ms);
 			keep_line_int(&b, "left_ms", e->left_ms);
-			keep_line_emit(&b);
-			keep_buf_release(&b);
+			keep_line_end(&b);
 		}
 		keep_metrics_set(&m, "keep_start_guard_wait_ms", g.left_ms > 0 ? g.left_ms : 0);
 		keep_metrics_flush(&m);
@@ -315,12 +309,10 @@ static void line_key(const char *type, const char *key, const char *reason)
 {
 	struct keep_buf b;
 
-	keep_buf_init(&b, KEEP_LINE_MAX);
-	keep_line_start(&b, type);
+	keep_line_begin(&b, type);
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "reason", reason);
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 }
 
 static int mark_one(struct ctx *x, const char *key)
@@ -328,21 +320,12 @@ static int mark_one(struct ctx *x, const char *key)
 	struct keep_mark_result res;
 	struct keep_buf b;
 
-	if (!keep_owner_key_valid(key)) {
-		char shown[300];
-
-		keep_warn(prog,
-			  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, "
-			  "not starting with '.')",
-			  keep_line_escaped(key, shown, sizeof(shown)));
-		line_key("error", key, "invalid-key");
-		return KEEP_EXIT_USAGE;
-	}
+	if (!keep_owner_key_valid(key))
+		return keep_cli_invalid_key(prog, key);
 	keep_upgrade_mark_actor(x->store, key, keep_wall_ms(), &x->cfg.timing, &res);
 	switch (res.kind) {
 	case KEEP_MR_MARKED:
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start(&b, "marked");
+		keep_line_begin(&b, "marked");
 		keep_line_str(&b, "key", key);
 		keep_line_int(&b, "seed", res.seed);
 		keep_line_str(&b, "action",
@@ -350,19 +333,16 @@ static int mark_one(struct ctx *x, const char *key)
 			      : res.action == KEEP_MARK_REPLACE ? "replaced"
 								: "existing");
 		keep_line_int(&b, "keys_max", res.keys_max);
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return KEEP_EXIT_OK;
 	case KEEP_MR_HELD:
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start(&b, "held");
+		keep_line_begin(&b, "held");
 		keep_line_str(&b, "key", key);
 		keep_line_str(&b, "node", res.old.node);
 		keep_line_int(&b, "generation", res.old.generation);
 		keep_line_int(&b, "expires_at_ms", res.old.expires_at_ms);
 		keep_line_int(&b, "live_until_ms", res.live_until_ms);
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return KEEP_EXIT_NO;
 	case KEEP_MR_BAD_OBJECT:
 		keep_warn(prog, "leases/%s is not ours or malformed (%s): nothing written", key,
@@ -517,8 +497,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_start(&b, "error");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "store");
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return keep_exit_of_reply(&nr.reply);
 	case KEEP_FORGET_FORMAT3:
 		if (!quiet) {
@@ -534,8 +513,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_start(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "bad-object");
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_BAD_OBJECT;
 	case KEEP_FORGET_FRESH:
 		keep_line_start(&b, "kept");
@@ -544,8 +522,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_int(&b, "format", o.format);
 		keep_line_int(&b, "written_at_ms", o.written_at_ms);
 		keep_line_int(&b, "left_ms", left);
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
 	case KEEP_FORGET_DELETE:
 		break;
@@ -560,8 +537,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_str(&b, "node", id);
 		keep_line_int(&b, "format", o.format);
 		keep_line_int(&b, "written_at_ms", o.written_at_ms);
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return KEEP_EXIT_OK;
 	}
 	if (r.outcome == KEEP_STORE_CONFLICT) {
@@ -579,8 +555,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 				      strcmp(again.reply.version, nr.reply.version) == 0
 				  ? "conflict-unchanged"
 				  : "changed");
-		keep_line_emit(&b);
-		keep_buf_release(&b);
+		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
 	}
 	keep_warn(prog, "unable to delete nodes/%s: %s: %s", id, keep_outcome_name(r.outcome),
@@ -588,8 +563,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	keep_line_start(&b, "error");
 	keep_line_str(&b, "node", id);
 	keep_line_str(&b, "reason", "store");
-	keep_line_emit(&b);
-	keep_buf_release(&b);
+	keep_line_end(&b);
 	return keep_exit_of_reply(&r);
 }
 
@@ -630,49 +604,27 @@ int main(int argc, char **argv)
 	struct keep_cli cli;
 	struct ctx x;
 	const char *sub;
-	bool all = false, stale = false, check_only = false;
+	bool all = false, stale = false;
 	int c, rc;
 
 	keep_supervised_start(prog); /* under keep-agent: never outlive it */
 	memset(&x, 0, sizeof(x));
 	x.horizon_ms = KEEP_UPGRADE_HORIZON_MS;
 	keep_cli_init(&cli, prog, usage);
-	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) != -1) {
-		if (keep_cli_common_opt(&cli, c, optarg))
-			continue;
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
 		switch (c) {
-		case OPT_HORIZON: {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 0 || v > 86400000LL)
-				keep_cli_usage_error(&cli, "bad --horizon-ms '%s' (0..86400000)",
-						     optarg);
-			x.horizon_ms = v;
+		case OPT_HORIZON:
+			x.horizon_ms = keep_cli_int_arg(&cli, "--horizon-ms", optarg, 0, 86400000);
 			break;
-		}
 		case OPT_ALL:
 			all = true;
 			break;
 		case OPT_STALE:
 			stale = true;
 			break;
-		case KEEP_OPT_CHECK:
-			check_only = true;
-			break;
-		default:
-			keep_cli_usage_error(&cli, "unknown option");
 		}
 	}
-	keep_cli_load_config(&cli, &x.cfg);
-	if (!x.cfg.store[0])
-		keep_cli_usage_error(&cli, "no store (--store or store: in the config)");
-	if (check_only) {
-		printf("configuration OK\n");
-		return KEEP_EXIT_OK;
-	}
+	keep_cli_setup(&cli, &x.cfg, KEEP_NEED_STORE);
 	if (optind >= argc)
 		keep_cli_usage_error(&cli, "no subcommand (guard, actors or forget)");
 	sub = argv[optind++];

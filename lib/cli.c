@@ -1,19 +1,25 @@
 /* keep — what every command shares: common flags, config, diagnostics (cli.h). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "err.h"
 #include "exitcode.h"
+#include "holds.h"
+#include "line.h"
+#include "parse.h"
 
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage)
 {
 	memset(cli, 0, sizeof(*cli));
 	cli->prog = prog;
 	cli->usage = usage;
+	cli->jobs = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 }
 
@@ -37,6 +43,15 @@ bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg)
 		return true;
 	case KEEP_OPT_STATE_DIR:
 		cli->state_dir = arg;
+		return true;
+	case KEEP_OPT_CHECK:
+		cli->check_only = true;
+		return true;
+	case KEEP_OPT_JOBS:
+		cli->jobs = keep_cli_jobs_arg(cli, arg);
+		return true;
+	case KEEP_OPT_STATS:
+		cli->stats = true;
 		return true;
 	}
 	return false;
@@ -134,4 +149,99 @@ void keep_info(const char *prog, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsay(prog, "", fmt, ap);
 	va_end(ap);
+}
+
+int64_t keep_cli_int_arg(const struct keep_cli *cli, const char *flag, const char *arg, int64_t min,
+			 int64_t max)
+{
+	int64_t v;
+
+	if (!keep_dec_parse_str(arg, max, &v) || v < min)
+		keep_cli_usage_error(cli, "%s wants %lld..%lld", flag, (long long)min,
+				     (long long)max);
+	return v;
+}
+
+int keep_cli_jobs_arg(const struct keep_cli *cli, const char *arg)
+{
+	return (int)keep_cli_int_arg(cli, "--jobs", arg, 1, KEEP_BATCH_JOBS_MAX);
+}
+
+volatile sig_atomic_t keep_stop_flag;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	keep_stop_flag = 1;
+}
+
+void keep_cli_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void keep_cli_setup(const struct keep_cli *cli, struct keep_config *c, unsigned need)
+{
+	keep_cli_load_config(cli, c);
+	keep_cli_require(cli, c, need);
+}
+
+void keep_cli_require(const struct keep_cli *cli, const struct keep_config *c, unsigned need)
+{
+	if ((need & KEEP_NEED_NODE) && !c->node_id[0])
+		keep_cli_usage_error(cli, "no node id (--node-id or node_id: in the config)");
+	if ((need & KEEP_NEED_STORE) && !c->store[0])
+		keep_cli_usage_error(cli, "no store (--store or store: in the config)");
+	if (cli->check_only) {
+		printf("configuration OK\n");
+		exit(KEEP_EXIT_OK);
+	}
+}
+
+void keep_cli_node_dir(const struct keep_cli *cli, const struct keep_config *c, char *dir, size_t n)
+{
+	if (keep_config_node_dir(c, dir, n) != 0)
+		keep_die(KEEP_EXIT_USAGE, cli->prog, "state directory path too long");
+	if (keep_holds_init(dir) != 0)
+		keep_die(KEEP_EXIT_TEMP, cli->prog, "unable to create the state directory '%s': %s",
+			 dir, strerror(errno));
+}
+
+int keep_cli_next(struct keep_cli *cli, int argc, char **argv, const char *shortopts,
+		  const struct option *opts)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		if (keep_cli_common_opt(cli, c, optarg))
+			continue;
+		if (c == '?' || c == ':')
+			keep_cli_usage_error(cli, "unknown option or missing argument");
+		return c;
+	}
+	return -1;
+}
+
+int keep_cli_invalid_key(const char *prog, const char *key)
+{
+	struct keep_buf b;
+
+	char shown[300];
+
+	keep_warn(prog,
+		  "invalid key '%s' (tenant/class/name, each [A-Za-z0-9._-]{1,128}, not "
+		  "starting with '.')",
+		  keep_line_escaped(key, shown, sizeof(shown)));
+	keep_line_begin(&b, "error");
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "reason", "invalid-key");
+	keep_line_end(&b);
+	return KEEP_EXIT_USAGE;
 }

@@ -8,7 +8,9 @@
 #define KEEP_CLI_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -19,7 +21,17 @@ enum {
 	KEEP_OPT_NODE_ID,
 	KEEP_OPT_STATE_DIR,
 	KEEP_OPT_CHECK,
+	KEEP_OPT_JOBS,	/* --jobs N (KEEP_CLI_BATCH_LONGOPTS) */
+	KEEP_OPT_STATS, /* --stats (KEEP_CLI_BATCH_LONGOPTS) */
 };
+
+/* --jobs N and --stats, for the commands that take keys on stdin in batches
+ * (owner-acquire, owner-release). */
+#define KEEP_CLI_BATCH_LONGOPTS                                                                    \
+	{"jobs", required_argument, NULL, KEEP_OPT_JOBS},                                          \
+	{                                                                                          \
+		"stats", no_argument, NULL, KEEP_OPT_STATS                                         \
+	}
 
 #define KEEP_CLI_LONGOPTS                                                                          \
 	{"help", no_argument, NULL, 'h'}, {"config", required_argument, NULL, 'c'},                \
@@ -36,10 +48,31 @@ struct keep_cli {
 	const char *store;	 /* flag values or NULL (borrowed from argv) */
 	const char *node_id;
 	const char *state_dir;
+	bool check_only; /* --check was given (commands that list it in their options) */
+	int jobs;	 /* --jobs N (1..KEEP_BATCH_JOBS_MAX), 1 when not given */
+	bool stats;	 /* --stats was given */
+};
+
+/* What a command needs from the configuration (keep_cli_setup). */
+enum {
+	KEEP_NEED_NODE = 1,  /* a node id */
+	KEEP_NEED_STORE = 2, /* a store URL */
 };
 
 /* Set prog and usage; stdout line-buffered. */
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage);
+
+/* The next option of the command line that is the command's own: common
+ * options are handled on the way (keep_cli_common_opt), an unknown one is a
+ * usage error (exit 100). -1 at the end (optind is then the first operand).
+ * shortopts: "hc:" plus the command's own short options. */
+int keep_cli_next(struct keep_cli *cli, int argc, char **argv, const char *shortopts,
+		  const struct option *opts);
+
+/* An invalid actor key given to a command: the warning on stderr (what a
+ * key is) and the line `error key=K reason=invalid-key` on stdout. Returns
+ * KEEP_EXIT_USAGE. */
+int keep_cli_invalid_key(const char *prog, const char *key);
 
 /* Handle a common option returned by getopt_long. true if it was one
  * (and was consumed); 'h' prints usage to stdout and exits 0. */
@@ -52,6 +85,36 @@ void keep_cli_usage_error(const struct keep_cli *cli, const char *fmt, ...)
 /* Load defaults, the config file, then the flags into c; validate.
  * On any error prints "prog: fatal: ..." and exits KEEP_EXIT_USAGE. */
 void keep_cli_load_config(const struct keep_cli *cli, struct keep_config *c);
+
+/* keep_cli_load_config, then keep_cli_require. */
+void keep_cli_setup(const struct keep_cli *cli, struct keep_config *c, unsigned need);
+
+/* After the configuration was loaded (and any flag applied to it): what
+ * need (KEEP_NEED_*) asks for, each missing one a usage error (exit 100);
+ * with --check, "configuration OK" on stdout and exit 0 once the
+ * configuration passed. */
+void keep_cli_require(const struct keep_cli *cli, const struct keep_config *c, unsigned need);
+
+/* The node's state directory (state_dir/<node-id>) into dir (n bytes), its
+ * holds/, pending/ and locks/ created: exit 100 when the path is too long,
+ * 111 when it cannot be created. */
+void keep_cli_node_dir(const struct keep_cli *cli, const struct keep_config *c, char *dir,
+		       size_t n);
+
+/* A flag option's value as an integer in [min, max] (keep_dec_parse: digits
+ * only, no sign, no leading zero); misuse otherwise: "prog: FLAG wants
+ * MIN..MAX" and the usage, exit KEEP_EXIT_USAGE. arg and flag borrowed. */
+int64_t keep_cli_int_arg(const struct keep_cli *cli, const char *flag, const char *arg, int64_t min,
+			 int64_t max);
+
+/* --jobs N: 1..KEEP_BATCH_JOBS_MAX (batch.h), as keep_cli_int_arg. */
+int keep_cli_jobs_arg(const struct keep_cli *cli, const char *arg);
+
+/* Set by SIGTERM and SIGINT once keep_cli_stop_signals ran (a long-running
+ * command's loop watches it); SIGPIPE is ignored (a closed stdout is an
+ * error of the write, not a death). */
+extern volatile sig_atomic_t keep_stop_flag;
+void keep_cli_stop_signals(void);
 
 /* "prog: fatal: <msg>" to stderr and exit(code). */
 void keep_die(int code, const char *prog, const char *fmt, ...)

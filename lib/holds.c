@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -18,6 +18,8 @@
 #include "core/owner.h"
 #include "err.h"
 #include "exitcode.h"
+#include "parse.h"
+#include "sha256.h"
 #include "statedir.h"
 
 #define FILE_MAX 4096	 /* bytes: largest hold or pending file */
@@ -27,21 +29,7 @@
 
 void keep_holds_key_hash(const char *key, char out[65])
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-
-	if (!EVP_Digest(key, strlen(key), md, &mdlen, EVP_sha256(), NULL) || mdlen != 32) {
-		/* cannot happen with a working libcrypto; fail closed on one name */
-		memset(out, '0', 64);
-		out[64] = '\0';
-		return;
-	}
-	for (i = 0; i < 32; i++) {
-		out[2 * i] = hex[md[i] >> 4];
-		out[2 * i + 1] = hex[md[i] & 15];
-	}
-	out[64] = '\0';
+	keep_sha256_hex(key, strlen(key), out);
 }
 
 static int path_of(char *out, size_t n, const char *node_dir, const char *sub, const char *key,
@@ -112,21 +100,10 @@ void keep_holds_unlock(int fd)
 
 /* ---- codecs -------------------------------------------------------------------- */
 
-/* A strict decimal int64 >= 0 (no sign, no leading zero). */
+/* A strict decimal int64 >= 0 (keep_dec_parse). */
 static int parse_nonneg(const char *v, int64_t *out)
 {
-	int64_t x = 0;
-	size_t i, n = strlen(v);
-
-	if (n < 1 || n > 18 || (v[0] == '0' && n > 1))
-		return KEEP_ERR_PARSE;
-	for (i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return KEEP_ERR_PARSE;
-		x = x * 10 + (v[i] - '0');
-	}
-	*out = x;
-	return 0;
+	return keep_dec_parse_str(v, INT64_MAX, out) ? 0 : KEEP_ERR_PARSE;
 }
 
 static int copy_field(char *dst, size_t n, const char *v)
@@ -173,14 +150,7 @@ static int split_lines(const char *buf, size_t len, const char *hdr, const char 
 
 static bool instance_ok(const char *s)
 {
-	size_t i;
-
-	if (strlen(s) != KEEP_INSTANCE_LEN)
-		return false;
-	for (i = 0; s[i]; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return keep_instance_valid(s, strlen(s));
 }
 
 static bool version_ok(const char *v)
@@ -272,98 +242,43 @@ int keep_pending_decode(const char *buf, size_t len, struct keep_pending *p)
 
 /* ---- files --------------------------------------------------------------------- */
 
-static int write_buf(const char *path, struct keep_buf *b)
+static enum keep_sd write_buf(const char *path, struct keep_buf *b)
 {
-	int rc = keep_write_atomic(path, b->data ? b->data : "", b->len);
+	enum keep_sd rc = keep_write_atomic_sd(path, b->data ? b->data : "", b->len);
+	int saved = errno;
 
 	keep_buf_release(b);
+	errno = saved;
 	return rc;
 }
 
-static int remove_path(const char *path)
+/* A path that could not be built, or a file that could not be encoded:
+ * nothing was changed. */
+static enum keep_sd unchanged(int err)
 {
-	if (unlink(path) != 0 && errno != ENOENT)
-		return KEEP_ERR_IO;
-	return 0;
+	errno = err;
+	return KEEP_SD_UNCHANGED;
 }
 
-int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
+typedef int (*decode_fn)(const char *buf, size_t len, void *out);
+
+/* Read and decode one state file: 0, 1 when absent, or an error. */
+static int read_one(const char *path, decode_fn dec, void *out)
 {
-	char p[PATH_MAX];
 	struct keep_buf b;
 	int rc;
 
-	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
-		return KEEP_ERR_TOOBIG;
 	keep_buf_init(&b, FILE_MAX);
-	rc = keep_read_file(p, &b, FILE_MAX);
+	rc = keep_read_file(path, &b, FILE_MAX);
 	if (rc == KEEP_ERR_IO && errno == ENOENT) {
 		keep_buf_release(&b);
 		return 1;
 	}
 	if (!rc)
-		rc = keep_hold_decode(b.data ? b.data : "", b.len, h);
-	if (!rc && strcmp(h->key, key) != 0)
-		rc = KEEP_ERR_PARSE;
+		rc = dec(b.data ? b.data : "", b.len, out);
 	keep_buf_release(&b);
 	return rc;
 }
-
-int keep_hold_write(const char *node_dir, const struct keep_hold *h)
-{
-	char p[PATH_MAX];
-	struct keep_buf b;
-	int rc;
-
-	if (path_of(p, sizeof(p), node_dir, "holds", h->key, NULL))
-		return KEEP_ERR_TOOBIG;
-	keep_buf_init(&b, FILE_MAX);
-	rc = keep_hold_encode(h, &b);
-	if (rc) {
-		keep_buf_release(&b);
-		return rc;
-	}
-	return write_buf(p, &b);
-}
-
-int keep_hold_remove(const char *node_dir, const char *key)
-{
-	char p[PATH_MAX];
-
-	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
-		return KEEP_ERR_TOOBIG;
-	return remove_path(p);
-}
-
-int keep_pending_write(const char *node_dir, const struct keep_pending *pe)
-{
-	char p[PATH_MAX];
-	struct keep_buf b;
-	int rc;
-
-	if (pending_path(p, sizeof(p), node_dir, pe))
-		return KEEP_ERR_TOOBIG;
-	keep_buf_init(&b, FILE_MAX);
-	rc = keep_pending_encode(pe, &b);
-	if (rc) {
-		keep_buf_release(&b);
-		return rc;
-	}
-	return write_buf(p, &b);
-}
-
-int keep_pending_remove(const char *node_dir, const struct keep_pending *pe)
-{
-	char p[PATH_MAX];
-
-	if (pending_path(p, sizeof(p), node_dir, pe))
-		return KEEP_ERR_TOOBIG;
-	return remove_path(p);
-}
-
-/* Read every regular file of node_dir/sub (skipping temp files) into an
- * array of elem-sized records decoded by dec. */
-typedef int (*decode_fn)(const char *buf, size_t len, void *out);
 
 static int dec_hold(const char *buf, size_t len, void *out)
 {
@@ -375,6 +290,108 @@ static int dec_pending(const char *buf, size_t len, void *out)
 	return keep_pending_decode(buf, len, out);
 }
 
+int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h)
+{
+	char p[PATH_MAX];
+	int rc;
+
+	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	rc = read_one(p, dec_hold, h);
+	if (!rc && strcmp(h->key, key) != 0)
+		rc = KEEP_ERR_PARSE;
+	return rc;
+}
+
+enum keep_sd keep_hold_write(const char *node_dir, const struct keep_hold *h)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+
+	if (path_of(p, sizeof(p), node_dir, "holds", h->key, NULL))
+		return unchanged(ENAMETOOLONG);
+	keep_buf_init(&b, FILE_MAX);
+	if (keep_hold_encode(h, &b)) {
+		keep_buf_release(&b);
+		return unchanged(EINVAL);
+	}
+	return write_buf(p, &b);
+}
+
+enum keep_sd keep_hold_remove(const char *node_dir, const char *key)
+{
+	char p[PATH_MAX];
+
+	if (path_of(p, sizeof(p), node_dir, "holds", key, NULL))
+		return unchanged(ENAMETOOLONG);
+	return keep_remove_sd(p);
+}
+
+enum keep_sd keep_holds_sync(const char *node_dir)
+{
+	char p[PATH_MAX];
+	int r = snprintf(p, sizeof(p), "%s/holds", node_dir);
+
+	if (r < 0 || (size_t)r >= sizeof(p))
+		return unchanged(ENAMETOOLONG);
+	return keep_sync_dir(p);
+}
+
+enum keep_sd keep_pending_write(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+	struct keep_buf b;
+
+	if (pending_path(p, sizeof(p), node_dir, pe))
+		return unchanged(ENAMETOOLONG);
+	keep_buf_init(&b, FILE_MAX);
+	if (keep_pending_encode(pe, &b)) {
+		keep_buf_release(&b);
+		return unchanged(EINVAL);
+	}
+	return write_buf(p, &b);
+}
+
+enum keep_sd keep_pending_remove(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+
+	if (pending_path(p, sizeof(p), node_dir, pe))
+		return unchanged(ENAMETOOLONG);
+	return keep_remove_sd(p);
+}
+
+int keep_pending_exists(const char *node_dir, const struct keep_pending *pe)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (pending_path(p, sizeof(p), node_dir, pe)) {
+		errno = ENAMETOOLONG;
+		return KEEP_ERR_IO;
+	}
+	if (stat(p, &st) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : KEEP_ERR_IO;
+}
+
+int keep_pending_read(const char *node_dir, const struct keep_pending *pe, struct keep_pending *out)
+{
+	char p[PATH_MAX];
+	int rc;
+
+	if (pending_path(p, sizeof(p), node_dir, pe)) {
+		errno = ENAMETOOLONG;
+		return KEEP_ERR_IO;
+	}
+	rc = read_one(p, dec_pending, out);
+	if (!rc && !keep_pending_same(out, pe))
+		rc = KEEP_ERR_PARSE;
+	return rc;
+}
+
+/* Read every regular file of node_dir/sub (skipping temp files) into an
+ * array of elem-sized records decoded by dec. */
 static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_fn dec, void **out,
 		    size_t *n, size_t *bad)
 {
@@ -482,18 +499,18 @@ int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n
 	return rc;
 }
 
-int keep_drain_mark(const char *node_dir, const char *instance)
+enum keep_sd keep_drain_mark(const char *node_dir, const char *instance)
 {
 	char p[PATH_MAX];
 	char body[KEEP_INSTANCE_LEN + 2];
 	int r = snprintf(p, sizeof(p), "%s/draining", node_dir);
 
 	if (r < 0 || (size_t)r >= sizeof(p))
-		return KEEP_ERR_TOOBIG;
+		return unchanged(ENAMETOOLONG);
 	r = snprintf(body, sizeof(body), "%s\n", instance);
 	if (r < 0 || (size_t)r >= (int)sizeof(body))
-		return KEEP_ERR_INVAL;
-	return keep_write_atomic(p, body, (size_t)r);
+		return unchanged(EINVAL);
+	return keep_write_atomic_sd(p, body, (size_t)r);
 }
 
 bool keep_draining(const char *node_dir, const char *instance)
@@ -568,6 +585,7 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 {
 	struct keep_lease_state st;
 	struct keep_grant_input in;
+	struct keep_pending p;
 	struct keep_hold h;
 	int hr, lc;
 
@@ -575,10 +593,16 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 	hr = keep_hold_read(node_dir, key, &h);
 	if (hr != 0)
 		memset(&h, 0, sizeof(h));
+	memset(&in, 0, sizeof(in));
+	if (hr == 0) {
+		/* a hold whose release is pending ended (issue 18); unsure counts
+		 * as pending: a grant is never given on a doubt */
+		keep_pending_of_hold(&p, &h, 0);
+		in.release_pending = keep_pending_exists(node_dir, &p) != 0;
+	}
 	/* the lease last, on the boot clock read after its file: the answer
 	 * is about the moment it is given, not when the caller began */
 	lc = keep_holds_lease_why(node_dir, 0, &st, why);
-	memset(&in, 0, sizeof(in));
 	in.have_hold = hr == 0;
 	in.hold_instance = h.instance;
 	in.hold_generation = h.generation;
@@ -593,118 +617,4 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
 		return lc;
 	return KEEP_EXIT_NO;
-}
-
-int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,
-			  struct keep_lease_state *st)
-{
-	int rc = keep_holds_lease(node_dir, 0, st);
-
-	if (rc != KEEP_EXIT_OK)
-		return rc;
-	if (strcmp(st->instance, was->instance) != 0 || st->lapses != was->lapses)
-		return KEEP_EXIT_RAN_OUT; /* a lapse (or another process) since */
-	return KEEP_EXIT_OK;
-}
-
-int keep_hold_register_checked(const char *node_dir, const struct keep_hold *h,
-			       const struct keep_lease_state *was, int *lease_code)
-{
-	struct keep_lease_state st;
-	struct keep_pending p;
-	int rc;
-
-	*lease_code = keep_holds_lease_same(node_dir, was, &st);
-	if (*lease_code == KEEP_EXIT_OK) {
-		rc = keep_hold_write(node_dir, h);
-		return rc ? rc : 0;
-	}
-	/* the lease was not valid when the reply came: the hold is over
-	 * before it began; release the record in the background, as a lapse
-	 * releases every hold (§1, §3) */
-	memset(&p, 0, sizeof(p));
-	p.kind = KEEP_PENDING_RELEASE;
-	snprintf(p.key, sizeof(p.key), "%s", h->key);
-	snprintf(p.instance, sizeof(p.instance), "%s", h->instance);
-	p.generation = h->generation;
-	snprintf(p.version, sizeof(p.version), "%s", h->version);
-	p.at_ms = keep_wall_ms();
-	rc = keep_pending_write(node_dir, &p);
-	return rc ? rc : 1;
-}
-
-int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
-		   int *decode_err, struct keep_reply *reply)
-{
-	char rk[KEEP_KEY_MAX + 1];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	*decode_err = 0;
-	rc = keep_owner_record_key(key, rk, sizeof(rk));
-	if (rc) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
-		return 0;
-	}
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	/* an object keep cannot hold (over 64 KiB) reads as not ours: 17 */
-	rc = keep_store_get_ours(s, rk, &body, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (reply->outcome == KEEP_STORE_OK)
-		*decode_err =
-		    keep_owner_rec_decode(body.data ? body.data : "", body.len, rec, NULL, 0);
-	keep_buf_release(&body);
-	return 0;
-}
-
-int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
-			int *decode_err, struct keep_reply *reply)
-{
-	char k[KEEP_NODE_ID_MAX + 8];
-	char err[256];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	*decode_err = 0;
-	snprintf(k, sizeof(k), "nodes/%s", node);
-	keep_buf_init(&body, KEEP_BODY_MAX);
-	rc = keep_store_get_ours(s, k, &body, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (reply->outcome == KEEP_STORE_OK) {
-		*decode_err = keep_node_obj_decode(body.data ? body.data : "", body.len, obj, err,
-						   sizeof(err));
-		if (!*decode_err && strcmp(obj->node, node) != 0)
-			*decode_err = KEEP_ERR_PARSE;
-	}
-	keep_buf_release(&body);
-	return 0;
-}
-
-int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
-		   enum keep_cond cond, const char *if_match, struct keep_reply *reply)
-{
-	char rk[KEEP_KEY_MAX + 1];
-	struct keep_buf body;
-	int rc;
-
-	memset(reply, 0, sizeof(*reply));
-	if (keep_owner_record_key(key, rk, sizeof(rk)) != 0) {
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "invalid key");
-		return 0;
-	}
-	keep_buf_init(&body, KEEP_OWNERREC_MAX);
-	rc = keep_owner_rec_encode(rec, &body);
-	if (!rc)
-		rc = keep_store_put(s, rk, body.data, body.len, cond,
-				    cond == KEEP_COND_IF_MATCH ? if_match : NULL, reply);
-	if (rc)
-		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "%s", keep_strerror(rc));
-	else if (cond == KEEP_COND_IF_MATCH && reply->outcome == KEEP_STORE_NOT_FOUND)
-		reply->outcome = KEEP_STORE_CONFLICT;
-	keep_buf_release(&body);
-	return 0;
 }

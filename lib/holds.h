@@ -9,9 +9,11 @@
  *   draining                        the instance being drained (owner-release --all)
  * where H is the lowercase hex SHA-256 of K (a key may be 386 bytes, more
  * than a file name allows; the files carry K itself). Every write is atomic
- * (keep_write_atomic); files are strict "key value" lines.
+ * (keep_write_atomic_sd); files are strict "key value" lines.
  *
- * Return values: 0 or a negative keep_err; KEEP_ERR_IO keeps errno. */
+ * Return values: 0 or a negative keep_err; KEEP_ERR_IO keeps errno. Writes
+ * and removals say how far they got (enum keep_sd, errno kept when not
+ * DURABLE): "renamed but maybe not durable" is never "not written". */
 #ifndef KEEP_HOLDS_H
 #define KEEP_HOLDS_H
 
@@ -20,36 +22,13 @@
 #include <stdint.h>
 
 #include "core/owner.h"
+#include "core/ownio.h"
 #include "nodeobj.h"
 #include "ownerrec.h"
-#include "store/store.h"
+#include "vocab.h"
 
-/* A hold: this node acts as owner of key at generation while it exists,
- * its instance is the lease's, epoch equals the lease's lapses, and the
- * lease is valid (keep_owner_check). */
-struct keep_hold {
-	char key[KEEP_OWNER_KEY_MAX + 1];
-	char instance[KEEP_INSTANCE_LEN + 1]; /* the lease-write instance that acquired it */
-	int64_t generation;		      /* >= 1 */
-	char version[KEEP_VERSION_MAX];	      /* the acquire's version (the record's while held) */
-	int64_t epoch;			      /* the lease's lapses at acquisition (>= 0) */
-	int64_t acquired_at_ms;		      /* wall ms, informational */
-};
-
-enum keep_pending_kind {
-	KEEP_PENDING_RELEASE = 0, /* write nobody If-Match version */
-	KEEP_PENDING_ACQUIRE,	  /* an unresolved acquire: read, then decide */
-};
-
-struct keep_pending {
-	enum keep_pending_kind kind;
-	char key[KEEP_OWNER_KEY_MAX + 1];
-	char instance[KEEP_INSTANCE_LEN + 1];
-	int64_t generation;		/* release: the hold's; acquire: the generation tried */
-	char version[KEEP_VERSION_MAX]; /* release: If-Match; acquire: the write's condition
-					   ("-" for If-None-Match) */
-	int64_t at_ms;			/* wall ms when parked / tried */
-};
+/* struct keep_hold, struct keep_pending and enum keep_sd are the ownership
+ * machines' vocabulary (core/ownio.h). */
 
 /* Create holds/, pending/ and locks/ under node_dir (mode 0700). */
 int keep_holds_init(const char *node_dir);
@@ -66,26 +45,37 @@ void keep_holds_unlock(int fd);
 
 /* Read the hold of key into *h: 0 found; 1 none; KEEP_ERR_PARSE/IO. */
 int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h);
-/* Register (replace) the hold h->key. */
-int keep_hold_write(const char *node_dir, const struct keep_hold *h);
-/* Remove the hold of key (absent is fine). */
-int keep_hold_remove(const char *node_dir, const char *key);
+/* Register (replace) the hold h->key (an invalid hold is UNCHANGED, errno
+ * EINVAL). */
+enum keep_sd keep_hold_write(const char *node_dir, const struct keep_hold *h);
+/* Remove the hold of key (absent is fine), fsync holds/. */
+enum keep_sd keep_hold_remove(const char *node_dir, const char *key);
+/* fsync holds/: DURABLE or UNCHANGED. A read of holds/<H> that found no
+ * hold, followed by this, proves the hold's absence is durable. */
+enum keep_sd keep_holds_sync(const char *node_dir);
 /* Every hold: *out (owned by the caller, free()) gets *n entries, sorted by
  * key. Unreadable files are skipped with a count in *bad (may be NULL). */
 int keep_holds_list(const char *node_dir, struct keep_hold **out, size_t *n, size_t *bad);
 
 /* Write (replace) the pending entry p. */
-int keep_pending_write(const char *node_dir, const struct keep_pending *p);
-/* Remove the pending entry p (absent is fine). */
-int keep_pending_remove(const char *node_dir, const struct keep_pending *p);
+enum keep_sd keep_pending_write(const char *node_dir, const struct keep_pending *p);
+/* Remove the pending entry p (absent is fine), fsync pending/. */
+enum keep_sd keep_pending_remove(const char *node_dir, const struct keep_pending *p);
+/* Does the pending entry p (its kind, key, generation, instance) exist?
+ * 1 yes, 0 no, KEEP_ERR_IO when it cannot be told (errno kept). */
+int keep_pending_exists(const char *node_dir, const struct keep_pending *p);
+/* Read the pending entry named like p (its kind, key, generation,
+ * instance) into *out: 0 found; 1 none; KEEP_ERR_PARSE (unreadable, or not
+ * the entry its name says) or KEEP_ERR_IO. */
+int keep_pending_read(const char *node_dir, const struct keep_pending *p, struct keep_pending *out);
 /* Every pending entry, as keep_holds_list (sorted by key, generation). */
 int keep_pending_list(const char *node_dir, struct keep_pending **out, size_t *n, size_t *bad);
 
 /* The drain mark: while node_dir/draining names instance, owner-acquire
  * refuses new acquisitions for that instance (§4: the stop releases every
- * hold; nothing new may start). set: 0 or KEEP_ERR_IO. draining: true when
- * the mark names instance. */
-int keep_drain_mark(const char *node_dir, const char *instance);
+ * hold; nothing new may start). draining: true when the mark names
+ * instance. */
+enum keep_sd keep_drain_mark(const char *node_dir, const char *instance);
 bool keep_draining(const char *node_dir, const char *instance);
 
 /* ---- helpers shared by the ownership commands (I/O; never in core) ---- */
@@ -109,49 +99,16 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 			 const char **why);
 /* The grant check of owner-check (ADR 0020 §3 "Own"; R2: a stale grant
  * never commits): may this node's hold of key at generation act now?
- * Reads the hold, then the lease state, then the boot clock, so the
- * answer is about the moment it returns. *g gets the verdict
- * (core/owner.h keep_owner_check); *why (may be NULL) as
- * keep_holds_lease_why. Returns owner-check's exit code: 0 the grant may
- * act; 1 no such hold (none, another generation or instance, a lapse
- * since); the lease's code (10..17) while the lease is not valid. */
+ * Reads the hold, whether a pending release names it (issue 18: a hold
+ * whose release is pending ended; unsure counts as pending), then the
+ * lease state, then the boot clock, so the answer is about the moment it
+ * returns. *g gets the verdict (core/owner.h keep_owner_check); *why (may
+ * be NULL) as keep_holds_lease_why. Returns owner-check's exit code: 0 the
+ * grant may act; 1 no such hold (none, another generation or instance, a
+ * lapse since, its release pending); the lease's code (10..17) while the
+ * lease is not valid. Never touches the store. */
 int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
 		   const char **why);
-/* The lease is valid now (keep_holds_lease) AND still the one *was
- * describes: same instance, same lapses (no lapse, step or restart
- * since). 0, the lease's code, or 14 when it lapsed since. *st gets the
- * state read now. */
-int keep_holds_lease_same(const char *node_dir, const struct keep_lease_state *was,
-			  struct keep_lease_state *st);
-/* After an acquisition's write landed (its reply came): register the hold
- * h only if the lease is still the valid one *was described
- * (keep_holds_lease_same, read after the reply); otherwise the hold never
- * starts and a pending release of h (instance, generation, version) is
- * written instead, as a lapse does with every hold (docs/ownership.md).
- * *lease_code gets keep_holds_lease_same's code. Returns 0 registered; 1
- * not registered, parked as a pending release; or a negative keep_err
- * (the hold or pending file could not be written; errno kept). Call it
- * under the actor's lock. */
-int keep_hold_register_checked(const char *node_dir, const struct keep_hold *h,
-			       const struct keep_lease_state *was, int *lease_code);
-
-/* GET owners/<key> and decode: *reply gets the outcome (local errors are
- * REFUSED with a detail); when OK, *rec the record and *decode_err 0, or
- * the decode error. Always 0. All pointers borrowed. */
-int keep_owner_get(struct keep_store *s, const char *key, struct keep_owner_rec *rec,
-		   int *decode_err, struct keep_reply *reply);
-
-/* GET nodes/<node> and decode as keep_owner_get; an object naming another
- * node than its key is a decode error (KEEP_ERR_PARSE). Always 0. */
-int keep_owner_get_node(struct keep_store *s, const char *node, struct keep_node_obj *obj,
-			int *decode_err, struct keep_reply *reply);
-
-/* PUT owners/<key> = encode(rec) with cond (If-Match if_match). Never a
- * DELETE (RGW ignores If-Match on DELETE). Outcome in *reply (a NOT_FOUND
- * reply to an If-Match write is reported as CONFLICT: the condition
- * failed). Always 0. */
-int keep_owner_put(struct keep_store *s, const char *key, const struct keep_owner_rec *rec,
-		   enum keep_cond cond, const char *if_match, struct keep_reply *reply);
 
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */

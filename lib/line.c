@@ -295,11 +295,33 @@ int keep_line_int(struct keep_buf *b, const char *key, int64_t v)
 int keep_line_emit(struct keep_buf *b)
 {
 	const char *s = keep_buf_str(b);
+	int rc = 0;
 
+	flockfile(stdout);
 	if (fwrite(s, 1, b->len, stdout) != b->len || (is_json(b) && fputc('}', stdout) == EOF) ||
 	    fputc('\n', stdout) == EOF || fflush(stdout) != 0)
-		return KEEP_ERR_IO;
-	return 0;
+		rc = KEEP_ERR_IO;
+	funlockfile(stdout);
+	return rc;
+}
+
+void keep_line_begin_fmt(struct keep_buf *b, const char *type, enum keep_line_format fmt)
+{
+	keep_buf_init(b, KEEP_LINE_MAX);
+	keep_line_start_fmt(b, type, fmt);
+}
+
+void keep_line_begin(struct keep_buf *b, const char *type)
+{
+	keep_line_begin_fmt(b, type, KEEP_LINE_TEXT);
+}
+
+int keep_line_end(struct keep_buf *b)
+{
+	int rc = keep_line_emit(b);
+
+	keep_buf_release(b);
+	return rc;
 }
 
 void keep_line_release(struct keep_line *l)

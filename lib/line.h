@@ -70,9 +70,19 @@ const char *keep_line_escaped(const char *s, char *out, size_t outlen);
 /* Append " key=<decimal int>", or in JSON ,"key":<number>. Errors as
  * keep_line_str. */
 int keep_line_int(struct keep_buf *b, const char *key, int64_t v);
-/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract);
+/* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract),
+ * the whole line at once even with several threads writing (stdout's lock);
  * a JSON line gets its closing '}' first. 0 or KEEP_ERR_IO. */
 int keep_line_emit(struct keep_buf *b);
+
+/* The one emitter of answer lines: keep_line_begin initialises b (a caller's
+ * struct, KEEP_LINE_MAX bytes at most) and starts the text line TYPE
+ * (keep_line_begin_fmt: rendered as fmt); add fields with keep_line_str /
+ * keep_line_int; keep_line_end emits it (keep_line_emit) and releases b. 0
+ * or KEEP_ERR_IO (stdout closed). */
+void keep_line_begin(struct keep_buf *b, const char *type);
+void keep_line_begin_fmt(struct keep_buf *b, const char *type, enum keep_line_format fmt);
+int keep_line_end(struct keep_buf *b);
 
 /* Append the NUL-terminated s to b as one JSON string (RFC 8259), quotes
  * included: '"' and '\\' escaped; \b \f \n \r \t for those bytes; any other

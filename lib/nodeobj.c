@@ -9,6 +9,7 @@
 
 #include "core/timing.h"
 #include "err.h"
+#include "parse.h"
 
 #define HDR "wasmkeep-node "
 
@@ -52,38 +53,13 @@ int keep_node_id_valid(const char *id)
 /* Instance: exactly KEEP_INSTANCE_LEN of [0-9a-f], or "-". */
 static bool instance_valid_n(const char *s, size_t n)
 {
-	size_t i;
-
-	if (n == 1 && s[0] == '-')
-		return true;
-	if (n != KEEP_INSTANCE_LEN)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return (n == 1 && s[0] == '-') || keep_instance_valid(s, n);
 }
 
-/* A decimal int64 of n bytes: digits only, no sign, no leading zero
- * ("0" itself allowed), no overflow. 0 or -1. */
+/* A decimal int64 of n bytes (keep_dec_parse). 0 or -1. */
 static int parse_i64(const char *s, size_t n, int64_t *out)
 {
-	int64_t v = 0;
-	size_t i;
-
-	if (n == 0 || (s[0] == '0' && n > 1))
-		return -1;
-	for (i = 0; i < n; i++) {
-		int d = s[i] - '0';
-
-		if (d < 0 || d > 9)
-			return -1;
-		if (v > (INT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
+	return keep_dec_parse(s, n, INT64_MAX, out) ? 0 : -1;
 }
 
 /* A wall time in ms: a decimal > 0, no sign, no leading zero, at most

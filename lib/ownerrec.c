@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "parse.h"
 
 #define HDR "wasmkeep-owner "
 
@@ -53,30 +54,15 @@ int keep_owner_record_key(const char *key, char *out, size_t outlen)
 
 static bool instance_ok(const char *s, size_t n)
 {
-	size_t i;
-
-	if (n != KEEP_INSTANCE_LEN)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	return keep_instance_valid(s, n);
 }
 
-/* A generation of n bytes: 1..KEEP_OWNER_GEN_MAX, digits only, no leading zero. */
+/* A generation of n bytes: 1..KEEP_OWNER_GEN_MAX, strict decimal. */
 static bool gen_parse(const char *s, size_t n, int64_t *out)
 {
-	int64_t v = 0;
-	size_t i;
+	int64_t v;
 
-	if (n < 1 || n > 16 || s[0] == '0')
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	if (v < 1 || v > KEEP_OWNER_GEN_MAX)
+	if (!keep_dec_parse(s, n, KEEP_OWNER_GEN_MAX, &v) || v < 1)
 		return false;
 	*out = v;
 	return true;

@@ -5,15 +5,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "err.h"
+#include "parse.h"
 
 int keep_mkdirs(const char *dir)
 {
@@ -40,7 +41,7 @@ static int fsync_dir_of(const char *path)
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	size_t n;
-	int fd, rc;
+	int fd, rc, saved;
 
 	if (!slash) {
 		memcpy(dir, ".", 2);
@@ -57,22 +58,29 @@ static int fsync_dir_of(const char *path)
 	if (fd < 0)
 		return KEEP_ERR_IO;
 	rc = fsync(fd);
+	saved = errno;
 	close(fd);
+	errno = saved;
 	return rc == 0 ? 0 : KEEP_ERR_IO;
 }
 
-int keep_write_atomic(const char *path, const void *data, size_t len)
+enum keep_sd keep_write_atomic_sd(const char *path, const void *data, size_t len)
 {
 	char tmp[PATH_MAX];
 	const char *p = data;
 	int fd, n, saved;
+	static unsigned long seq;
 
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return KEEP_ERR_INVAL;
+	/* the pid and a counter: threads of one process never share a temp */
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(),
+		     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return KEEP_SD_UNCHANGED;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return KEEP_ERR_IO;
+		return KEEP_SD_UNCHANGED;
 	while (len) {
 		ssize_t w = write(fd, p, len);
 		if (w < 0) {
@@ -89,7 +97,8 @@ int keep_write_atomic(const char *path, const void *data, size_t len)
 		goto fail_unlink;
 	if (rename(tmp, path) != 0)
 		goto fail_unlink;
-	return fsync_dir_of(path);
+	/* renamed: visible to every process from here on, whatever follows */
+	return fsync_dir_of(path) == 0 ? KEEP_SD_DURABLE : KEEP_SD_VISIBLE;
 fail_close:
 	saved = errno;
 	close(fd);
@@ -98,7 +107,34 @@ fail_unlink:
 	saved = errno;
 	unlink(tmp);
 	errno = saved;
-	return KEEP_ERR_IO;
+	return KEEP_SD_UNCHANGED;
+}
+
+int keep_write_atomic(const char *path, const void *data, size_t len)
+{
+	return keep_write_atomic_sd(path, data, len) == KEEP_SD_DURABLE ? 0 : KEEP_ERR_IO;
+}
+
+enum keep_sd keep_remove_sd(const char *path)
+{
+	if (unlink(path) != 0 && errno != ENOENT)
+		return KEEP_SD_UNCHANGED;
+	/* gone (or was): durable once the directory is synced */
+	return fsync_dir_of(path) == 0 ? KEEP_SD_DURABLE : KEEP_SD_VISIBLE;
+}
+
+enum keep_sd keep_sync_dir(const char *dir)
+{
+	int fd, rc, saved;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return KEEP_SD_UNCHANGED;
+	rc = fsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc == 0 ? KEEP_SD_DURABLE : KEEP_SD_UNCHANGED;
 }
 
 int keep_read_file(const char *path, struct keep_buf *out, size_t max)
@@ -148,17 +184,7 @@ int keep_lease_state_encode(const struct keep_lease_state *s, struct keep_buf *o
 
 static int parse_i64(const char *v, int64_t *out)
 {
-	char *end;
-	long long x;
-
-	if (!*v || (*v == '0' && v[1]) || *v == '-' || *v == '+')
-		return KEEP_ERR_PARSE;
-	errno = 0;
-	x = strtoll(v, &end, 10);
-	if (errno || *end)
-		return KEEP_ERR_PARSE;
-	*out = x;
-	return 0;
+	return keep_dec_parse_str(v, INT64_MAX, out) ? 0 : KEEP_ERR_PARSE;
 }
 
 static int put_str(char *dst, size_t n, const char *v)
@@ -356,16 +382,10 @@ bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, co
 
 int keep_new_instance(char *out, size_t outlen)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char r[KEEP_INSTANCE_LEN / 2];
-	size_t i;
 
-	if (outlen < KEEP_INSTANCE_LEN + 1 || RAND_bytes(r, sizeof(r)) != 1)
+	if (outlen < KEEP_INSTANCE_LEN + 1 || getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return KEEP_ERR_IO;
-	for (i = 0; i < sizeof(r); i++) {
-		out[2 * i] = hex[r[i] >> 4];
-		out[2 * i + 1] = hex[r[i] & 15];
-	}
-	out[KEEP_INSTANCE_LEN] = '\0';
+	keep_hex_encode(r, sizeof(r), out);
 	return 0;
 }

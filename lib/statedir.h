@@ -1,5 +1,5 @@
 /* keep — the node's local state directory (docs/formats.md "Lease state file",
- * docs/ownership.md "State directory").
+ * docs/ownership.md "State directory", docs/lease.md).
  *
  * state_dir/<node-id>/ holds, for the processes of one node:
  *   lease      the node lease state written by lease-write (this file's struct)
@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/ownio.h"
 #include "nodeobj.h"
 #include "store/store.h"
 
@@ -20,8 +21,23 @@
 int keep_mkdirs(const char *dir);
 
 /* Write len bytes to path atomically (temp + fsync + rename + dir fsync),
- * file mode 0644. 0 or KEEP_ERR_IO (errno kept). */
+ * file mode 0644, and say how far it got (issue 18): DURABLE; VISIBLE
+ * (renamed into place, every process sees it, but the directory fsync
+ * failed: a crash of the machine may undo it); UNCHANGED (nothing changed:
+ * failed before the rename). errno is kept when not DURABLE. */
+enum keep_sd keep_write_atomic_sd(const char *path, const void *data, size_t len);
+
+/* keep_write_atomic_sd for callers that only need "durable or not": 0 when
+ * DURABLE, else KEEP_ERR_IO (errno kept), VISIBLE included. */
 int keep_write_atomic(const char *path, const void *data, size_t len);
+
+/* Remove path (absent counts as removed), then fsync its directory:
+ * DURABLE; VISIBLE (gone, the fsync failed); UNCHANGED (the unlink failed:
+ * it is still there). errno kept when not DURABLE. */
+enum keep_sd keep_remove_sd(const char *path);
+
+/* fsync the directory dir: DURABLE or UNCHANGED (errno kept). */
+enum keep_sd keep_sync_dir(const char *dir);
 
 /* Read a whole small file (at most max bytes) into out (appended).
  * 0; KEEP_ERR_IO (errno ENOENT when absent); KEEP_ERR_TOOBIG. */
@@ -74,7 +90,8 @@ const char *keep_lease_state_incomparable(const struct keep_lease_state *s, cons
  * s was read): comparable (above), phase live and now_ms < valid_until_ms. */
 bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id);
 
-/* A fresh random process instance: 32 lowercase hex (OpenSSL RAND_bytes)
+/* A fresh random process instance: 32 lowercase hex (getrandom(2), the
+ * kernel's CSPRNG)
  * into out (>= KEEP_INSTANCE_LEN + 1 bytes). 0 or KEEP_ERR_IO. */
 int keep_new_instance(char *out, size_t outlen);
 

@@ -36,18 +36,7 @@ struct keep_store *keep_store_open_or_die(const char *prog, const struct keep_co
 
 int keep_exit_of_reply(const struct keep_reply *r)
 {
-	switch (r->outcome) {
-	case KEEP_STORE_OK:
-		return KEEP_EXIT_OK;
-	case KEEP_STORE_REFUSED:
-		return r->not_ours ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_NO;
-	case KEEP_STORE_CONFLICT:
-	case KEEP_STORE_NOT_FOUND:
-		return KEEP_EXIT_NO;
-	case KEEP_STORE_AMBIGUOUS:
-		break;
-	}
-	return KEEP_EXIT_TEMP;
+	return keep_exit_of_outcome(r->outcome, r->not_ours);
 }
 
 void keep_node_read(struct keep_store *s, const char *node, int check, struct keep_node_obj *obj,

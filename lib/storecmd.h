@@ -30,7 +30,8 @@ int keep_exit_of_open(int err);
 struct keep_store *keep_store_open_or_die(const char *prog, const struct keep_config *cfg,
 					  struct keep_reqstats *stats);
 
-/* The exit code for a store reply (the one table, docs/exit-codes.md):
+/* The exit code for a store reply (the one table, docs/exit-codes.md;
+ * keep_exit_of_outcome in vocab.h, which the sans-I/O machines use):
  * OK 0; REFUSED with not_ours 17 (an object keep cannot hold); CONFLICT,
  * NOT_FOUND and any other REFUSED 1 (a definite answer: 403, no such
  * bucket, 4xx; retrying cannot help); AMBIGUOUS 111 (timeout, 5xx, lost

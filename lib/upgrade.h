@@ -2,47 +2,28 @@
  * "Cost, after"; docs/upgrade.md).
  *
  * I/O helpers shared by upgrade-mark and owner-acquire: they call the
- * store and feed the replies to lib/core/upgrade.c. They never print,
- * never exit and never read a clock: times come in as arguments. */
+ * store and feed the replies to lib/core/upgrade.c and lib/core/mark.c.
+ * They never print, never exit and never read a clock: times come in as
+ * arguments. */
 #ifndef KEEP_UPGRADE_H
 #define KEEP_UPGRADE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/mark.h"
 #include "core/timing.h"
 #include "core/upgrade.h"
 #include "store/store.h"
 
-#define KEEP_MARK_TRIES 4 /* reads of leases/KEY per marking before giving up */
-
-enum keep_mark_result_kind {
-	KEEP_MR_MARKED = 0, /* a marker is in place; seed is valid */
-	KEEP_MR_HELD,	    /* a live old lease: refuse (old is the lease) */
-	KEEP_MR_BAD_OBJECT, /* leases/KEY is not ours/malformed: nothing written */
-	KEEP_MR_BAD_KEY,    /* a segment key carries no readable generation: nothing written */
-	KEEP_MR_FAILED,	    /* the store failed, or KEEP_MARK_TRIES conflicts: retry later */
-};
-
-/* "marked", "held", "bad-object", "bad-key", "failed". */
-const char *keep_mark_result_name(enum keep_mark_result_kind k);
-
-struct keep_mark_result {
-	enum keep_mark_result_kind kind;
-	enum keep_mark_verdict action; /* MARKED: CREATE, REPLACE or EXISTING */
-	int64_t seed;		       /* MARKED: max(old generation or marker seed, keys) */
-	int64_t keys_max;	       /* MARKED: highest generation in the segment keys, 0 */
-	struct keep_lease_obj old;     /* HELD: the live old lease; REPLACE: the one replaced */
-	int64_t live_until_ms;	       /* HELD: expires_at + grace (wall ms) */
-	bool refused; /* FAILED: the store refused a request (403, no such bucket: retrying
-			 cannot help), not a timeout, 5xx or repeated conflicts */
-	char detail[KEEP_DETAIL_MAX]; /* not MARKED: a one-line reason (object, key, store) */
-};
+/* enum keep_mark_result_kind, struct keep_mark_result and KEEP_MARK_TRIES
+ * are the marking machine's (core/mark.h). */
 
 /* The highest generation carried by the actor's segment keys: LIST
  * wal/KEY/ and snapshot/KEY/ (every page). 0 with *highest set (0 when no
  * key); KEEP_ERR_PARSE when a key carries no readable generation (detail
- * names it); KEEP_ERR_STORE when a listing failed (detail says why).
+ * names it); KEEP_ERR_PERM when the store refused a listing (403, no such
+ * bucket), KEEP_ERR_STORE when one failed otherwise (detail says why).
  * key: a valid actor key (borrowed); detail: KEEP_DETAIL_MAX bytes. */
 int keep_upgrade_keys_max(struct keep_store *s, const char *key, int64_t *highest,
 			  char detail[KEEP_DETAIL_MAX]);
@@ -60,10 +41,22 @@ int keep_upgrade_keys_max(struct keep_store *s, const char *key, int64_t *highes
  *     KEEP_MARK_TRIES reads): a landed write of ours reads as a marker.
  * Idempotent: a second call finds the marker and seeds the same way (or
  * higher, if keys appeared since). Never writes anything but a marker.
+ * A driver of the marking machine (core/mark.h); res->created tells a
+ * confirmed marker (its first record was created: issue 14 item 3).
  * Costs a GET, the two LISTs and a PUT the first time.
  * s and key are borrowed; *res (caller-owned) is filled. 0, or
  * KEEP_ERR_INVAL when key is not a valid actor key (nothing sent). */
 int keep_upgrade_mark_actor(struct keep_store *s, const char *key, int64_t now_wall_ms,
 			    const struct keep_timing *t, struct keep_mark_result *res);
+
+/* Perform one marking action of core/mark.h against s: MARK_READ (GET
+ * leases/KEY, decoded; a decode error's reason in r->detail; an object keep
+ * cannot hold is decode_err KEEP_ERR_NOTOURS), KEYS_MAX
+ * (keep_upgrade_keys_max: a refused listing is REFUSED, any other failure
+ * AMBIGUOUS, a key without a generation decode_err KEEP_ERR_PARSE, with
+ * r->detail) or MARK_WRITE (the marker, conditional). *r (caller-owned) is filled; any other action
+ * is answered REFUSED. */
+void keep_upgrade_store_act(struct keep_store *s, const struct keep_oact *act,
+			    struct keep_oreply *r);
 
 #endif

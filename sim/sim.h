@@ -2,11 +2,13 @@
  * records (ADR 0020, Verification item 2; docs/testing.md "Simulator").
  *
  * One run is one seed: a cluster of nodes driving the real node lease
- * machine (lib/core/lease.c), fence decisions (lib/core/fence.c) and
- * ownership decisions (lib/core/owner.c) against a simulated linearizable
- * bucket, under a scheduler that delays, reorders, applies late and loses
- * requests, crashes, pauses, cuts off and twins processes, and fences
- * nodes. Every step is checked against the true simulated time.
+ * machine (lib/core/lease.c), fence decisions (lib/core/fence.c), the
+ * listing rule (lib/core/listing.c) and the ownership machines
+ * (lib/core/acquire.c, lib/core/resolver.c) against a simulated
+ * linearizable bucket and simulated state directories, under a scheduler
+ * that delays, reorders, applies late and loses requests, crashes, pauses,
+ * cuts off and twins processes, fences nodes, fails state directories and
+ * deletes records by hand. Every step is checked against the true simulated time.
  * Everything comes from the seed: a run is reproducible bit for bit. */
 #ifndef KEEP_SIM_H
 #define KEEP_SIM_H
@@ -18,13 +20,27 @@
 /* Deliberately broken models; each must be caught by an invariant. */
 enum sim_broken {
 	SIM_REAL = 0,
-	SIM_B_UNCOND_FENCE,    /* fences (peer and operator) written without a condition */
-	SIM_B_REUSE_GEN,       /* a re-acquire writes the record's generation, not owner.c's */
-	SIM_B_ADOPT_ANY,       /* a conflict re-read adopts a live object of any instance */
-	SIM_B_VALIDITY_REPLY,  /* validity counted from the reply, not the send */
-	SIM_B_NO_ACTOR_LOCK,   /* the resolver and acquisitions ignore the per-actor lock */
-	SIM_B_TRUST_PRE_LAPSE, /* holds from before a lapse trusted after the recovery write */
-	SIM_B_NO_START_WAIT,   /* the start check does not wait ttl + grace */
+	SIM_B_UNCOND_FENCE,	 /* fences (peer and operator) written without a condition */
+	SIM_B_REUSE_GEN,	 /* a re-acquire writes the record's generation, not owner.c's */
+	SIM_B_ADOPT_ANY,	 /* a conflict re-read adopts a live object of any instance */
+	SIM_B_VALIDITY_REPLY,	 /* validity counted from the reply, not the send */
+	SIM_B_NO_ACTOR_LOCK,	 /* the resolver and acquisitions ignore the per-actor lock */
+	SIM_B_TRUST_PRE_LAPSE,	 /* holds from before a lapse trusted after the recovery write */
+	SIM_B_NO_START_WAIT,	 /* the start check does not wait ttl + grace */
+	SIM_B_GIVE_UP_EARLY,	 /* the resolver gives an unresolved acquire up after 2 x the
+				  * store timeout (the rule before issue 14) */
+	SIM_B_DRAIN_NO_DEADLINE, /* the drain never looks at its deadline */
+	SIM_B_SEED_NO_MARKER,	 /* a first generation seeded without leases/ */
+	SIM_B_RELEASE_WITH_HOLD, /* a hold removal that failed is taken as done, and its
+				  * release sent (issue 18 item 1) */
+	SIM_B_GRANT_IGNORES_PENDING, /* owner-check does not look at pending releases */
+	SIM_B_OLD_STATEDIR,	     /* the state-dir rules before issue 18: a hold renamed
+				      * into place taken as not written, the regrant and a
+				      * pending release's retry blind to each other, owner-check
+				      * blind to pending releases (item 2) */
+	SIM_B_FENCE_NO_REWATCH,	     /* lease-fence decides on its lease's validity alone
+				      * (the legacy decision, before issue 18 item 3): a stale
+				      * line from before a lapse of the fencer's own fences */
 	SIM_B_COUNT,
 };
 

@@ -530,19 +530,6 @@ void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer
 	decide_on_read(st, outcome, obj, derr, now_wall, t, self, d);
 }
 
-void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
-			    const struct keep_node_obj *obj, int derr, int64_t now_wall,
-			    const struct keep_timing *t, const char *self,
-			    struct keep_fence_decision *d)
-{
-	memset(d, 0, sizeof(*d));
-	if (!self_valid) {
-		verdict(d, KEEP_FV_NOT_VALID, "own lease not valid");
-		return;
-	}
-	decide_on_read(st, outcome, obj, derr, now_wall, t, self, d);
-}
-
 void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
 			    const struct keep_node_obj *obj, int derr, const struct keep_timing *t,
 			    struct keep_fence_decision *d)

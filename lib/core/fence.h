@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "../nodeobj.h"
-#include "../store/store.h"
+#include "../vocab.h"
 #include "timing.h"
 
 #define KEEP_FENCE_CONCURRENCY 8    /* fences at once (ADR §2 bounds, FENCE_CONCURRENCY) */
@@ -253,15 +253,6 @@ void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer
 			   enum keep_outcome outcome, const struct keep_node_obj *obj,
 			   int decode_err, int64_t now_wall_ms, const struct keep_timing *t,
 			   const char *self, struct keep_fence_decision *d);
-
-/* LEGACY, for sim/ only until its fence task feeds keep_fence_peer_judge
- * (issue 18): the same decision with self_valid alone, WITHOUT the rule
- * after the fencer's own lapse (no live_since, no watch bound). No
- * command uses it; remove it once sim/ no longer does. */
-void keep_fence_peer_decide(const struct keep_stale *st, bool self_valid, enum keep_outcome outcome,
-			    const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
-			    const struct keep_timing *t, const char *self,
-			    struct keep_fence_decision *d);
 
 /* After a fence write that did not land for sure (a conflict, or an
  * ambiguous reply), the one re-read: `sent` is the fence we wrote.

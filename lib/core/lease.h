@@ -47,7 +47,7 @@
 #include <stdint.h>
 
 #include "../nodeobj.h"
-#include "../store/store.h"
+#include "../vocab.h"
 #include "timing.h"
 
 enum keep_lease_phase {

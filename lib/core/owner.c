@@ -67,6 +67,8 @@ const char *keep_grant_name(enum keep_grant g)
 		return "old-instance";
 	case KEEP_GRANT_LAPSED:
 		return "lapsed";
+	case KEEP_GRANT_RELEASING:
+		return "releasing";
 	case KEEP_GRANT_NOT_VALID:
 		return "not-valid";
 	}
@@ -232,12 +234,11 @@ void keep_owner_pending_on_read(const char *instance, int64_t generation, enum k
 }
 
 void keep_owner_resolve_on_read(const char *instance, int64_t gen_tried, const char *cond_version,
-				int64_t tried_at_wall_ms, int64_t settle_ms, bool has_hold,
-				enum keep_outcome outcome, const char *version,
-				const struct keep_owner_rec *rec, int decode_err,
-				int64_t now_wall_ms, struct keep_pend_decision *d)
+				bool current, bool has_hold, enum keep_outcome outcome,
+				const char *version, const struct keep_owner_rec *rec,
+				int decode_err, struct keep_pend_decision *d)
 {
-	bool unchanged, settling;
+	bool unchanged;
 
 	memset(d, 0, sizeof(*d));
 	if (has_hold) {
@@ -252,11 +253,10 @@ void keep_owner_resolve_on_read(const char *instance, int64_t gen_tried, const c
 		d->reason = keep_outcome_name(outcome);
 		return;
 	}
-	settling = now_wall_ms < tried_at_wall_ms + settle_ms;
 	if (outcome == KEEP_STORE_NOT_FOUND) {
 		unchanged = !cond_version || !cond_version[0];
-		d->verdict = unchanged && settling ? KEEP_PEND_KEEP : KEEP_PEND_END;
-		d->reason = "absent";
+		d->verdict = unchanged && current ? KEEP_PEND_KEEP : KEEP_PEND_END;
+		d->reason = unchanged && !current ? "old-instance" : "absent";
 		return;
 	}
 	if (!rec || decode_err) {
@@ -271,9 +271,10 @@ void keep_owner_resolve_on_read(const char *instance, int64_t gen_tried, const c
 		return;
 	}
 	unchanged = cond_version && version && strcmp(cond_version, version) == 0;
-	if (unchanged && settling) {
-		d->verdict = KEEP_PEND_KEEP;
-		d->reason = "unchanged";
+	if (unchanged) {
+		/* the write may still be in flight and land: read again later */
+		d->verdict = current ? KEEP_PEND_KEEP : KEEP_PEND_END;
+		d->reason = current ? "unchanged" : "old-instance";
 		return;
 	}
 	d->verdict = KEEP_PEND_END;
@@ -307,6 +308,8 @@ enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t gene
 		return KEEP_GRANT_OLD_INSTANCE;
 	if (in->hold_epoch != in->lease_lapses)
 		return KEEP_GRANT_LAPSED;
+	if (in->release_pending)
+		return KEEP_GRANT_RELEASING;
 	if (!in->lease_valid)
 		return KEEP_GRANT_NOT_VALID;
 	return KEEP_GRANT_OK;

@@ -28,7 +28,7 @@
 
 #include "../nodeobj.h"
 #include "../ownerrec.h"
-#include "../store/store.h"
+#include "../vocab.h"
 #include "timing.h"
 
 #define KEEP_PENDING_CONCURRENCY 32 /* pending entries at once (ADR §5 bounds) */
@@ -167,21 +167,24 @@ void keep_owner_pending_on_read(const char *instance, int64_t generation, enum k
 				struct keep_pend_decision *d);
 
 /* An unresolved acquire (instance, generation tried; cond_version: the
- * version the write was conditioned on, "" for If-None-Match; tried_at:
- * when it was tried, wall ms), on a read of the record made under the
- * actor's lock:
- *   has_hold: a hold of this key is registered here (any instance);
- *   settle_ms: how long after tried_at a record still unchanged since the
- *     write's condition (same version, or still absent) is kept, since the
- *     write may still be in flight and land (docs/ownership.md);
- * names instance at the generation tried and no hold here -> RELEASE
- * If-Match the read's version; a hold here -> END; unchanged and within
- * settle_ms -> KEEP; anything else -> END; a failed read -> KEEP. */
+ * version the write was conditioned on, "" for If-None-Match), on a read of
+ * the record made under the actor's lock (§3: "reads the record until it
+ * can decide"; issue 14 item 2):
+ *   has_hold: a hold of this key is registered here at the generation
+ *     tried or a later one (resolver.c: an earlier one is not a hold for
+ *     it);
+ *   current: instance is the node lease's current instance;
+ * a hold here -> END (a later acquisition holds it, maybe at this very
+ * generation); names instance at the generation tried -> RELEASE If-Match
+ * the read's version; unchanged since the write's condition (same version,
+ * or still absent after If-None-Match) -> KEEP while current (the write may
+ * still be in flight and land, however late), END once the instance is an
+ * earlier one (a record naming it is free by §2 whenever it lands);
+ * anything else -> END; a failed or undecodable read -> KEEP. */
 void keep_owner_resolve_on_read(const char *instance, int64_t gen_tried, const char *cond_version,
-				int64_t tried_at_wall_ms, int64_t settle_ms, bool has_hold,
-				enum keep_outcome outcome, const char *version,
-				const struct keep_owner_rec *rec, int decode_err,
-				int64_t now_wall_ms, struct keep_pend_decision *d);
+				bool current, bool has_hold, enum keep_outcome outcome,
+				const char *version, const struct keep_owner_rec *rec,
+				int decode_err, struct keep_pend_decision *d);
 
 /* The backoff before retry number attempts (>= 1) of a pending entry (ms):
  * KEEP_BACKOFF_MIN_MS doubling, at most KEEP_BACKOFF_MAX_MS. */
@@ -195,10 +198,12 @@ enum keep_grant {
 	KEEP_GRANT_OTHER_GEN,	 /* a hold at another generation: a stale grant */
 	KEEP_GRANT_OLD_INSTANCE, /* the hold belongs to an earlier process instance */
 	KEEP_GRANT_LAPSED,	 /* the lease lapsed since the hold was acquired */
+	KEEP_GRANT_RELEASING,	 /* a release of this hold is pending: it ended (issue 18) */
 	KEEP_GRANT_NOT_VALID,	 /* the node lease is not valid now */
 };
 
-/* "ok", "no-hold", "other-generation", "old-instance", "lapsed", "not-valid". */
+/* "ok", "no-hold", "other-generation", "old-instance", "lapsed", "releasing",
+ * "not-valid". */
 const char *keep_grant_name(enum keep_grant g);
 
 /* The hold as registered and the lease as its state file says. */
@@ -210,11 +215,15 @@ struct keep_grant_input {
 	const char *lease_instance; /* borrowed; "" when there is no lease state */
 	bool lease_valid;	    /* the lease state says valid now */
 	int64_t lease_lapses;	    /* the lease's current epoch */
+	bool release_pending;	    /* a pending release names the hold (key, instance,
+				       generation): pending/<H>.<gen>.<instance>.release */
 };
 
 /* May the hold of a key at generation act now? OK only when a hold exists
  * at exactly generation, of the lease's current instance, acquired in the
- * current lease epoch (no lapse since), and the lease is valid now. The
+ * current lease epoch (no lapse since), no pending release names it (a
+ * hold and its pending release never coexist as a live hold: issue 18,
+ * docs/ownership.md "The invariant"), and the lease is valid now. The
  * first failing test, in the order of enum keep_grant, is returned. */
 enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t generation);
 

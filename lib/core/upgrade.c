@@ -8,6 +8,7 @@
 
 #include "../err.h"
 #include "../ownerrec.h"
+#include "../parse.h"
 
 /* ---- codec ------------------------------------------------------------------ */
 
@@ -15,26 +16,6 @@ static void seterr(char *err, size_t errlen, const char *msg)
 {
 	if (err && errlen)
 		snprintf(err, errlen, "%s", msg);
-}
-
-/* A decimal integer: 1..19 digits, no sign, no leading zero (unless "0"),
- * value <= max. true with *v set. */
-static bool parse_dec(const char *s, size_t len, int64_t max, int64_t *v)
-{
-	int64_t x = 0;
-	size_t i;
-
-	if (len == 0 || len > 19 || (len > 1 && s[0] == '0'))
-		return false;
-	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		if (x > (max - (s[i] - '0')) / 10)
-			return false;
-		x = x * 10 + (s[i] - '0');
-	}
-	*v = x;
-	return true;
 }
 
 /* 1..n ASCII digits, the first not '0'. */
@@ -120,8 +101,16 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 	}
 	if (out->format == 2) {
 		if (!next_line(&p, end, &line, &llen) || !field(line, llen, "seed", &v, &vlen) ||
-		    !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->seed)) {
+		    !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->seed)) {
 			seterr(err, errlen, "line 2: want 'seed <int>'");
+			return KEEP_ERR_PARSE;
+		}
+		/* the confirmed form: the first record was created at created */
+		if (p != end && (!next_line(&p, end, &line, &llen) ||
+				 !field(line, llen, "created", &v, &vlen) ||
+				 !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->created) ||
+				 out->created <= out->seed)) {
+			seterr(err, errlen, "line 3: want 'created <int>' (> seed)");
 			return KEEP_ERR_PARSE;
 		}
 	} else {
@@ -139,7 +128,7 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 		snprintf(out->node, sizeof(out->node), "%s", id);
 		if (!next_line(&p, end, &line, &llen) ||
 		    !field(line, llen, "generation", &v, &vlen) ||
-		    !parse_dec(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->generation)) {
+		    !keep_dec_parse(v, vlen, KEEP_UPGRADE_GEN_MAX, &out->generation)) {
 			seterr(err, errlen, "line 3: want 'generation <int>'");
 			return KEEP_ERR_PARSE;
 		}
@@ -148,7 +137,7 @@ int keep_lease_obj_decode(const char *buf, size_t len, struct keep_lease_obj *ou
 			seterr(err, errlen, "line 4: want 'expires_at_ms <int>' (> 0)");
 			return KEEP_ERR_PARSE;
 		}
-		if (!parse_dec(v, vlen, KEEP_WALL_MAX_MS, &out->expires_at_ms) ||
+		if (!keep_dec_parse(v, vlen, KEEP_WALL_MAX_MS, &out->expires_at_ms) ||
 		    out->expires_at_ms <= 0) {
 			/* digits past the bound (or past int64): a time far ahead */
 			seterr(err, errlen,
@@ -171,9 +160,15 @@ int keep_lease_obj_encode(const struct keep_lease_obj *o, struct keep_buf *out)
 	int rc;
 
 	if (o->format == 2) {
-		if (o->seed < 0 || o->seed > KEEP_UPGRADE_GEN_MAX)
+		if (o->seed < 0 || o->seed > KEEP_UPGRADE_GEN_MAX || o->created < 0 ||
+		    o->created > KEEP_UPGRADE_GEN_MAX || (o->created && o->created <= o->seed))
 			return KEEP_ERR_INVAL;
-		rc = keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\n", (long long)o->seed);
+		if (o->created)
+			rc = keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\ncreated %lld\n",
+					   (long long)o->seed, (long long)o->created);
+		else
+			rc =
+			    keep_buf_addf(out, "wasmkeep-lease 2\nseed %lld\n", (long long)o->seed);
 	} else if (o->format == 1) {
 		if (!keep_node_id_valid(o->node) || o->generation < 0 ||
 		    o->generation > KEEP_UPGRADE_GEN_MAX || o->expires_at_ms <= 0 ||

@@ -26,7 +26,7 @@
 
 #include "../buf.h"
 #include "../nodeobj.h"
-#include "../store/store.h"
+#include "../vocab.h"
 #include "timing.h"
 
 #define KEEP_LEASES_PREFIX "leases/"		/* old leases and markers */
@@ -53,6 +53,9 @@
  * Format 2, the upgrade marker (written by keep, never by an old binary):
  *   wasmkeep-lease 2
  *   seed <int>                >= 0: the generation to seed the first record from
+ *   [created <int>]           > seed: the first record was created at this
+ *                             generation (the confirmed marker, issue 14 item 3:
+ *                             a record missing under it was deleted out of band)
  * One field per line, '\n' after every line, in this order, nothing else. */
 struct keep_lease_obj {
 	int format;			 /* 1 (old lease) or 2 (marker) */
@@ -60,6 +63,7 @@ struct keep_lease_obj {
 	int64_t generation;		 /* format 1 */
 	int64_t expires_at_ms;		 /* format 1 (writer's wall clock) */
 	int64_t seed;			 /* format 2 */
+	int64_t created; /* format 2: the first record's generation; 0 unconfirmed */
 };
 
 /* Decode len bytes at buf (not necessarily NUL-terminated). 0;

@@ -4,14 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-bool keep_watchlist_need_read(const char *body_version, const char *listed_version, bool wanted)
-{
-	if (!wanted)
-		return false;
-	if (!body_version || !*body_version || !listed_version)
-		return true;
-	return strcmp(body_version, listed_version) != 0;
-}
+#include "listing.h"
 
 size_t keep_watchlist_plan(const struct keep_wl_prev *prev, size_t nprev,
 			   struct keep_wl_item *items, size_t n)
@@ -25,7 +18,7 @@ size_t keep_watchlist_plan(const struct keep_wl_prev *prev, size_t nprev,
 		while (j < nprev && (c = strcmp(prev[j].key, it->key)) < 0)
 			j++;
 		it->prev = j < nprev && c == 0 ? j : KEEP_WL_NONE;
-		it->read = keep_watchlist_need_read(
+		it->read = keep_listing_need_read(
 		    it->prev != KEEP_WL_NONE ? prev[it->prev].body_version : NULL, it->listed,
 		    it->wanted);
 		if (it->read)

@@ -4,21 +4,20 @@
  * owner-watch lists owners/PREFIX and nodes/ once a heartbeat period and
  * feeds what it listed and read here:
  *
- *   keep_watchlist_need_read()  which listed objects to read (GET) this pass
- *   keep_watchlist_plan()       the same over a whole sorted listing, matched
+ *   keep_watchlist_plan()       which listed records to read (GET) this
+ *                               pass, over a whole sorted listing matched
  *                               with the previous pass
  *   keep_holder_of()            what the holder's nodes/<id> says of a hold
  *   keep_owner_watch_diff()     the event lines between two views of a key
  *
- * Reading only what changed: an ownership record changes only by a write,
- * and every write changes the object's version token, so a record whose
- * listed token is the version of the body already held is not read again.
- * The same rule serves the holders' node objects, read only for nodes that
- * hold a watched record (wanted). Unlike node-watch (docs/fencing.md
- * "Reading only what changed"), nothing here judges staleness: a token
- * that equals the body's version means the body is exact, nothing more.
- * node-watch keeps its own rule for now; both are meant to end up in one
- * place.
+ * Reading only what changed is lib/core/listing.c's rule
+ * (keep_listing_need_read, node-watch's too): an ownership record changes
+ * only by a write, and every write changes the object's version token, so
+ * a record whose listed token is the version of the body already held is
+ * not read again. The same rule serves the holders' node objects, read
+ * only for nodes that hold a watched record (wanted). Unlike node-watch,
+ * nothing here judges staleness: a token that equals the body's version
+ * means the body is exact, nothing more.
  *
  * Nothing here reads a clock, sleeps, or touches a file or the store.
  * Every pointer argument is borrowed for the call. */
@@ -32,15 +31,7 @@
 #include "../nodeobj.h"
 #include "../ownerrec.h"
 
-/* ---- which bodies to read ---------------------------------------------------- */
-
-/* Is a read (GET) of a listed object needed?
- *   body_version: the version of the body held from an earlier read, "" or
- *     NULL when none (never read, or the last read failed or found nothing);
- *   listed_version: the version token this listing shows;
- *   wanted: the caller needs this object's body at all.
- * True when wanted and no body is held at exactly listed_version. */
-bool keep_watchlist_need_read(const char *body_version, const char *listed_version, bool wanted);
+/* ---- which records to read -------------------------------------------------- */
 
 #define KEEP_WL_NONE ((size_t)-1) /* no previous entry */
 
@@ -56,7 +47,7 @@ struct keep_wl_item {
 	const char *listed; /* the listed version token */
 	bool wanted;	    /* the caller needs its body */
 	size_t prev;	    /* out: index in prev[] of the same key, or KEEP_WL_NONE */
-	bool read;	    /* out: keep_watchlist_need_read(prev's body_version, listed, wanted) */
+	bool read;	    /* out: keep_listing_need_read(prev's body_version, listed, wanted) */
 };
 
 /* Match items[] with prev[] (both sorted by key) and decide every read.

@@ -1,4 +1,4 @@
-/* keep — the S3 store backend (DESIGN.md "The store", docs/s3.md).
+/* keep — the S3 store backend (docs/store.md, docs/s3.md).
  *
  * s3://bucket[/prefix]: every key K is stored as "prefix/K" and listed keys
  * come back without "prefix/". One libcurl easy handle per store (the

@@ -1,4 +1,4 @@
-/* keep — store dispatch, key validation, listings (DESIGN.md "The store"). */
+/* keep — store dispatch, key validation, listings (docs/store.md). */
 #include "store.h"
 
 #include <stdarg.h>
@@ -8,23 +8,6 @@
 
 #include "../err.h"
 #include "../line.h"
-
-const char *keep_outcome_name(enum keep_outcome o)
-{
-	switch (o) {
-	case KEEP_STORE_OK:
-		return "ok";
-	case KEEP_STORE_CONFLICT:
-		return "conflict";
-	case KEEP_STORE_NOT_FOUND:
-		return "not-found";
-	case KEEP_STORE_REFUSED:
-		return "refused";
-	case KEEP_STORE_AMBIGUOUS:
-		return "ambiguous";
-	}
-	return "ambiguous";
-}
 
 void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
 {

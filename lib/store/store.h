@@ -1,4 +1,4 @@
-/* keep — the store interface (DESIGN.md "The store").
+/* keep — the store interface (docs/store.md, docs/design.md).
  *
  * One interface, several backends chosen by URL:
  *   file:///abs/dir          the embedded default (store/fs.c)
@@ -27,31 +27,14 @@
 #include <stdint.h>
 
 #include "../buf.h"
+#include "../vocab.h"
 
-#define KEEP_VERSION_MAX 160  /* bytes, NUL included: an opaque version token */
 #define KEEP_KEY_MAX 1024     /* bytes, NUL excluded: longest key accepted */
 #define KEEP_BODY_MAX 65536   /* bytes: largest object body read or written */
-#define KEEP_DETAIL_MAX 256   /* bytes, NUL included: a reply's diagnostic */
 #define KEEP_LIST_MAX 1000000 /* entries: largest listing accepted */
 
-enum keep_outcome {
-	KEEP_STORE_OK = 0,    /* done; version token returned (200, 204) */
-	KEEP_STORE_CONFLICT,  /* the condition failed; nothing written by THIS request (412, 409) */
-	KEEP_STORE_NOT_FOUND, /* no such object (404) */
-	KEEP_STORE_REFUSED,   /* definite error, nothing written (400, 403, bucket missing) */
-	KEEP_STORE_AMBIGUOUS, /* may or may not have landed (timeout, reset, 5xx, lost reply) */
-};
-
-/* The stable lowercase name of an outcome: ok, conflict, not-found,
- * refused, ambiguous. Never NULL. */
-const char *keep_outcome_name(enum keep_outcome o);
-
-enum keep_cond {
-	KEEP_COND_NONE =
-	    0, /* unconditional PUT: never used by the protocol; tools and tests only */
-	KEEP_COND_IF_NONE_MATCH, /* create only if absent (If-None-Match: *) */
-	KEEP_COND_IF_MATCH, /* replace only if the current version is the given token (If-Match) */
-};
+/* enum keep_outcome, enum keep_cond, keep_outcome_name, KEEP_VERSION_MAX
+ * and KEEP_DETAIL_MAX are the shared vocabulary (../vocab.h). */
 
 struct keep_reply {
 	enum keep_outcome outcome;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Source rules that a test can hold the tree to (CONVENTIONS.md).
+# Source rules that a test can hold the tree to (docs/design.md "Conventions").
 
 bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/../.."
@@ -40,4 +40,34 @@ ROOT="$BATS_TEST_DIRNAME/../.."
 	command -v shellcheck >/dev/null || skip "shellcheck not installed"
 	run shellcheck "$ROOT/agent/keep-agent"
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "lint: every document a file names resolves inside the repository" {
+	cd "$ROOT"
+	bad=0
+	# paths docs/….md named in code, tests, scripts and documents
+	# (an upper-case name is a placeholder: docs/runbooks/FILE.md)
+	for f in $(git ls-files 2>/dev/null | grep -vE '^(build|fuzz/corpus)/|^tests/bats/0001-lint.bats$'); do
+		[ -f "$f" ] || continue
+		for ref in $(grep -oE 'docs/[a-z0-9_./-]+\.md' "$f" 2>/dev/null | sort -u); do
+			[ -f "$ref" ] || { echo "$f: $ref does not exist"; bad=1; }
+		done
+		if grep -qE '(^|[^A-Za-z/])(DESIGN|CONVENTIONS)\.md|CONVENTIONS:' "$f"; then
+			echo "$f: names a document outside the repository (DESIGN.md, CONVENTIONS.md)"
+			bad=1
+		fi
+	done
+	# relative links of the documents: [text](file.md#anchor)
+	for f in README.md docs/*.md docs/runbooks/*.md; do
+		d=$(dirname "$f")
+		for ref in $(grep -oE '\]\([A-Za-z0-9_./-]+\.md' "$f" | sed 's/^](//' | sort -u); do
+			[ -f "$d/$ref" ] || { echo "$f: link $ref does not exist"; bad=1; }
+		done
+	done
+	# the source files docs/design.md names (its layers and where each
+	# rule lives) exist
+	for ref in $(grep -oE '(lib|cmd|sim|tests|agent|bench)/[A-Za-z0-9_./-]+\.(c|h|bats|sh)' docs/design.md | sort -u); do
+		[ -f "$ref" ] || { echo "docs/design.md: $ref does not exist"; bad=1; }
+	done
+	[ "$bad" -eq 0 ]
 }

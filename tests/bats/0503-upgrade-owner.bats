@@ -35,12 +35,13 @@ start_node() {
 	assert_line --index 0 --regexp '^acquired key=t/c/a generation=14 version=[^ ]+ new=yes$'
 	assert_line --index 1 --regexp '^acquired key=t/c/b generation=6 version=[^ ]+ new=yes$'
 	assert_line --index 2 --regexp '^acquired key=t/c/new generation=1 version=[^ ]+ new=yes$'
+	# each marker is confirmed once its first record exists (created G)
 	run -0 keep-store get leases/t/c/a
-	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 13')" ]
+	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 13\ncreated 14')" ]
 	run -0 keep-store get leases/t/c/b
-	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 5')" ]
+	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 5\ncreated 6')" ]
 	run -0 keep-store get leases/t/c/new
-	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 0')" ]
+	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 0\ncreated 1')" ]
 	# later acquisitions go on from the record, never lower
 	run -0 owner-release --node-id n1 t/c/a
 	run -0 owner-acquire --node-id n1 t/c/a

@@ -115,3 +115,61 @@ EOF
 	run -0 "$BATS_TEST_TMPDIR/ts"
 	[ "$output" = "libkeep ok" ]
 }
+
+# lib/core links alone: a program calling the machines and the codecs builds
+# with keep-core.pc (libkeep-core.a and libm only), needing no libcurl,
+# OpenSSL, expat or libyaml (docs/design.md "Layers").
+@test "install: libkeep-core.a links alone (keep-core.pc): the machines and the codecs, libc and libm only" {
+	command -v pkg-config >/dev/null || skip "pkg-config not installed"
+	pc="$BATS_TEST_TMPDIR/pc"
+	mkdir -p "$pc"
+	[ -f "$DEST/usr/lib/libkeep-core.a" ]
+	sed "s|^prefix=.*|prefix=$DEST/usr|; s|^libdir=.*|libdir=$DEST/usr/lib|; s|^includedir=.*|includedir=$DEST/usr/include|" \
+		"$DEST/usr/lib/pkgconfig/keep-core.pc" >"$pc/keep-core.pc"
+	cat >"$BATS_TEST_TMPDIR/c.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <keep/core/acquire.h>
+#include <keep/core/lease.h>
+#include <keep/core/resolver.h>
+#include <keep/ownerrec.h>
+
+int main(void)
+{
+	struct keep_timing t;
+	struct keep_acquire a;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_oact act;
+	struct keep_owner_rec rec;
+	const char *body = "wasmkeep-owner 1\nnobody\ngeneration 3\n";
+
+	keep_timing_defaults(&t);
+	keep_acquire_init(&a, "n1", "t/c/a", &t, 1000);
+	keep_acquire_next(&a, 0, 0, &act);
+	memset(&c, 0, sizeof(c));
+	c.mode = KEEP_RES_PASS;
+	c.t = t;
+	keep_resolver_init(&r, &c);
+	keep_resolver_next(&r, 0, 0, &act);
+	keep_resolver_release(&r);
+	if (keep_owner_rec_decode(body, strlen(body), &rec, NULL, 0) != 0 || rec.generation != 3)
+		return 1;
+	printf("%s %s\n", keep_outcome_name(KEEP_STORE_OK), keep_grant_name(KEEP_GRANT_RELEASING));
+	return 0;
+}
+EOF
+	run -0 env PKG_CONFIG_PATH="$pc" pkg-config --cflags --libs keep-core
+	[[ "$output" == *"-lkeep-core"* ]]
+	run -0 cc -std=c11 -Wall -Werror "$BATS_TEST_TMPDIR/c.c" -o "$BATS_TEST_TMPDIR/c" \
+		$(env PKG_CONFIG_PATH="$pc" pkg-config --cflags keep-core) "$DEST/usr/lib/libkeep-core.a" -lm
+	run -0 "$BATS_TEST_TMPDIR/c"
+	[ "$output" = "ok releasing" ]
+	run -0 ldd "$BATS_TEST_TMPDIR/c"
+	refute_output --regexp 'libcurl|libssl|libcrypto|libexpat|libyaml'
+	# and the two commands that never touch the store do not link it either
+	for c in owner-check lease-status; do
+		run -0 ldd "$DEST/usr/bin/$c"
+		refute_output --regexp 'libcurl|libssl|libcrypto|libexpat'
+	done
+}

@@ -58,7 +58,7 @@ YAML
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == "keep-store: fatal: "*"refused: 403 SignatureDoesNotMatch (credentials from profile default in $HOME/.aws/credentials)" ]] ||
 		{ echo "$stderr"; false; }
-	run -111 --separate-stderr owner-show --store "$ROOT_URL" t/c/a
+	run -1 --separate-stderr owner-show --store "$ROOT_URL" t/c/a # a 403 is a definite refusal: 1, never the retry code (docs/exit-codes.md)
 	[[ "$stderr" == *"403 SignatureDoesNotMatch (credentials from profile default in "* ]]
 	refute_sanitizer_reports
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# keep-sim: the node lease simulator (docs/testing.md "Simulator").
+# keep-sim: the simulator of node leases and ownership (docs/testing.md
+# "Simulator"): it drives lib/core's machines, the ownership ones included.
 # No store and no config: the simulator brings its own bucket and clocks.
 
 load helpers/common
@@ -14,6 +15,11 @@ load helpers/common
 	assert_line --regexp '^ok [0-9]+ - broken no-actor-lock caught at seed [0-9]+$'
 	assert_line --regexp '^ok [0-9]+ - broken trust-pre-lapse-write caught at seed [0-9]+$'
 	assert_line --regexp '^ok [0-9]+ - broken no-start-wait caught at seed [0-9]+$'
+	# the ownership machines' rules (issues 14 and 18)
+	for m in resolver-gives-up drain-ignores-deadline seed-without-marker \
+		release-with-hold-left grant-ignores-pending unsynced-hold-as-failed; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }
@@ -27,12 +33,17 @@ load helpers/common
 	assert_line --regexp '^sim model=real seed=17 acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ violations=0$'
 }
 
-@test "keep-sim: the trace shows lib/core/owner.c's ownership decisions" {
+@test "keep-sim: the trace shows the ownership machines at work (lib/core/acquire.c, resolver.c)" {
 	run -0 --separate-stderr keep-sim --seed 17 --verbose
 	# the reason keep_owner_acq_on_record / _on_node gave for each record write
 	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+ gen 1 if-none-match +\(absent\)$'
 	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+ gen [0-9]+ if-match "[^"]+" \(nobody\)$'
 	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ acquire a[0-9]+: same hold gen [0-9]+$'
+	# the marker before the first record, and its confirmation after
+	assert_line --regexp '^t=[0-9]+ bucket put leases/a[0-9]+ from n[0-9]+\.[0-9]+/fg -> ok '
+	# a foreground release and the resolver's events
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ hibernates a[0-9]+$'
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ fg: released a[0-9]+ gen [0-9]+$'
 }
 
 @test "keep-sim: a caught seed prints itself and its replay command" {

@@ -655,9 +655,12 @@ TEST(peer_fencer_lapse_between_stale_and_free_at)
 	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "own-lapse");
-	/* the broken variant, "fence without re-watch after own lapse": the
-	 * legacy decision on self_valid alone fences here, at R + 600 */
-	keep_fence_peer_decide(&s, true, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
+	/* the broken variant, "fence without re-watch after own lapse" (the
+	 * decision on the lease's validity alone, sim/'s fence-without-rewatch):
+	 * the same read fences here, at R + 600 */
+	me.live_since_mono_ms = s.live_since_mono_ms;
+	me.now_mono_ms = INT64_MAX - 1;
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 
 	/* the same line queued and handled late, long after every bound: its

@@ -276,47 +276,54 @@ TEST(resolver)
 
 	keep_owner_rec_held(&r, "n1", IA, 2);
 	/* landed, no hold here: release If-Match that read's version */
-	keep_owner_resolve_on_read(IA, 2, "v1", W0, 1000, false, KEEP_STORE_OK, "v2", &r, 0,
-				   W0 + 10, &d);
+	keep_owner_resolve_on_read(IA, 2, "v1", true, false, KEEP_STORE_OK, "v2", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_RELEASE);
 	CHECK_EQ_STR(d.version, "v2");
+	/* landed under an earlier instance: released too (it is ours to free) */
+	keep_owner_resolve_on_read(IA, 2, "v1", false, false, KEEP_STORE_OK, "v2", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_RELEASE);
 	/* a hold exists here (a second acquisition at the same generation): never */
-	keep_owner_resolve_on_read(IA, 2, "v1", W0, 1000, true, KEEP_STORE_OK, "v2", &r, 0, W0 + 10,
-				   &d);
+	keep_owner_resolve_on_read(IA, 2, "v1", true, true, KEEP_STORE_OK, "v2", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
-	/* unchanged since the condition: kept while settling, then ends */
+	CHECK_EQ_STR(d.reason, "hold-exists");
+	/* unchanged since the condition: kept until the record decides, however
+	 * long (issue 14 item 2); ended only once the instance is an earlier one */
 	keep_owner_rec_held(&r, "n2", IB, 1);
-	keep_owner_resolve_on_read(IA, 2, "v1", W0, 1000, false, KEEP_STORE_OK, "v1", &r, 0,
-				   W0 + 10, &d);
+	keep_owner_resolve_on_read(IA, 2, "v1", true, false, KEEP_STORE_OK, "v1", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_KEEP);
-	keep_owner_resolve_on_read(IA, 2, "v1", W0, 1000, false, KEEP_STORE_OK, "v1", &r, 0,
-				   W0 + 1000, &d);
+	CHECK_EQ_STR(d.reason, "unchanged");
+	keep_owner_resolve_on_read(IA, 2, "v1", false, false, KEEP_STORE_OK, "v1", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
+	CHECK_EQ_STR(d.reason, "old-instance");
 	/* changed to anything else: ends */
-	keep_owner_resolve_on_read(IA, 2, "v1", W0, 1000, false, KEEP_STORE_OK, "v9", &r, 0,
-				   W0 + 10, &d);
+	keep_owner_resolve_on_read(IA, 2, "v1", true, false, KEEP_STORE_OK, "v9", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
-	/* still absent after an If-None-Match attempt */
-	keep_owner_resolve_on_read(IA, 1, "", W0, 1000, false, KEEP_STORE_NOT_FOUND, "", NULL, 0,
-				   W0 + 10, &d);
+	CHECK_EQ_STR(d.reason, "not-landed");
+	/* still absent after an If-None-Match attempt: kept */
+	keep_owner_resolve_on_read(IA, 1, "", true, false, KEEP_STORE_NOT_FOUND, "", NULL, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_KEEP);
-	keep_owner_resolve_on_read(IA, 1, "", W0, 1000, false, KEEP_STORE_NOT_FOUND, "", NULL, 0,
-				   W0 + 2000, &d);
+	keep_owner_resolve_on_read(IA, 1, "", false, false, KEEP_STORE_NOT_FOUND, "", NULL, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
-	keep_owner_resolve_on_read(IA, 1, "", W0, 1000, false, KEEP_STORE_AMBIGUOUS, "", NULL, 0,
-				   W0 + 2000, &d);
+	/* absent after an If-Match attempt: the record went away: ends */
+	keep_owner_resolve_on_read(IA, 2, "v1", true, false, KEEP_STORE_NOT_FOUND, "", NULL, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
+	keep_owner_resolve_on_read(IA, 1, "", true, false, KEEP_STORE_AMBIGUOUS, "", NULL, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_PEND_KEEP);
 }
 
 TEST(grant_check)
 {
-	struct keep_grant_input in = {true, IA, 3, 2, IA, true, 2};
+	struct keep_grant_input in = {true, IA, 3, 2, IA, true, 2, false};
 
 	CHECK_EQ_INT(keep_owner_check(&in, 3), KEEP_GRANT_OK);
 	CHECK_EQ_INT(keep_owner_check(&in, 2), KEEP_GRANT_OTHER_GEN);
 	in.lease_lapses = 3;
 	CHECK_EQ_INT(keep_owner_check(&in, 3), KEEP_GRANT_LAPSED);
 	in.lease_lapses = 2;
+	/* a hold whose pending release exists never acts (issue 18) */
+	in.release_pending = true;
+	CHECK_EQ_INT(keep_owner_check(&in, 3), KEEP_GRANT_RELEASING);
+	in.release_pending = false;
 	in.lease_valid = false;
 	CHECK_EQ_INT(keep_owner_check(&in, 3), KEEP_GRANT_NOT_VALID);
 	in.lease_valid = true;

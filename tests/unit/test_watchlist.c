@@ -1,7 +1,9 @@
 /* Unit tests: owner-watch's decisions (lib/core/watchlist.c): which listed
- * objects to read, the holder state, and the events between two views. */
+ * objects to read (the rule of lib/core/listing.c), the holder state, and
+ * the events between two views. */
 #include <string.h>
 
+#include "../../lib/core/listing.h"
 #include "../../lib/core/watchlist.h"
 #include "unit.h"
 
@@ -10,12 +12,40 @@
 
 TEST(need_read_only_what_changed)
 {
-	CHECK(keep_watchlist_need_read(NULL, "v1", true));   /* never read */
-	CHECK(keep_watchlist_need_read("", "v1", true));     /* last read failed */
-	CHECK(!keep_watchlist_need_read("v1", "v1", true));  /* the body is exact */
-	CHECK(keep_watchlist_need_read("v1", "v2", true));   /* a write landed */
-	CHECK(!keep_watchlist_need_read(NULL, "v1", false)); /* not wanted */
-	CHECK(!keep_watchlist_need_read("v1", "v2", false));
+	CHECK(keep_listing_need_read(NULL, "v1", true));   /* never read */
+	CHECK(keep_listing_need_read("", "v1", true));	   /* last read failed */
+	CHECK(!keep_listing_need_read("v1", "v1", true));  /* the body is exact */
+	CHECK(keep_listing_need_read("v1", "v2", true));   /* a write landed */
+	CHECK(!keep_listing_need_read(NULL, "v1", false)); /* not wanted */
+	CHECK(!keep_listing_need_read("v1", "v2", false));
+}
+
+/* node-watch's use of the same rule (keep_listing_need_body). */
+TEST(node_watch_reads_what_the_watch_needs)
+{
+	struct keep_node_obj o;
+	struct keep_listed k = {"v1", "v1", true, &o};
+	bool wrote;
+
+	memset(&o, 0, sizeof(o));
+	o.format = 3;
+	o.state = KEEP_NODE_LIVE;
+	CHECK(keep_listing_need_body(NULL, "v1", false, &wrote)); /* a new node */
+	CHECK(!wrote);
+	CHECK(!keep_listing_need_body(&k, "v2", false, &wrote)); /* a write landed */
+	CHECK(wrote);
+	CHECK(keep_listing_need_body(&k, "v1", false, &wrote)); /* live, unchanged: read */
+	CHECK(!wrote);
+	o.state = KEEP_NODE_FENCED; /* not live, body exact: not read */
+	CHECK(!keep_listing_need_body(&k, "v1", false, &wrote));
+	CHECK(!wrote);
+	k.body_version = "v0"; /* not live, body at another token: read */
+	CHECK(keep_listing_need_body(&k, "v1", false, &wrote));
+	k.decoded = false; /* unreadable: read */
+	CHECK(keep_listing_need_body(&k, "v1", false, &wrote));
+	k.decoded = true;
+	k.body_version = "v1";
+	CHECK(keep_listing_need_body(&k, "v1", true, &wrote)); /* --once: every body */
 }
 
 TEST(plan_matches_sorted_listings)
@@ -274,6 +304,7 @@ TEST(diff_removed_and_unreadable)
 int main(void)
 {
 	RUN(need_read_only_what_changed);
+	RUN(node_watch_reads_what_the_watch_needs);
 	RUN(plan_matches_sorted_listings);
 	RUN(holder_of_node_object);
 	RUN(diff_acquire_release_takeover);

@@ -1,0 +1,235 @@
+/* keep — releases, pending releases, unresolved acquires and the drain, a
+ * sans-I/O machine (ADR 0020 §1, §3, §4, §5 bounds; issues 14 and 18;
+ * docs/ownership.md "owner-release").
+ *
+ * The same shape as the other machines (ownio.h), with up to
+ * cfg.concurrency jobs in flight at once (KEEP_PENDING_CONCURRENCY, §5):
+ *
+ *   keep_resolver_next(r, now_mono, now_wall, &act)
+ *     NONE  -> every job waits on a reply: wait for one
+ *     WAIT  -> nothing is due before act.until_mono_ms (a reply may come
+ *              first): wait, then call next again
+ *     DONE  -> finished: keep_resolver_exit_code(), r->left
+ *     else  -> perform act (on a worker of its own when several run at
+ *              once), then keep_resolver_on_reply(r, act.slot, ...)
+ *   keep_resolver_poll_event() after each reply: the answer lines.
+ *
+ * Modes:
+ *   PASS     one pass (owner-release --pending)
+ *   FOLLOW   a pass every write period, sooner when a backoff ends, until
+ *            keep_resolver_stop (--pending --follow, the agent's resolver)
+ *   DRAIN    mark the instance draining, park every hold, passes until
+ *            nothing is pending or cfg.deadline_mono_ms (--all, §4)
+ *   RELEASE  one hold, cfg.key: stop acting, then try its release for
+ *            KEEP_RELEASE_TRIES_MS, then leave it parked (KEY, §5)
+ *
+ * A pass: read the lease state (lost: every hold and entry dropped, nothing
+ * written, §1); list holds/ and pending/; a job per stale hold (another
+ * instance, or a lapse since) or, draining, per hold: park it (its pending
+ * release written, then the hold removed) and release it; a job per pending
+ * release whose backoff is due; a job per unresolved acquire. While the
+ * lease is not valid, holds are parked and nothing is written to the store
+ * (§3: retries pause). At most 32 jobs at once; after KEEP_PENDING_REFUSALS
+ * store failures in a row no new job starts (§5); past the drain's deadline
+ * no new job starts and every request is bounded by the time left.
+ *
+ * Every release write, of any job, is sent only under the actor's lock,
+ * after a read of holds/ showing no hold that names the release's instance
+ * and generation (one is removed first, durably), and after an fsync of
+ * holds/ that followed that read: a release is never sent while its hold
+ * may live (issue 18: "a hold and its pending release never coexist"). */
+#ifndef KEEP_CORE_RESOLVER_H
+#define KEEP_CORE_RESOLVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "owner.h"
+#include "ownio.h"
+#include "timing.h"
+
+enum keep_res_mode {
+	KEEP_RES_PASS = 0,
+	KEEP_RES_FOLLOW,
+	KEEP_RES_DRAIN,
+	KEEP_RES_RELEASE,
+};
+
+struct keep_resolver_cfg {
+	enum keep_res_mode mode;
+	struct keep_timing t;
+	int64_t timeout_ms;		  /* each store request's bound (ms, > 0) */
+	int concurrency;		  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
+	int64_t deadline_mono_ms;	  /* DRAIN: no job starts after it, requests end by it */
+	bool backoff;			  /* keep per-entry backoff across passes (FOLLOW, DRAIN) */
+	char key[KEEP_OWNER_KEY_MAX + 1]; /* RELEASE: the hold's key */
+};
+
+enum keep_res_event_kind {
+	KEEP_REV_RELEASED = 0, /* released key=K generation=G [reason=unresolved-acquire] */
+	KEEP_REV_ENDED,	       /* ended key=K generation=G reason=.. */
+	KEEP_REV_PENDING,      /* pending key=K generation=G version=V */
+	KEEP_REV_DROPPED,      /* dropped key=K generation=G reason=lease-lost */
+	KEEP_REV_NONE,	       /* none key=K (RELEASE: no hold) */
+	KEEP_REV_ERROR,	       /* error key=K generation=G reason=state-dir: nothing sent */
+	KEEP_REV_WARN,	       /* a warning for stderr: text */
+	KEEP_REV_PASS,	       /* a pass ended: left entries left (DRAIN: holds too) */
+};
+
+/* "released", "ended", "pending", "dropped", "none", "error", "warn", "pass". */
+const char *keep_res_event_name(enum keep_res_event_kind k);
+
+#define KEEP_RES_TEXT_MAX 512 /* bytes of a WARN event's text */
+
+struct keep_res_event {
+	enum keep_res_event_kind kind;
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	int64_t generation;
+	char version[KEEP_VERSION_MAX]; /* PENDING */
+	const char *reason;		/* static, or NULL */
+	int64_t left;			/* PASS */
+	char text[KEEP_RES_TEXT_MAX];	/* WARN */
+};
+
+enum keep_job_kind {
+	KEEP_JOB_PARK = 0, /* a hold: park it, then release it (pass, drain, KEY) */
+	KEEP_JOB_RELEASE,  /* a pending release: the same write again */
+	KEEP_JOB_RESOLVE,  /* an unresolved acquire: read, then decide */
+	KEEP_JOB_DROP,	   /* the lease was lost: remove a hold or an entry, write nothing */
+};
+
+/* One job's steps (its slot's phase). */
+enum keep_job_phase {
+	KEEP_JP_LOCK = 0,
+	KEEP_JP_LEASE,	    /* RELEASE mode: before a retry, or to start */
+	KEEP_JP_PEND_CHECK, /* the entry read again under the lock: it may have changed */
+	KEEP_JP_HOLD_READ,
+	KEEP_JP_PARK_PEND,
+	KEEP_JP_PARK_HOLD,
+	KEEP_JP_HOLD_REMOVE, /* a hold names the release: remove it first */
+	KEEP_JP_SYNC,	     /* waiting for an fsync of holds/ after the hold read */
+	KEEP_JP_REC_READ,
+	KEEP_JP_WRITE,
+	KEEP_JP_PEND_REMOVE,
+	KEEP_JP_PEND_WRITE, /* RESOLVE: its release failed: a pending release */
+	KEEP_JP_WAIT,	    /* RELEASE mode: between tries */
+	KEEP_JP_UNLOCK,
+	KEEP_JP_FREE,
+};
+
+/* How a job ended, for the pass's bounds. */
+enum keep_job_end {
+	KEEP_JE_DONE = 0, /* the entry (or hold) is gone: released, ended, dropped */
+	KEEP_JE_STILL,	  /* kept: the record still names us (a conflict) */
+	KEEP_JE_FAILED,	  /* kept: the store refused or failed (a refusal, §5) */
+	KEEP_JE_LOCAL,	  /* kept: the state directory failed (nothing sent) */
+	KEEP_JE_SKIPPED,  /* kept: not tried (paused, deadline, refusals, stop) */
+};
+
+struct keep_res_job {
+	enum keep_job_kind kind;
+	struct keep_hold hold; /* PARK: the hold; DROP of a hold */
+	struct keep_pending p; /* the entry (PARK: once written) */
+	bool drop_hold;	       /* DROP: a hold (else an entry) */
+	bool resolved;	       /* RESOLVE: the read decided RELEASE (p.version is the read's) */
+	char rel_version[KEEP_VERSION_MAX]; /* RESOLVE: the release's If-Match */
+};
+
+struct keep_res_slot {
+	bool used;
+	enum keep_job_phase phase;
+	bool inflight;
+	bool locked;
+	bool sync_covered; /* SYNC: covered by the fsync in flight */
+	struct keep_res_job job;
+	enum keep_job_end end;
+	enum keep_job_end after;    /* how the job ends once PEND_REMOVE is done */
+	int64_t wait_until_mono_ms; /* WAIT */
+	int64_t deadline_mono_ms;   /* RELEASE mode: the 1 s bound; else the drain's or 0 */
+	int tries;
+};
+
+/* Backoff of one entry, kept across passes. */
+struct keep_res_backoff {
+	struct keep_pending id;
+	int attempts;
+	int64_t next_mono_ms;
+};
+
+enum keep_res_phase {
+	KEEP_RP_START = 0, /* DRAIN: the lease, then the drain mark; others: a pass */
+	KEEP_RP_MARK,	   /* DRAIN: writing the drain mark */
+	KEEP_RP_LEASE,	   /* a pass: the lease state */
+	KEEP_RP_LIST,	   /* a pass: the listing */
+	KEEP_RP_RUN,	   /* a pass: jobs */
+	KEEP_RP_IDLE,	   /* between passes (FOLLOW, DRAIN) */
+	KEEP_RP_DONE,
+};
+
+#define KEEP_RES_SLOTS KEEP_PENDING_CONCURRENCY
+#define KEEP_RES_PASS_SLOT KEEP_RES_SLOTS /* the slot of the pass's own actions */
+
+struct keep_resolver {
+	struct keep_resolver_cfg cfg;
+	enum keep_res_phase phase;
+	bool pass_inflight; /* a pass-slot action is out (lease, list, mark, sync) */
+	bool stop;	    /* keep_resolver_stop: no new job or pass */
+	struct keep_lease_view lease;
+	bool paused; /* this pass: the lease is not valid (nothing written) */
+	bool marked; /* DRAIN: the drain mark was written */
+	int64_t passes;
+
+	struct keep_res_job *queue; /* this pass's jobs, in order */
+	size_t nqueue, aqueue, next_job;
+	int64_t left;	     /* entries left after the last pass (-1: unknown) */
+	int64_t pass_left;   /* this pass: counted as jobs end */
+	int refusals;	     /* store failures in a row (§5) */
+	int writes_inflight; /* release writes handed out, reply pending */
+	bool refused_stop;   /* this pass stopped on the refusal bound */
+	int64_t next_pass_mono_ms;
+
+	struct keep_res_slot slot[KEEP_RES_SLOTS];
+	bool sync_inflight;
+
+	struct keep_res_backoff *bo;
+	size_t nbo, abo;
+
+	/* the last listing, for gauges */
+	size_t last_holds, last_releases, last_acquires;
+	bool list_failed;
+
+	/* RELEASE mode's answer */
+	int exit_code;
+
+	struct keep_res_event *ev;
+	size_t ev_head, nev, aev;
+	bool oom; /* an allocation failed: the pass ended early (retried later) */
+};
+
+/* Set up a machine for cfg (copied; concurrency clamped to 1..32). The
+ * machine owns memory: release it with keep_resolver_release. */
+void keep_resolver_init(struct keep_resolver *r, const struct keep_resolver_cfg *cfg);
+void keep_resolver_release(struct keep_resolver *r);
+
+/* What to do now (file comment). now_wall_ms stamps parked entries. */
+void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t now_wall_ms,
+			struct keep_oact *act);
+
+/* The reply to the action handed out for slot (act.slot). rp is borrowed
+ * (LIST arrays are copied as needed). */
+void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_ms,
+			    int64_t now_wall_ms, const struct keep_oreply *rp);
+
+/* Stop: no new pass or job; DONE once the jobs in flight end. */
+void keep_resolver_stop(struct keep_resolver *r);
+
+/* Pop the oldest event into *ev. true if there was one. */
+bool keep_resolver_poll_event(struct keep_resolver *r, struct keep_res_event *ev);
+
+/* The exit code once DONE (exitcode.h): PASS and DRAIN 0 when nothing is
+ * left, else 20; FOLLOW 0; RELEASE 0 released, ended or dropped; 1 no
+ * hold; 20 parked; 111 the state directory failed (nothing sent). */
+int keep_resolver_exit_code(const struct keep_resolver *r);
+
+#endif

@@ -1,0 +1,112 @@
+/* keep — running the ownership machines on a node: their actions performed
+ * on the node's state directory and a store (process glue; docs/design.md
+ * "How a driver runs a machine").
+ *
+ * lib/core/acquire.h and lib/core/resolver.h decide; this file does what
+ * they ask (ownio.h), with the real clocks, and hands the replies back.
+ * cmd/owner-acquire.c and cmd/owner-release.c call the two runners below;
+ * sim/ performs the same actions on its simulated bucket and files. */
+#ifndef KEEP_OWNRUN_H
+#define KEEP_OWNRUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "batch.h"
+#include "config.h"
+#include "core/acquire.h"
+#include "core/ownio.h"
+#include "core/resolver.h"
+#include "ownstore.h"
+#include "store/store.h"
+
+/* Where actions go: the node's state directory (state_dir/<node-id>,
+ * borrowed) and a store handle (borrowed; one per thread). */
+struct keep_ownio {
+	const char *node_dir;
+	struct keep_store *store;
+};
+
+/* Perform act with io. *lock_fd is the slot's per-actor lock (LOCK stores
+ * the descriptor there, UNLOCK closes it; -1 when none). *r is zeroed and
+ * filled; a LIST reply's arrays are allocated here: free them with
+ * keep_ownio_reply_release after the machine has seen the reply. Store
+ * requests are bounded by act->timeout_ms. */
+void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct keep_oact *act,
+			struct keep_oreply *r);
+void keep_ownio_reply_release(struct keep_oreply *r);
+
+/* Run one acquisition to its end with io (keys are handled one after
+ * another per thread: this runs in the caller's thread). sm must be
+ * initialised (keep_acquire_init); its result is in sm->res. */
+void keep_acquire_run(struct keep_acquire *sm, const struct keep_ownio *io);
+
+/* Called for every event of the resolver (under the runner's lock: events
+ * come one at a time). */
+typedef void (*keep_res_event_fn)(void *ctx, const struct keep_res_event *ev);
+
+/* Run the resolver r to DONE. workers: how many threads perform actions at
+ * once (1: the calling thread; up to KEEP_PENDING_CONCURRENCY), each with
+ * its own store handle stores[i] (borrowed; stores[0] when workers is 1).
+ * stop: when it becomes non-zero (a signal), keep_resolver_stop is called
+ * (NULL: never). Dies with exit 111 when no thread can be started at all. */
+void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
+		       struct keep_store *const *stores, int workers, volatile sig_atomic_t *stop,
+		       keep_res_event_fn fn, void *ctx);
+
+/* ---- what owner-acquire and owner-release share (process glue) ---- */
+
+struct keep_cli;
+struct keep_metrics;
+struct keep_reqstats;
+
+/* One ownership command's context; copied per batch worker (each with its
+ * own store). */
+struct keep_owncmd {
+	struct keep_config cfg;
+	char node_dir[KEEP_PATH_MAX + 80]; /* state_dir/<node-id> */
+	struct keep_store *store;	   /* this worker's store (borrowed) */
+	int64_t store_timeout_ms;	   /* each store request's bound (ms) */
+	void *extra;			   /* the command's own state (borrowed) */
+};
+
+/* After the command's options: the configuration (a node id and a store
+ * needed; --check answers and exits), the state directory, and nstores
+ * (1..KEEP_BATCH_JOBS_MAX) store connections counted into stats, all into
+ * x and stores[] (the caller's, closed with keep_owncmd_close). Exits with
+ * the documented code on any failure. */
+void keep_owncmd_setup(struct keep_owncmd *x, const struct keep_cli *cli,
+		       struct keep_reqstats *stats, int nstores, struct keep_store **stores);
+
+/* Keys on stdin (keep_batch_run): jobs workers, worker i with x's context
+ * and stores[i] (stores[0] when jobs is 1). fn gets a struct keep_owncmd *.
+ * Returns the batch's exit code. */
+int keep_owncmd_batch(const struct keep_owncmd *x, int jobs, struct keep_store *const *stores,
+		      int (*fn)(void *ctx, const char *key), const char *prog);
+
+/* The keys of the command line (n operands at keys), one after another on
+ * x's store; with none, keys on stdin (keep_owncmd_batch). Returns the
+ * worst exit code (keep_exit_worst). */
+int keep_owncmd_keys(const struct keep_owncmd *x, int n, char *const *keys, int jobs,
+		     struct keep_store *const *stores, int (*fn)(void *ctx, const char *key),
+		     const char *prog);
+
+/* The resolver's configuration for mode from x: its timing and store
+ * timeout, 32 jobs at once, per-entry backoff for FOLLOW and DRAIN. */
+void keep_owncmd_resolver_cfg(const struct keep_owncmd *x, enum keep_res_mode mode,
+			      struct keep_resolver_cfg *c);
+
+/* A resolver event as its answer line (released, ended, pending, dropped,
+ * none, error: docs/ownership.md); WARN and PASS events print nothing. */
+void keep_res_event_line(const struct keep_res_event *ev);
+
+/* The resolver's gauges after a pass, into m, then flushed: keep_holds,
+ * keep_pending_releases, keep_unresolved_acquires (a listing of node_dir)
+ * and the request counters of stats (docs/metrics.md). */
+void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
+			const struct keep_reqstats *stats);
+
+/* Close n stores opened by keep_owncmd_setup. */
+void keep_owncmd_close(struct keep_store **stores, int n);
+
+#endif

@@ -1,0 +1,114 @@
+/* keep — the request-counting store wrapper (metrics.h keep_store_counted):
+ * every operation is the inner store's, counted into a struct keep_reqstats.
+ * Apart from metrics.c so that a command writing metrics links no store
+ * (lease-status: docs/design.md "Layers"). */
+#include <stdlib.h>
+
+#include "../err.h"
+#include "../metrics.h"
+#include "store.h"
+
+/* The counting wrapper: a store whose every operation is the inner one's,
+ * counted. */
+struct counted {
+	struct keep_store pub;
+	struct keep_store *inner; /* owned */
+	struct keep_reqstats *st; /* borrowed */
+};
+
+static struct counted *counted_of(struct keep_store *s)
+{
+	return s->impl;
+}
+
+static struct keep_store *inner_of(struct keep_store *s)
+{
+	struct counted *c = counted_of(s);
+
+	c->inner->timeout_ms = s->timeout_ms;
+	return c->inner;
+}
+
+static int count_rc(struct keep_store *s, enum keep_req_op op, int rc,
+		    const struct keep_reply *reply)
+{
+	if (rc == 0)
+		keep_reqstats_add(counted_of(s)->st, op, reply->outcome);
+	return rc;
+}
+
+static int c_get(struct keep_store *s, const char *key, struct keep_buf *body,
+		 struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_GET, in->ops->get(in, key, body, reply), reply);
+}
+
+static int c_head(struct keep_store *s, const char *key, struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_HEAD, in->ops->head(in, key, reply), reply);
+}
+
+static int c_put(struct keep_store *s, const char *key, const void *body, size_t len,
+		 enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_PUT, in->ops->put(in, key, body, len, cond, if_match, reply),
+			reply);
+}
+
+static int c_del(struct keep_store *s, const char *key, const char *if_match,
+		 struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_DEL, in->ops->del(in, key, if_match, reply), reply);
+}
+
+static int c_list(struct keep_store *s, const char *prefix, struct keep_list *out,
+		  struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_LIST, in->ops->list(in, prefix, out, reply), reply);
+}
+
+static void c_free(struct keep_store *s)
+{
+	struct counted *c = counted_of(s);
+
+	keep_store_free(c->inner);
+	free(c);
+}
+
+static const struct keep_store_ops counted_ops = {
+    .name = "counted",
+    .get = c_get,
+    .head = c_head,
+    .put = c_put,
+    .del = c_del,
+    .list = c_list,
+    .free = c_free,
+};
+
+int keep_store_counted(struct keep_store *inner, struct keep_reqstats *st, struct keep_store **out)
+{
+	struct counted *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c) {
+		keep_store_free(inner);
+		return KEEP_ERR_NOMEM;
+	}
+	c->inner = inner;
+	c->st = st;
+	c->pub.ops = &counted_ops;
+	c->pub.impl = c;
+	c->pub.timeout_ms = inner->timeout_ms;
+	*out = &c->pub;
+	return 0;
+}

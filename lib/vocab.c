@@ -1,0 +1,37 @@
+/* keep — the shared words (vocab.h). */
+#include "vocab.h"
+
+#include "exitcode.h"
+
+const char *keep_outcome_name(enum keep_outcome o)
+{
+	switch (o) {
+	case KEEP_STORE_OK:
+		return "ok";
+	case KEEP_STORE_CONFLICT:
+		return "conflict";
+	case KEEP_STORE_NOT_FOUND:
+		return "not-found";
+	case KEEP_STORE_REFUSED:
+		return "refused";
+	case KEEP_STORE_AMBIGUOUS:
+		return "ambiguous";
+	}
+	return "ambiguous";
+}
+
+int keep_exit_of_outcome(enum keep_outcome o, bool not_ours)
+{
+	switch (o) {
+	case KEEP_STORE_OK:
+		return KEEP_EXIT_OK;
+	case KEEP_STORE_REFUSED:
+		return not_ours ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_NO;
+	case KEEP_STORE_CONFLICT:
+	case KEEP_STORE_NOT_FOUND:
+		return KEEP_EXIT_NO;
+	case KEEP_STORE_AMBIGUOUS:
+		break;
+	}
+	return KEEP_EXIT_TEMP;
+}

@@ -1,0 +1,727 @@
+/* Unit tests: the ownership machines (lib/core/acquire.c, lib/core/resolver.c,
+ * lib/core/mark.c; ADR 0020 §3, §4, §5, §6; issues 14 and 18), driven by a
+ * small in-memory world: one node's state directory and one bucket. Each
+ * test checks the order of the actions, not only the answer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/core/acquire.h"
+#include "../../lib/core/resolver.h"
+#include "../../lib/exitcode.h"
+#include "unit.h"
+
+#define IA "0123456789abcdef0123456789abcdef"
+#define W0 1700000000000LL
+#define MAXK 64
+
+/* ---- the world ------------------------------------------------------------------- */
+
+struct world {
+	/* the state directory of node n1 */
+	bool hold[MAXK];
+	struct keep_hold h[MAXK];
+	struct keep_pending pend[4 * MAXK];
+	int npend;
+	bool draining;
+	/* the bucket */
+	bool rec_exists[MAXK];
+	struct keep_owner_rec rec[MAXK];
+	int rec_ver[MAXK];
+	bool mark_exists[MAXK];
+	struct keep_lease_obj mark[MAXK];
+	int mark_ver[MAXK];
+	int vers;
+	/* knobs */
+	enum keep_sd hold_write_sd, hold_remove_sd, sync_sd;
+	enum keep_outcome rec_write_out; /* OK: applied; else not applied, answered so */
+	int race_key;			 /* MARK_READ of this key: another node's first
+					    acquisition lands just before it */
+	const char *rewrite_version;	 /* LIST: the listing's copy is answered, then the
+					    stored entries get this version (a new write) */
+	int64_t lapses;
+	int lease_code;		   /* the lease state's code (0: valid) */
+	int write_sets_lease_code; /* a landed record write sets lease_code to this ... */
+	bool write_lapses;	   /* ... or counts a lapse (the lease lapsed in flight) */
+	int read_sets_lease_code;  /* a record read sets lease_code to this */
+	/* what was done */
+	char log[4096];
+	int rec_writes, outstanding, max_outstanding, syncs;
+	int64_t last_timeout;
+};
+
+static int key_index(const char *key)
+{
+	const char *p = strrchr(key, 'k');
+	return p ? (int)strtol(p + 1, NULL, 10) : 0;
+}
+
+static void ver(char *out, int v)
+{
+	snprintf(out, KEEP_VERSION_MAX, "\"v%d\"", v);
+}
+
+static int pend_find(struct world *w, const struct keep_pending *p)
+{
+	for (int i = 0; i < w->npend; i++)
+		if (keep_pending_same(&w->pend[i], p))
+			return i;
+	return -1;
+}
+
+static void logact(struct world *w, const struct keep_oact *a)
+{
+	size_t n = strlen(w->log);
+
+	snprintf(w->log + n, sizeof(w->log) - n, "%s%s", n ? " " : "", keep_oact_name(a->kind));
+}
+
+/* Perform a on w (every action completes at once). */
+static void perform(struct world *w, const struct keep_oact *a, struct keep_oreply *r)
+{
+	int k = key_index(a->key), i;
+	char v[KEEP_VERSION_MAX];
+
+	memset(r, 0, sizeof(*r));
+	logact(w, a);
+	switch (a->kind) {
+	case KEEP_OACT_LEASE:
+		r->lease.code = w->lease_code;
+		snprintf(r->lease.instance, sizeof(r->lease.instance), "%s", IA);
+		r->lease.lapses = w->lapses;
+		r->lease.draining = w->draining;
+		break;
+	case KEEP_OACT_HOLD_READ:
+		r->hold_rc = w->hold[k] ? 0 : 1;
+		r->hold = w->h[k];
+		break;
+	case KEEP_OACT_HOLD_WRITE:
+		r->sd = w->hold_write_sd;
+		if (r->sd != KEEP_SD_UNCHANGED) {
+			w->hold[k] = true;
+			w->h[k] = a->hold;
+		}
+		break;
+	case KEEP_OACT_HOLD_REMOVE:
+		r->sd = w->hold_remove_sd;
+		if (r->sd != KEEP_SD_UNCHANGED)
+			w->hold[k] = false;
+		break;
+	case KEEP_OACT_HOLDS_SYNC:
+		w->syncs++;
+		r->sd = w->sync_sd;
+		break;
+	case KEEP_OACT_PEND_READ:
+		i = pend_find(w, &a->pend);
+		r->exists = i >= 0;
+		if (i >= 0)
+			r->pend_now = w->pend[i];
+		break;
+	case KEEP_OACT_PEND_WRITE:
+		i = pend_find(w, &a->pend);
+		if (i < 0)
+			i = w->npend++;
+		w->pend[i] = a->pend;
+		break;
+	case KEEP_OACT_PEND_REMOVE:
+		i = pend_find(w, &a->pend);
+		if (i >= 0)
+			w->pend[i] = w->pend[--w->npend];
+		break;
+	case KEEP_OACT_DRAIN_MARK:
+		w->draining = true;
+		break;
+	case KEEP_OACT_LIST: {
+		static struct keep_hold hs[MAXK];
+		size_t n = 0;
+
+		for (i = 0; i < MAXK; i++)
+			if (w->hold[i])
+				hs[n++] = w->h[i];
+		static struct keep_pending ps[4 * MAXK];
+
+		r->holds = hs;
+		r->nholds = n;
+		memcpy(ps, w->pend, (size_t)w->npend * sizeof(ps[0]));
+		r->pend = ps;
+		r->npend = (size_t)w->npend;
+		if (w->rewrite_version)
+			for (i = 0; i < w->npend; i++)
+				snprintf(w->pend[i].version, sizeof(w->pend[i].version), "%s",
+					 w->rewrite_version);
+		break;
+	}
+	case KEEP_OACT_REC_READ:
+		if (w->read_sets_lease_code)
+			w->lease_code = w->read_sets_lease_code;
+		r->outcome = w->rec_exists[k] ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
+		r->rec = w->rec[k];
+		ver(r->version, w->rec_ver[k]);
+		break;
+	case KEEP_OACT_REC_WRITE:
+		w->rec_writes++;
+		w->last_timeout = a->timeout_ms;
+		ver(v, w->rec_ver[k]);
+		if ((a->cond == KEEP_COND_IF_NONE_MATCH && w->rec_exists[k]) ||
+		    (a->cond == KEEP_COND_IF_MATCH &&
+		     (!w->rec_exists[k] || strcmp(v, a->if_match) != 0))) {
+			r->outcome = KEEP_STORE_CONFLICT;
+			break;
+		}
+		r->outcome = w->rec_write_out;
+		if (r->outcome != KEEP_STORE_OK)
+			break;
+		w->rec_exists[k] = true;
+		w->rec[k] = a->rec;
+		w->rec_ver[k] = ++w->vers;
+		ver(r->version, w->rec_ver[k]);
+		if (w->write_sets_lease_code)
+			w->lease_code = w->write_sets_lease_code;
+		if (w->write_lapses)
+			w->lapses++;
+		break;
+	case KEEP_OACT_MARK_READ:
+		if (w->race_key == k) {
+			w->race_key = 0;
+			w->rec_exists[k] = true;
+			keep_owner_rec_held(&w->rec[k], "n2", "fedcba9876543210fedcba9876543210",
+					    1);
+			w->rec_ver[k] = ++w->vers;
+			w->mark_exists[k] = true;
+			memset(&w->mark[k], 0, sizeof(w->mark[k]));
+			w->mark[k].format = 2;
+			w->mark[k].created = 1;
+			w->mark_ver[k] = ++w->vers;
+		}
+		r->outcome = w->mark_exists[k] ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
+		r->lobj = w->mark[k];
+		ver(r->version, w->mark_ver[k]);
+		break;
+	case KEEP_OACT_MARK_WRITE:
+		w->mark_exists[k] = true;
+		w->mark[k] = a->lobj;
+		w->mark_ver[k] = ++w->vers;
+		r->outcome = KEEP_STORE_OK;
+		ver(r->version, w->mark_ver[k]);
+		break;
+	case KEEP_OACT_KEYS_MAX:
+		r->outcome = KEEP_STORE_OK;
+		break;
+	default:
+		break;
+	}
+}
+
+static void timing(struct keep_timing *t)
+{
+	t->ttl_ms = 3000;
+	t->grace_ms = 1500;
+	t->safety_ms = 600;
+	t->max_skew_ms = 300;
+	t->period_ms = 1000;
+}
+
+static void world_init(struct world *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->hold_write_sd = KEEP_SD_DURABLE;
+	w->hold_remove_sd = KEEP_SD_DURABLE;
+	w->sync_sd = KEEP_SD_DURABLE;
+	w->rec_write_out = KEEP_STORE_OK;
+}
+
+static void acquire(struct world *w, const char *key, struct keep_acquire *sm)
+{
+	struct keep_timing t;
+	struct keep_oact a;
+	struct keep_oreply r;
+
+	timing(&t);
+	w->log[0] = '\0';
+	keep_acquire_init(sm, "n1", key, &t, 1000);
+	for (int i = 0; i < 100; i++) {
+		keep_acquire_next(sm, 1000, W0, &a);
+		if (a.kind == KEEP_OACT_DONE)
+			return;
+		perform(w, &a, &r);
+		keep_acquire_on_reply(sm, 1000, W0, &r);
+	}
+	CHECK(!"the acquisition did not end");
+}
+
+/* Run a resolver to DONE; replies are delayed so that several actions are
+ * outstanding at once (the order of completion is the order of issue). */
+static void resolve(struct world *w, struct keep_resolver *r, int64_t *now)
+{
+	struct keep_oact q[KEEP_RES_SLOTS + 1], a;
+	struct keep_oreply rp;
+	int nq = 0;
+
+	w->log[0] = '\0';
+	for (int steps = 0; steps < 100000; steps++) {
+		keep_resolver_next(r, *now, W0 + *now, &a);
+		if (a.kind == KEEP_OACT_DONE)
+			return;
+		if (a.kind == KEEP_OACT_WAIT) {
+			*now = a.until_mono_ms;
+			continue;
+		}
+		if (a.kind != KEEP_OACT_NONE) {
+			q[nq++] = a;
+			if (nq > w->max_outstanding)
+				w->max_outstanding = nq;
+			continue;
+		}
+		/* nothing more to hand out: complete the oldest */
+		CHECK(nq > 0);
+		if (!nq)
+			return;
+		perform(w, &q[0], &rp);
+		*now += 1;
+		keep_resolver_on_reply(r, q[0].slot, *now, W0 + *now, &rp);
+		memmove(q, q + 1, (size_t)--nq * sizeof(q[0]));
+	}
+	CHECK(!"the resolver did not end");
+}
+
+static void give_hold(struct world *w, int k, int64_t gen)
+{
+	char v[KEEP_VERSION_MAX];
+
+	w->rec_exists[k] = true;
+	keep_owner_rec_held(&w->rec[k], "n1", IA, gen);
+	w->rec_ver[k] = ++w->vers;
+	w->hold[k] = true;
+	memset(&w->h[k], 0, sizeof(w->h[k]));
+	snprintf(w->h[k].key, sizeof(w->h[k].key), "t/c/k%d", k);
+	snprintf(w->h[k].instance, sizeof(w->h[k].instance), "%s", IA);
+	w->h[k].generation = gen;
+	ver(v, w->rec_ver[k]);
+	snprintf(w->h[k].version, sizeof(w->h[k].version), "%s", v);
+}
+
+/* ---- the acquisition -------------------------------------------------------------- */
+
+TEST(acquire_first_record_marks_then_confirms)
+{
+	struct world w;
+	struct keep_acquire sm;
+
+	world_init(&w);
+	acquire(&w, "t/c/k1", &sm);
+	CHECK_EQ_STR(w.log, "lock lease hold-read rec-read mark-read keys-max mark-write lease "
+			    "rec-write mark-write lease hold-write unlock");
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(sm.res.generation, 1);
+	CHECK(sm.res.fresh);
+	CHECK_EQ_INT(w.mark[1].created, 1);
+	CHECK(w.hold[1]);
+	/* the same again: the same grant, nothing written */
+	acquire(&w, "t/c/k1", &sm);
+	CHECK_EQ_STR(w.log, "lock lease hold-read pend-read rec-read lease unlock");
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK(!sm.res.fresh);
+}
+
+TEST(acquire_refuses_a_record_deleted_under_a_confirmed_marker)
+{
+	struct world w;
+	struct keep_acquire sm;
+
+	world_init(&w);
+	acquire(&w, "t/c/k1", &sm);
+	w.hold[1] = false;
+	w.rec_exists[1] = false; /* deleted by hand */
+	acquire(&w, "t/c/k1", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ERROR);
+	CHECK_EQ_STR(sm.res.reason, "record-missing");
+	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_BAD_OBJECT);
+	CHECK(strstr(w.log, "rec-write") == NULL);
+	/* an unconfirmed marker (a first acquisition stopped between its writes)
+	 * seeds the same way, as ADR §6 says */
+	w.mark[1].created = 0;
+	w.mark[1].seed = 6;
+	acquire(&w, "t/c/k1", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(sm.res.generation, 7);
+	CHECK_EQ_INT(w.mark[1].created, 7);
+	/* another node's first acquisition lands between our record read and
+	 * our marker read: the record is read again, not taken for deleted */
+	world_init(&w);
+	w.race_key = 2;
+	acquire(&w, "t/c/k2", &sm);
+	CHECK(strstr(w.log, "rec-read mark-read keys-max rec-read node-read") != NULL);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_HELD);
+	CHECK_EQ_STR(sm.res.holder.node, "n2");
+}
+
+TEST(acquire_regrant_refused_while_its_release_is_pending)
+{
+	struct world w;
+	struct keep_acquire sm;
+	struct keep_pending p;
+
+	world_init(&w);
+	give_hold(&w, 2, 4);
+	keep_pending_of_hold(&p, &w.h[2], W0);
+	w.pend[w.npend++] = p;
+	acquire(&w, "t/c/k2", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(sm.res.generation, 5);
+	CHECK(sm.res.fresh);
+	CHECK(strstr(w.log, "pend-read rec-read lease rec-write lease hold-write") != NULL);
+}
+
+/* issue 13: an answer is about the moment it is given. The lease is judged
+ * again after the write's reply (before the hold is registered) and, for a
+ * regrant, after the record read. */
+TEST(acquire_rechecks_the_lease_after_the_write_and_on_a_regrant)
+{
+	struct world w;
+	struct keep_acquire sm;
+	char v[KEEP_VERSION_MAX];
+
+	/* the lease lapsed (a run-out, a clock step) while the write was in
+	 * flight: written, not held, its release pending; 14 */
+	world_init(&w);
+	give_hold(&w, 5, 3);
+	w.hold[5] = false; /* the record names us, no hold: take it afresh */
+	w.write_lapses = true;
+	acquire(&w, "t/c/k5", &sm);
+	CHECK(strstr(w.log, "rec-write lease pend-write unlock") != NULL);
+	CHECK(strstr(w.log, "hold-write") == NULL);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_REFUSED);
+	CHECK_EQ_STR(sm.res.reason, "lease-lapsed");
+	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_RAN_OUT);
+	CHECK(!w.hold[5]);
+	CHECK_EQ_INT(w.rec[5].generation, 4);
+	CHECK_EQ_INT(w.npend, 1);
+	CHECK_EQ_INT(w.pend[0].kind, KEEP_PENDING_RELEASE);
+	CHECK_EQ_INT(w.pend[0].generation, 4);
+	ver(v, w.rec_ver[5]);
+	CHECK_EQ_STR(w.pend[0].version, v);
+	CHECK_EQ_STR(w.pend[0].instance, IA);
+	/* lost meanwhile (fenced): the lease's own code */
+	world_init(&w);
+	w.write_sets_lease_code = KEEP_EXIT_FENCED;
+	acquire(&w, "t/c/k6", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_REFUSED);
+	CHECK_EQ_STR(sm.res.reason, "lease-lapsed");
+	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_FENCED);
+	CHECK(!w.hold[6]);
+	CHECK_EQ_INT(w.npend, 1);
+	/* a first record: the marker is confirmed first (the record exists) */
+	CHECK(strstr(w.log, "rec-write mark-write lease pend-write unlock") != NULL);
+	CHECK_EQ_INT(w.mark[6].created, 1);
+	/* a regrant whose lease ran out after the record read: refused, the
+	 * hold left as it is (owner-check refuses it as well), nothing written */
+	world_init(&w);
+	give_hold(&w, 7, 2);
+	w.read_sets_lease_code = KEEP_EXIT_RAN_OUT;
+	acquire(&w, "t/c/k7", &sm);
+	CHECK_EQ_STR(w.log, "lock lease hold-read pend-read rec-read lease unlock");
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_REFUSED);
+	CHECK_EQ_STR(sm.res.reason, "lease-not-valid");
+	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_RAN_OUT);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(w.npend, 0);
+	CHECK(w.hold[7]);
+}
+
+TEST(acquire_register_visible_is_held_unchanged_is_parked)
+{
+	struct world w;
+	struct keep_acquire sm;
+
+	world_init(&w);
+	w.hold_write_sd = KEEP_SD_VISIBLE; /* renamed, the directory fsync failed */
+	acquire(&w, "t/c/k3", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(w.npend, 0);
+	CHECK(sm.nmsg >= 1);
+	world_init(&w);
+	w.hold_write_sd = KEEP_SD_UNCHANGED; /* not written */
+	acquire(&w, "t/c/k3", &sm);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ERROR);
+	CHECK_EQ_STR(sm.res.reason, "state-dir");
+	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_TEMP);
+	CHECK_EQ_INT(w.npend, 1);
+	CHECK_EQ_INT(w.pend[0].kind, KEEP_PENDING_RELEASE);
+	CHECK_EQ_INT(w.pend[0].generation, 1);
+}
+
+TEST(acquire_stale_hold_parked_before_the_read)
+{
+	struct world w;
+	struct keep_acquire sm;
+
+	world_init(&w);
+	give_hold(&w, 4, 2);
+	w.lapses = 1; /* a lapse since the hold was acquired */
+	acquire(&w, "t/c/k4", &sm);
+	CHECK(strstr(w.log, "hold-read pend-write hold-remove rec-read") != NULL);
+	CHECK_EQ_INT(sm.res.kind, KEEP_AR_ACQUIRED);
+	CHECK_EQ_INT(sm.res.generation, 3);
+}
+
+/* ---- the resolver ------------------------------------------------------------------ */
+
+static void res_cfg(struct keep_resolver_cfg *c, enum keep_res_mode mode)
+{
+	memset(c, 0, sizeof(*c));
+	c->mode = mode;
+	timing(&c->t);
+	c->timeout_ms = 1000;
+	c->concurrency = KEEP_PENDING_CONCURRENCY;
+}
+
+TEST(release_stops_acting_first_and_never_sends_with_the_hold_left)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_res_event ev;
+	int64_t now = 1000;
+	bool error = false;
+
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	res_cfg(&c, KEEP_RES_RELEASE);
+	snprintf(c.key, sizeof(c.key), "t/c/k5");
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_STR(w.log,
+		     "lock lease hold-read pend-write hold-remove rec-write pend-remove unlock");
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
+	CHECK(!w.rec[5].held);
+	keep_resolver_release(&r);
+	/* the unlink fails: nothing is sent, the entry stays, exit 111 */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.hold_remove_sd = KEEP_SD_UNCHANGED;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_TEMP);
+	CHECK_EQ_INT(w.npend, 1);
+	while (keep_resolver_poll_event(&r, &ev))
+		if (ev.kind == KEEP_REV_ERROR)
+			error = true;
+	CHECK(error);
+	keep_resolver_release(&r);
+	/* removed but not durable: nothing sent either */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.hold_remove_sd = KEEP_SD_VISIBLE;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_TEMP);
+	keep_resolver_release(&r);
+}
+
+TEST(pass_removes_a_hold_naming_the_release_then_syncs_before_sending)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_pending p;
+	int64_t now = 1000;
+
+	/* a pending release whose hold is still there (its removal failed) */
+	world_init(&w);
+	give_hold(&w, 6, 3);
+	keep_pending_of_hold(&p, &w.h[6], W0);
+	w.pend[w.npend++] = p;
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(strstr(w.log, "lock pend-read hold-read hold-remove rec-write pend-remove unlock") !=
+	      NULL);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
+	keep_resolver_release(&r);
+	/* no hold: the absence is made durable (fsync of holds/) first */
+	world_init(&w);
+	give_hold(&w, 6, 3);
+	w.hold[6] = false;
+	w.pend[w.npend++] = p;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(strstr(w.log, "hold-read holds-sync rec-write") != NULL);
+	keep_resolver_release(&r);
+	/* the sync fails: nothing sent */
+	world_init(&w);
+	give_hold(&w, 6, 3);
+	w.hold[6] = false;
+	w.pend[w.npend++] = p;
+	w.sync_sd = KEEP_SD_UNCHANGED;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	keep_resolver_release(&r);
+}
+
+TEST(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_pending p;
+	int64_t now = 1000;
+	int k;
+
+	world_init(&w);
+	for (k = 1; k <= 40; k++) {
+		give_hold(&w, k, 1);
+		w.hold[k] = false;
+		keep_pending_of_hold(&p, &w.h[k], W0);
+		w.pend[w.npend++] = p;
+	}
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.max_outstanding, KEEP_PENDING_CONCURRENCY);
+	CHECK(w.syncs < 10); /* one fsync of holds/ covers every job waiting on it */
+	CHECK_EQ_INT(w.rec_writes, 40);
+	CHECK_EQ_INT(w.npend, 0);
+	keep_resolver_release(&r);
+	/* a bucket failing every write: 32 writes, then the pass stops */
+	world_init(&w);
+	for (k = 1; k <= 40; k++) {
+		give_hold(&w, k, 1);
+		w.hold[k] = false;
+		keep_pending_of_hold(&p, &w.h[k], W0);
+		w.pend[w.npend++] = p;
+	}
+	w.rec_write_out = KEEP_STORE_AMBIGUOUS;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, KEEP_PENDING_REFUSALS);
+	CHECK_EQ_INT(r.left, 40);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	keep_resolver_release(&r);
+}
+
+TEST(drain_parks_every_hold_and_keeps_its_deadline)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+	int k;
+
+	world_init(&w);
+	for (k = 1; k <= 10; k++)
+		give_hold(&w, k, 2);
+	res_cfg(&c, KEEP_RES_DRAIN);
+	c.deadline_mono_ms = now + 5000;
+	c.backoff = true;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(w.draining);
+	CHECK_EQ_INT(r.left, 0);
+	CHECK_EQ_INT(w.rec_writes, 10);
+	CHECK(w.last_timeout <= 1000);
+	keep_resolver_release(&r);
+	/* writes that never land: every hold still parked, writes bounded by the
+	 * time left, done at the deadline */
+	world_init(&w);
+	for (k = 1; k <= 10; k++)
+		give_hold(&w, k, 2);
+	w.rec_write_out = KEEP_STORE_AMBIGUOUS;
+	now = 1000;
+	c.deadline_mono_ms = now + 300;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	for (k = 1; k <= 10; k++)
+		CHECK(!w.hold[k]);
+	CHECK_EQ_INT(w.npend, 10);
+	CHECK_EQ_INT(r.left, 10);
+	CHECK(now <= 1000 + 300 + 50);
+	CHECK(w.last_timeout <= 300);
+	keep_resolver_release(&r);
+}
+
+TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_pending u;
+	int64_t now = 1000;
+
+	world_init(&w);
+	w.rec_exists[7] = true;
+	keep_owner_rec_held(&w.rec[7], "n1", IA, 3);
+	w.rec_ver[7] = ++w.vers;
+	memset(&u, 0, sizeof(u));
+	u.kind = KEEP_PENDING_ACQUIRE;
+	snprintf(u.key, sizeof(u.key), "t/c/k7");
+	snprintf(u.instance, sizeof(u.instance), "%s", IA);
+	u.generation = 3;
+	snprintf(u.version, sizeof(u.version), "-");
+	w.pend[w.npend++] = u;
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_STR(w.log, "lease list lock pend-read hold-read rec-read holds-sync rec-write "
+			    "pend-remove unlock");
+	CHECK(!w.rec[7].held);
+	keep_resolver_release(&r);
+	/* a hold of the key here: the entry ends, nothing written */
+	world_init(&w);
+	give_hold(&w, 7, 3);
+	w.pend[w.npend++] = u;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(w.npend, 0);
+	CHECK(w.rec[7].held);
+	keep_resolver_release(&r);
+	/* a hold of an earlier generation (it ended: its release pending) is not
+	 * one for this entry: the landed generation is released */
+	world_init(&w);
+	give_hold(&w, 7, 2);
+	w.rec_exists[7] = true;
+	keep_owner_rec_held(&w.rec[7], "n1", IA, 3);
+	w.rec_ver[7] = ++w.vers;
+	w.pend[w.npend++] = u;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(!w.rec[7].held);
+	CHECK_EQ_INT(w.rec[7].generation, 3);
+	keep_resolver_release(&r);
+	/* the listing's copy is stale: a second attempt at the same generation
+	 * wrote the entry again with its own condition, and the record is still
+	 * at that condition: the entry is kept (the write may land), never
+	 * ended on the stale copy */
+	world_init(&w);
+	w.rec_exists[7] = true;
+	keep_owner_rec_nobody(&w.rec[7], 2);
+	w.rec_ver[7] = 42;
+	snprintf(u.version, sizeof(u.version), "\"v41\"");
+	w.pend[w.npend++] = u;
+	w.rewrite_version = "\"v42\"";
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.npend, 1);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(r.left, 1);
+	keep_resolver_release(&r);
+}
+
+int main(void)
+{
+	RUN(acquire_first_record_marks_then_confirms);
+	RUN(acquire_refuses_a_record_deleted_under_a_confirmed_marker);
+	RUN(acquire_regrant_refused_while_its_release_is_pending);
+	RUN(acquire_rechecks_the_lease_after_the_write_and_on_a_regrant);
+	RUN(acquire_register_visible_is_held_unchanged_is_parked);
+	RUN(acquire_stale_hold_parked_before_the_read);
+	RUN(release_stops_acting_first_and_never_sends_with_the_hold_left);
+	RUN(pass_removes_a_hold_naming_the_release_then_syncs_before_sending);
+	RUN(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures);
+	RUN(drain_parks_every_hold_and_keeps_its_deadline);
+	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
+	return unit_done();
+}
