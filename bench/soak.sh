@@ -785,7 +785,7 @@ while more; do
 done
 
 ran=$((SECONDS - start)) # the seconds the soak ran (SOAK_ROUNDS may add)
-[ "$ran" -le "$SECONDS_TOTAL" ] || log "went on to +$ran s (SOAK_ROUNDS=$ROUNDS)"
+[ "$ROUNDS" -eq 0 ] || [ "$ran" -le "$SECONDS_TOTAL" ] || log "went on to +$ran s (SOAK_ROUNDS=$ROUNDS)"
 
 # ---- stop: workers first, then a clean stop of every agent ----------------------
 touch "$DIR/stop"
