@@ -139,12 +139,20 @@ static void bo_forget(struct keep_resolver *r, const struct keep_pending *p)
 		*b = r->bo[--r->nbo];
 }
 
-static int64_t bo_next_due(const struct keep_resolver *r, int64_t dflt)
+/* The earliest retry of an entry due after `after` (ms), or dflt. FOLLOW
+ * passes the pass's end: an entry already due then was passed over by the
+ * pass (its pending entry gone, removed by another process; retries paused
+ * while the lease is invalid; the pass stopped after refusals), which is no
+ * reason to start the next pass at once: counted, a backoff left behind by
+ * an entry that is gone put every later pass in the past, and a resolver
+ * listed holds/ and pending/ a thousand times a second (the RGW soak with
+ * host events, docs/testing.md "Soak"). */
+static int64_t bo_next_due(const struct keep_resolver *r, int64_t after, int64_t dflt)
 {
 	int64_t m = dflt;
 
 	for (size_t i = 0; i < r->nbo; i++)
-		if (r->bo[i].next_mono_ms < m)
+		if (r->bo[i].next_mono_ms > after && r->bo[i].next_mono_ms < m)
 			m = r->bo[i].next_mono_ms;
 	return m;
 }
@@ -462,7 +470,7 @@ static void pass_end(struct keep_resolver *r, int64_t now)
 		r->phase = KEEP_RP_DONE;
 		return;
 	case KEEP_RES_FOLLOW:
-		next = bo_next_due(r, now + keep_timing_write_every_ms(&r->cfg.t));
+		next = bo_next_due(r, now, now + keep_timing_write_every_ms(&r->cfg.t));
 		r->next_pass_mono_ms = next;
 		r->phase = r->stop ? KEEP_RP_DONE : KEEP_RP_IDLE;
 		return;
@@ -471,7 +479,7 @@ static void pass_end(struct keep_resolver *r, int64_t now)
 			r->phase = KEEP_RP_DONE;
 			return;
 		}
-		next = bo_next_due(r, now + 200);
+		next = bo_next_due(r, INT64_MIN, now + 200); /* at least now + 20, below */
 		if (next > r->cfg.deadline_mono_ms)
 			next = r->cfg.deadline_mono_ms;
 		if (next < now + 20)

@@ -61,6 +61,18 @@ shifted() {
 	done
 }
 
+@test "clockshim: pthread_cond_timedwait on a CLOCK_MONOTONIC condition variable waits the real time asked under a shifted clock" {
+	# a suspend's negative monotonic offset would put the deadline in the
+	# past on the kernel's clock (a wait that returns at once, and a
+	# caller that spins); a positive one, later than asked
+	for off in -5000 0 4000; do
+		shim_set p monotonic_ms="$off" realtime_ms=-20000
+		run -0 shimmed p "$KEEP_TOOLDIR/clocks" condwait 300
+		ms=$(clock waited_ms "$output")
+		[ "$ms" -ge 295 ] && [ "$ms" -lt 1500 ] || { echo "monotonic_ms=$off: waited $ms ms ($output)" >&2; false; }
+	done
+}
+
 @test "clockshim: the program's, libcurl's and OpenSSL's clock calls bind to the shim, not to ASan's interceptor or libc" {
 	shim_set p realtime_ms=1000
 	run -0 --separate-stderr env LD_DEBUG=bindings \

@@ -22,21 +22,30 @@
  *   a wall step of D   realtime_ms += D (a running process sees the wall
  *                      clock jump by D at its next read).
  *
- * Intercepted: clock_gettime, gettimeofday, time, and clock_nanosleep
- * with TIMER_ABSTIME (its deadline, on the shifted clock, is moved back to
- * the real one). Relative waits (nanosleep, poll, curl's timeouts) need no
- * change: an offset does not change a duration. NOT translated: absolute
- * deadlines inside libc (pthread_cond_timedwait, sem_timedwait,
- * timerfd/timer_settime with TIMER_ABSTIME); keep's commands under test do
- * not wait on those (lease-fence's condition variable is not shimmed by
- * any test). The real clocks are read with raw system calls (no vDSO, no
+ * Intercepted: clock_gettime, gettimeofday, time, clock_nanosleep with
+ * TIMER_ABSTIME and pthread_cond_timedwait (their deadline, on the shifted
+ * clock, is moved back to the real one: the kernel waits on the real
+ * clock; the condition variable's clock is the one glibc keeps in bit 1 of
+ * __data.__wrefs, set by pthread_condattr_setclock, and the wait is made
+ * with pthread_cond_clockwait on that clock). Without the translation a
+ * negative monotonic offset (a suspend) puts every deadline of a
+ * CLOCK_MONOTONIC condition variable in the past and its waits spin
+ * (lib/ownrun.c's resolver, lease-fence's wait for a peer). Relative
+ * waits (nanosleep, poll, curl's timeouts) need no change: an offset does
+ * not change a duration. NOT translated: sem_timedwait,
+ * pthread_cond_clockwait, timerfd/timer_settime with TIMER_ABSTIME; keep's
+ * commands do not wait on those. The real clocks are read with raw system calls (no vDSO, no
  * dlsym): safe in a process whose sanitizer runtime intercepts the same
  * functions, and before it is initialised. Every call from the program
  * and its libraries (libcurl, OpenSSL) binds here, since a preloaded
  * library comes before libasan and libc in the lookup order;
  * tests/bats/0270-clockshim.bats checks it. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* pthread_cond_clockwait */
+#endif
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,4 +235,20 @@ int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct 
 	/* glibc's clock_nanosleep returns the error number, not -1 */
 	r = syscall(SYS_clock_nanosleep, id, flags, &real, rem);
 	return r == 0 ? 0 : errno;
+}
+
+/* glibc (2.30 and later): the clock of a condition variable is bit 1 of
+ * __data.__wrefs (pthread_cond_common.c, __PTHREAD_COND_CLOCK_MONOTONIC_MASK) */
+#ifndef __GLIBC__
+#error "clockshim translates glibc's condition variables only"
+#endif
+int pthread_cond_timedwait(pthread_cond_t *restrict cond, pthread_mutex_t *restrict mutex,
+			   const struct timespec *restrict abstime)
+{
+	unsigned int wrefs = __atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED);
+	clockid_t id = (wrefs & 2) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+	struct timespec real = *abstime;
+
+	shift(&real, -offset_of(id));
+	return pthread_cond_clockwait(cond, mutex, id, &real);
 }

@@ -9,7 +9,14 @@
  *                              prints slept_ms=.. measured on the kernel's
  *                              own CLOCK_BOOTTIME (a raw system call, which
  *                              no preload can shift)
+ *   clocks condwait MS         pthread_cond_timedwait on a condition
+ *                              variable set to CLOCK_MONOTONIC, deadline
+ *                              now + MS, until it times out; prints
+ *                              waited_ms=.. (raw CLOCK_BOOTTIME, as above)
+ *                              and wakes=.. (the returns it took)
  * exit 0, or 100 on a usage error. */
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +84,32 @@ int main(int argc, char **argv)
 		printf("slept_ms=%lld\n", (long long)(raw_boot_ms() - t0));
 		return 0;
 	}
-	fprintf(stderr, "usage: clocks [sleep monotonic|boottime|realtime MS]\n");
+	if (argc == 3 && strcmp(argv[1], "condwait") == 0) {
+		pthread_condattr_t ca;
+		pthread_cond_t cv;
+		pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+		struct timespec ts;
+		int64_t t0, d = strtoll(argv[2], NULL, 10);
+		long wakes = 0;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&cv, &ca);
+		t0 = raw_boot_ms();
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += d / 1000;
+		ts.tv_nsec += (d % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&mu);
+		while (wakes++ < 1000000 && pthread_cond_timedwait(&cv, &mu, &ts) != ETIMEDOUT)
+			;
+		pthread_mutex_unlock(&mu);
+		printf("waited_ms=%lld wakes=%ld\n", (long long)(raw_boot_ms() - t0), wakes);
+		return 0;
+	}
+	fprintf(stderr, "usage: clocks [sleep monotonic|boottime|realtime MS | condwait MS]\n");
 	return 100;
 }

@@ -638,6 +638,56 @@ TEST(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures)
 	keep_resolver_release(&r);
 }
 
+/* FOLLOW: an entry whose retry failed (backoff) and then vanished from
+ * pending/ (another process removed it) never makes a pass start at once:
+ * every wait is for a time to come, one pass a write period. */
+TEST(follow_backoff_of_a_vanished_entry_never_spins)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_oact a;
+	struct keep_oreply rp;
+	struct keep_pending p;
+	int64_t now = 1000, end;
+	int steps;
+
+	world_init(&w);
+	give_hold(&w, 3, 1);
+	w.hold[3] = false;
+	keep_pending_of_hold(&p, &w.h[3], W0);
+	w.pend[w.npend++] = p;
+	w.rec_write_out = KEEP_STORE_AMBIGUOUS;
+	res_cfg(&c, KEEP_RES_FOLLOW);
+	c.backoff = true;
+	keep_resolver_init(&r, &c);
+	end = now + 20000;
+	for (steps = 0; steps < 100000 && now < end; steps++) {
+		keep_resolver_next(&r, now, W0 + now, &a);
+		if (a.kind == KEEP_OACT_WAIT) {
+			CHECK(a.until_mono_ms > now);
+			if (a.until_mono_ms <= now)
+				break;
+			now = a.until_mono_ms;
+			continue;
+		}
+		CHECK(a.kind != KEEP_OACT_NONE && a.kind != KEEP_OACT_DONE);
+		if (a.kind == KEEP_OACT_NONE || a.kind == KEEP_OACT_DONE)
+			break;
+		perform(&w, &a, &rp);
+		now += 1;
+		keep_resolver_on_reply(&r, a.slot, now, W0 + now, &rp);
+		if (w.rec_writes == 1)
+			w.npend = 0; /* after the failed write: the entry is removed elsewhere */
+	}
+	CHECK_EQ_INT(w.rec_writes, 1);
+	CHECK(r.nbo <= 1);
+	/* 20 s of a 1000 ms period: about 20 passes (a pass every write period) */
+	CHECK(r.passes >= 10);
+	CHECK(r.passes <= 25);
+	keep_resolver_release(&r);
+}
+
 TEST(drain_parks_every_hold_and_keeps_its_deadline)
 {
 	struct world w;
@@ -758,6 +808,7 @@ int main(void)
 	RUN(release_stops_acting_first_and_never_sends_with_the_hold_left);
 	RUN(pass_removes_a_hold_naming_the_release_then_syncs_before_sending);
 	RUN(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures);
+	RUN(follow_backoff_of_a_vanished_entry_never_spins);
 	RUN(drain_parks_every_hold_and_keeps_its_deadline);
 	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
 	return unit_done();
