@@ -71,42 +71,6 @@ static const char *prog = "owner-acquire";
 /* --wait: 0 none, KEEP_WAIT_FOREVER, else ms (read-only once parsed) */
 static int64_t wait_ms;
 
-/* Print the machine's warnings and its answer line; its exit code. */
-static int answer(const struct keep_acquire *sm)
-{
-	const struct keep_acquire_result *r = &sm->res;
-	struct keep_buf b;
-	int i;
-
-	for (i = 0; i < sm->nmsg; i++)
-		keep_warn(prog, "%s", sm->msg[i]);
-	keep_line_begin(&b, keep_acq_result_name(r->kind));
-	keep_line_str(&b, "key", sm->key);
-	switch (r->kind) {
-	case KEEP_AR_ACQUIRED:
-		keep_line_int(&b, "generation", r->generation);
-		keep_line_str(&b, "version", r->version);
-		keep_line_str(&b, "new", r->fresh ? "yes" : "no");
-		break;
-	case KEEP_AR_HELD:
-		keep_line_str(&b, "node", r->holder.node);
-		keep_line_str(&b, "instance", r->holder.instance);
-		keep_line_int(&b, "generation", r->holder.generation);
-		if (r->free_at_ms)
-			keep_line_int(&b, "free_at_ms", r->free_at_ms);
-		break;
-	case KEEP_AR_UNKNOWN:
-		keep_line_int(&b, "generation", r->generation);
-		break;
-	case KEEP_AR_REFUSED:
-	case KEEP_AR_ERROR:
-		keep_line_str(&b, "reason", r->reason);
-		break;
-	}
-	keep_line_end(&b);
-	return r->exit_code;
-}
-
 static int acquire_one(struct keep_owncmd *x, const char *key)
 {
 	struct keep_acquire sm;
@@ -114,7 +78,7 @@ static int acquire_one(struct keep_owncmd *x, const char *key)
 	if (!keep_owner_key_valid(key))
 		return keep_cli_invalid_key(prog, key);
 	keep_acquire_wait(&sm, x, key, wait_ms, &keep_stop_flag, prog);
-	return answer(&sm);
+	return keep_acquire_answer(prog, &sm);
 }
 
 static int acquire_cb(void *ctx, const char *key)

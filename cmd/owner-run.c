@@ -72,42 +72,6 @@ static const char usage[] =
 
 static const char *prog = "owner-run";
 
-/* The acquisition's answer line (owner-acquire's); its exit code. */
-static int answer(const struct keep_acquire *sm)
-{
-	const struct keep_acquire_result *r = &sm->res;
-	struct keep_buf b;
-	int i;
-
-	for (i = 0; i < sm->nmsg; i++)
-		keep_warn(prog, "%s", sm->msg[i]);
-	keep_line_begin(&b, keep_acq_result_name(r->kind));
-	keep_line_str(&b, "key", sm->key);
-	switch (r->kind) {
-	case KEEP_AR_ACQUIRED:
-		keep_line_int(&b, "generation", r->generation);
-		keep_line_str(&b, "version", r->version);
-		keep_line_str(&b, "new", r->fresh ? "yes" : "no");
-		break;
-	case KEEP_AR_HELD:
-		keep_line_str(&b, "node", r->holder.node);
-		keep_line_str(&b, "instance", r->holder.instance);
-		keep_line_int(&b, "generation", r->holder.generation);
-		if (r->free_at_ms)
-			keep_line_int(&b, "free_at_ms", r->free_at_ms);
-		break;
-	case KEEP_AR_UNKNOWN:
-		keep_line_int(&b, "generation", r->generation);
-		break;
-	case KEEP_AR_REFUSED:
-	case KEEP_AR_ERROR:
-		keep_line_str(&b, "reason", r->reason);
-		break;
-	}
-	keep_line_end(&b);
-	return r->exit_code;
-}
-
 static void on_release_event(void *ctx, const struct keep_res_event *ev)
 {
 	(void)ctx;
@@ -233,7 +197,7 @@ int main(int argc, char **argv)
 
 	keep_cli_stop_signals(); /* while waiting: SIGTERM, SIGINT end the wait */
 	keep_acquire_wait(&sm, &x, key, wait_ms, &keep_stop_flag, prog);
-	code = answer(&sm);
+	code = keep_acquire_answer(prog, &sm);
 	if (sm.res.kind != KEEP_AR_ACQUIRED) {
 		keep_store_free(store);
 		return code;

@@ -560,3 +560,39 @@ void keep_owncmd_close(struct keep_store **stores, int n)
 	for (int i = 0; i < n; i++)
 		keep_store_free(stores[i]);
 }
+
+/* See ownrun.h. */
+int keep_acquire_answer(const char *prog, const struct keep_acquire *sm)
+{
+	const struct keep_acquire_result *r = &sm->res;
+	struct keep_buf b;
+	int i;
+
+	for (i = 0; i < sm->nmsg; i++)
+		keep_warn(prog, "%s", sm->msg[i]);
+	keep_line_begin(&b, keep_acq_result_name(r->kind));
+	keep_line_str(&b, "key", sm->key);
+	switch (r->kind) {
+	case KEEP_AR_ACQUIRED:
+		keep_line_int(&b, "generation", r->generation);
+		keep_line_str(&b, "version", r->version);
+		keep_line_str(&b, "new", r->fresh ? "yes" : "no");
+		break;
+	case KEEP_AR_HELD:
+		keep_line_str(&b, "node", r->holder.node);
+		keep_line_str(&b, "instance", r->holder.instance);
+		keep_line_int(&b, "generation", r->holder.generation);
+		if (r->free_at_ms)
+			keep_line_int(&b, "free_at_ms", r->free_at_ms);
+		break;
+	case KEEP_AR_UNKNOWN:
+		keep_line_int(&b, "generation", r->generation);
+		break;
+	case KEEP_AR_REFUSED:
+	case KEEP_AR_ERROR:
+		keep_line_str(&b, "reason", r->reason);
+		break;
+	}
+	keep_line_end(&b);
+	return r->exit_code;
+}

@@ -126,6 +126,13 @@ void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
 void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
 		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog);
 
+/* Print an acquisition's answer (ADR 0020 §3; docs/formats.md, owner-acquire's
+ * lines): the machine's warnings to stderr as prog's (keep_warn), then one
+ * line `acquired|held|unknown|refused|error key=K ...` on stdout. sm is
+ * borrowed (its result in sm->res). Returns the answer's exit code
+ * (sm->res.exit_code). Shared by owner-acquire and owner-run. */
+int keep_acquire_answer(const char *prog, const struct keep_acquire *sm);
+
 /* Close n stores opened by keep_owncmd_setup. */
 void keep_owncmd_close(struct keep_store **stores, int n);
 
