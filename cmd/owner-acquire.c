@@ -41,7 +41,10 @@ static const char usage[] =
     "            DURATION (N or Nms, Ns, Nm, Nh; bare --wait: never) with held's\n"
     "            exit code. Prints `waiting key=K node=N free_at_ms=T|-` when it\n"
     "            starts waiting (and when the holder or its free time changes).\n"
-    "            Each key of a batch waits on its own.\n"
+    "            A batch tries its keys in input order, each worker waiting for\n"
+    "            its key: with --jobs 1 a held key delays the keys after it (use\n"
+    "            --jobs N). SIGINT/SIGTERM end the waits (answer held) and the\n"
+    "            keys not tried yet get `error key=K reason=interrupted` (111).\n"
     "  --stats   at exit, one line on stderr: `stats requests=N get=N head=N\n"
     "            put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
     "            ambiguous=N prog=owner-acquire`\n"
@@ -54,7 +57,8 @@ static const char usage[] =
     "                                    was not valid at the reply: released in the\n"
     "                                    background)\n"
     "  error key=K reason=..             not held: store, state-dir, bad-record,\n"
-    "                                    bad-lease, record-missing, invalid-key\n"
+    "                                    bad-lease, record-missing, invalid-key,\n"
+    "                                    interrupted (--wait, not tried)\n"
     "\n"
     "exit (the first that applies over all keys): 100 bad key or usage;\n"
     "17 a record or leases/ object keep cannot read, or a record deleted by\n"
@@ -77,6 +81,17 @@ static int acquire_one(struct keep_owncmd *x, const char *key)
 
 	if (!keep_owner_key_valid(key))
 		return keep_cli_invalid_key(prog, key);
+	if (wait_ms && keep_stop_flag) {
+		/* --wait was interrupted (SIGINT, SIGTERM): the keys not tried
+		 * yet are not tried at all, nothing written */
+		struct keep_buf b;
+
+		keep_line_begin(&b, "error");
+		keep_line_str(&b, "key", key);
+		keep_line_str(&b, "reason", "interrupted");
+		keep_line_end(&b);
+		return KEEP_EXIT_TEMP;
+	}
 	keep_acquire_wait(&sm, x, key, wait_ms, &keep_stop_flag, prog);
 	return keep_acquire_answer(prog, &sm);
 }

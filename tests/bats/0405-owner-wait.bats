@@ -59,6 +59,19 @@ seen_at() {
 	[ "${lines[2]%% *}" = held ]
 	[ "${#lines[@]}" -eq 3 ]
 	[ $((t1 - t0)) -ge 1500 ]
+	# SIGINT ends the wait (held) and the keys not tried yet are not tried
+	# at all: error reason=interrupted (111), nothing written
+	printf 't/c/a\nt/c/i1\nt/c/i2\n' >"$BATS_TEST_TMPDIR/keys"
+	start_bg i sh -c 'exec owner-acquire --node-id n2 --wait <"$0"' "$BATS_TEST_TMPDIR/keys"
+	wait_line 10 i '^waiting key=t/c/a node=n1 '
+	kill -INT "$(bg_pid i)"
+	run wait_exit 10 i
+	[ "$output" = 111 ]
+	grep -q '^held key=t/c/a node=n1 ' "$BATS_TEST_TMPDIR/i.out"
+	grep -qx 'error key=t/c/i1 reason=interrupted' "$BATS_TEST_TMPDIR/i.out"
+	grep -qx 'error key=t/c/i2 reason=interrupted' "$BATS_TEST_TMPDIR/i.out"
+	run -0 owner-show t/c/i1
+	assert_output --partial "state=absent"
 	# usage: a bad duration changes nothing
 	run -100 --separate-stderr owner-acquire --node-id n2 --wait=1x t/c/a
 	[[ "$stderr" == *"--wait wants a duration"* ]]
