@@ -624,9 +624,22 @@ int main(int argc, char **argv)
 		int64_t now, wall;
 
 		if (keep_lease_state_read(d.node_dir, &prev) == 0 && prev.have_judge) {
+			/* as within a process, only a move of the wall clock
+			 * against the boot clock beyond the step threshold is a
+			 * step: NTP's slewing and the ms rounding of two readings
+			 * are not (they added up restart after restart) */
+			int64_t thr = keep_timing_clock_step_ms(&d.cfg.timing), moved;
+
 			keep_clocks_now(&now, &wall);
-			d.sm.step_sum_ms =
-			    wall - keep_lease_state_judge_wall(&prev, now, wall, d.boot_id);
+			d.sm.step_sum_ms = prev.judge_offset_ms > 0 ? prev.judge_offset_ms : 0;
+			if (prev.clock_base_ms > 0 &&
+			    keep_lease_state_incomparable(&prev, d.boot_id) == NULL) {
+				moved = keep_sub_sat_ms(wall - now, prev.clock_base_ms);
+				if (moved > thr || moved < -thr)
+					d.sm.step_sum_ms = keep_add_sat_ms(d.sm.step_sum_ms, moved);
+			}
+			if (d.sm.step_sum_ms < 0)
+				d.sm.step_sum_ms = 0;
 			if (d.sm.step_sum_ms > 0)
 				keep_warn(d.prog,
 					  "peers are judged %lld ms late: the wall clock stepped "
