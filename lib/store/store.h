@@ -172,7 +172,9 @@ void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms);
  * too. fn NULL: no hook. arg is borrowed: it must outlive the listings
  * (or the hook be cleared first). Only paged backends call it: s3 after
  * each ListObjectsV2 page (1000 keys), including the last; fs lists a
- * directory in one go and never calls it. Never fails. */
+ * directory in one go and never calls it. Never fails. Serves the
+ * heartbeat listing of ADR 0020 §2 (a watcher that lists must keep
+ * being seen to make progress; docs/store.md). */
 void keep_store_set_on_page(struct keep_store *s, keep_store_on_page_fn fn, void *arg);
 
 /* Thin dispatchers over s->ops, validating the key first (keep_key_valid).
