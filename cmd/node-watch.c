@@ -155,6 +155,19 @@ static void watch_beat(struct driver *d)
 		write_watch_state(d);
 }
 
+/* The store's listing progress hook (keep_store_set_on_page): a listing
+ * of nodes/ in many pages (1000 nodes a page on s3) beats between them,
+ * so that one listing longer than the agent's bound (3 periods + the
+ * attempt timeout, agent/keep-agent check_progress) is not taken for a
+ * stuck node-watch. Pages received so far are progress, also in the
+ * first listing: the watch state then says listing=ok, the truth so far
+ * (docs/fencing.md). arg: the driver (borrowed). */
+static void beat_on_page(void *arg, size_t pages)
+{
+	(void)pages;
+	watch_beat(arg);
+}
+
 /* List nodes/ and read the bodies needed (every one when every). 0, or the
  * listing's exit code (keep_exit_of_reply: 1 refused, 111 ambiguous) when
  * it failed: the last pass is kept, the failure in d->last_failure. */
@@ -644,6 +657,7 @@ int main(int argc, char **argv)
 
 	keep_reqstats_init(&d.stats);
 	d.store = keep_store_open_or_die(d.prog, &d.cfg, &d.stats);
+	keep_store_set_on_page(d.store, beat_on_page, &d); /* beats only in --follow */
 
 	keep_cli_stop_signals();
 

@@ -26,6 +26,7 @@ static struct keep_store *inner_of(struct keep_store *s)
 	struct counted *c = counted_of(s);
 
 	c->inner->timeout_ms = s->timeout_ms;
+	keep_store_set_on_page(c->inner, s->on_page, s->on_page_arg);
 	return c->inner;
 }
 

@@ -378,6 +378,7 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 
 	*lose = false;
 	f->inner->timeout_ms = s->timeout_ms;
+	keep_store_set_on_page(f->inner, s->on_page, s->on_page_arg);
 	if (fault_decide(f, op, key, &h, reply))
 		return 1;
 	if (h.action == FA_NONE)

@@ -1418,6 +1418,31 @@ static int s3_del(struct keep_store *st, const char *key, const char *if_match,
 	return err;
 }
 
+/* The max-keys of a listing page, as query text: "" (the server's
+ * default, 1000 keys) except in fault-injection builds, where
+ * $KEEP_S3_MAX_KEYS (1..1000) asks for smaller pages, so that tests reach
+ * many pages with few objects (docs/testing.md). A bad value is ignored. */
+static void list_max_keys(char *out, size_t n)
+{
+	out[0] = '\0';
+#ifdef KEEP_FAULT_INJECTION
+	{
+		const char *v = getenv("KEEP_S3_MAX_KEYS");
+		char *end;
+		long k;
+
+		if (!v || !*v)
+			return;
+		errno = 0;
+		k = strtol(v, &end, 10);
+		if (!errno && !*end && k >= 1 && k <= 1000)
+			snprintf(out, n, "%ld", k);
+	}
+#else
+	(void)n;
+#endif
+}
+
 static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *out,
 		   struct keep_reply *reply)
 {
@@ -1425,6 +1450,7 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 	struct keep_list page;
 	struct keep_buf full, query, url;
 	struct keep_s3_param params[5];
+	char max_keys[8];
 	struct s3_req rq = {.op = KEEP_S3_LIST, .method = "GET", .resp_max = S3_LIST_PAGE_MAX};
 	struct s3_res res;
 	char *token, *after, *prev;
@@ -1453,6 +1479,7 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		err = keep_buf_add(&full, "", 0);
 	if (err)
 		goto out;
+	list_max_keys(max_keys, sizeof(max_keys));
 
 	while (truncated) {
 		size_t np = 0;
@@ -1472,6 +1499,8 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 		params[np++] = (struct keep_s3_param){"list-type", "2"};
 		if (full.len)
 			params[np++] = (struct keep_s3_param){"prefix", full.data};
+		if (max_keys[0])
+			params[np++] = (struct keep_s3_param){"max-keys", max_keys};
 		err = keep_s3_query(&query, params, np);
 		keep_buf_reset(&url);
 		if (!err)
@@ -1507,6 +1536,9 @@ static int s3_list(struct keep_store *st, const char *prefix, struct keep_list *
 				       "ListObjectsV2 continuation did not advance");
 			goto out;
 		}
+		/* a long listing is progress: its caller may beat here */
+		if (st->on_page)
+			st->on_page(st->on_page_arg, pages);
 	}
 	for (i = 0; i < page.n; i++) {
 		err = keep_list_add(out, page.v[i].key, page.v[i].version);

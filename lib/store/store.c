@@ -161,6 +161,12 @@ void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms)
 		s->timeout_ms = timeout_ms;
 }
 
+void keep_store_set_on_page(struct keep_store *s, keep_store_on_page_fn fn, void *arg)
+{
+	s->on_page = fn;
+	s->on_page_arg = fn ? arg : NULL;
+}
+
 /* A local refusal (rc < 0): nothing was sent; the reply says so. */
 static int refused_locally(int rc, struct keep_reply *reply)
 {

@@ -110,16 +110,28 @@ struct keep_store_ops {
 	 * If-Match on DELETE (RGW 16 does): the protocol never relies on it. */
 	int (*del)(struct keep_store *s, const char *key, const char *if_match,
 		   struct keep_reply *reply);
-	/* LIST by prefix, every page; out is appended to (caller inits). */
+	/* LIST by prefix, every page; out is appended to (caller inits).
+	 * A backend that fetches the listing in pages calls s->on_page (when
+	 * set) after each page it received (keep_store_set_on_page). */
 	int (*list)(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply);
 	void (*free)(struct keep_store *s);
 };
 
+/* A listing's progress hook: called after each page of a listing a
+ * backend received (keep_store_set_on_page). arg is the one given there
+ * (borrowed); pages counts the pages received so far in this listing
+ * (1, 2, ...). It must not call the store it is the hook of. */
+typedef void (*keep_store_on_page_fn)(void *arg, size_t pages);
+
 struct keep_store {
 	const struct keep_store_ops *ops;
 	void *impl;	    /* backend state, owned by the backend */
 	int64_t timeout_ms; /* whole-request bound per call (ms); 0 = backend default */
+	/* listing progress hook, or NULL; wrappers pass both down on every
+	 * call, as timeout_ms (keep_store_set_on_page) */
+	keep_store_on_page_fn on_page;
+	void *on_page_arg; /* borrowed */
 };
 
 struct keep_store_opts {
@@ -152,6 +164,18 @@ void keep_store_free(struct keep_store *s);
 /* Set the whole-request bound for following calls (ms, > 0). A request
  * that outlives it is AMBIGUOUS. */
 void keep_store_set_timeout(struct keep_store *s, int64_t timeout_ms);
+
+/* Have fn(arg, pages) called after each page of every following listing
+ * (keep_store_list), in the listing's thread, between its requests: a
+ * caller whose liveness is judged by a heartbeat (node-watch's watch
+ * file) beats there, so that one long listing of many pages is progress
+ * too. fn NULL: no hook. arg is borrowed: it must outlive the listings
+ * (or the hook be cleared first). Only paged backends call it: s3 after
+ * each ListObjectsV2 page (1000 keys), including the last; fs lists a
+ * directory in one go and never calls it. Never fails. Serves the
+ * heartbeat listing of ADR 0020 §2 (a watcher that lists must keep
+ * being seen to make progress; docs/store.md). */
+void keep_store_set_on_page(struct keep_store *s, keep_store_on_page_fn fn, void *arg);
 
 /* Thin dispatchers over s->ops, validating the key first (keep_key_valid).
  * Return and ownership as in struct keep_store_ops; a negative return

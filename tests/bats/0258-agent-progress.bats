@@ -96,6 +96,32 @@ both_reading() {
 	refute_sanitizer_reports
 }
 
+@test "keep-agent on s3: a listing of nodes/ in many slow pages beats between pages; node-watch is not restarted, the node stays ready" {
+	require_s3 "the fs store lists a directory in one go (no pages): S3 pass only"
+	local n seen
+	for n in p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15; do
+		printf 'wasmkeep-node 2\nnode %s\nwritten_at_ms %s\n' "$n" "$(now_ms)" | keep-store put "nodes/$n" >/dev/null
+	done
+	# one key a page (test builds only): with n1, 16 pages of nodes/ a
+	# listing, each held 300 ms: 4800 ms, past the agent's kill bound
+	# (3800 ms) and its readiness bound (2800 ms)
+	export KEEP_S3_MAX_KEYS=1
+	start_proxy
+	proxy_rule 'list nodes/ delay 300'
+	start_bg n1 keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	# ready after a first listing of 4800 ms (without beats between pages
+	# the agent kills node-watch in every listing: never ready); still
+	# ready half a listing later
+	seen=$(proxy_log_count fault)
+	proxy_wait 30 $((seen + 8)) fault
+	run -0 keep-agent status --node-id n1
+	assert_line --regexp '^fencing node=n1 state=running .* restarts=0 listing=ok '
+	assert_line --regexp '^status node=n1 ready=yes '
+	run -1 grep -c 'made no progress' "$BATS_TEST_TMPDIR/n1.err"
+	refute_sanitizer_reports
+}
+
 @test "keep-agent: two agents started at once for one node: exactly one runs, the other exits 11 with one line (20 times); a SIGKILLed holder's lock is taken over" {
 	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "local state only: run with the fs suite"
 	local batch j a b rc_a rc_b win lose wins pids d=$BATS_TEST_TMPDIR

@@ -89,6 +89,38 @@ TEST(timeout_passed_down)
 	keep_store_free(s);
 }
 
+static void count_page(void *arg, size_t pages)
+{
+	(void)pages;
+	++*(int *)arg;
+}
+
+/* the listing progress hook is set through the wrapper; fs lists in one
+ * go and never calls it (store.h keep_store_set_on_page) */
+TEST(on_page_fs_never_called)
+{
+	struct keep_reqstats st;
+	struct keep_store *s;
+	struct keep_reply r;
+	struct keep_list l;
+	int calls = 0;
+
+	keep_reqstats_init(&st);
+	s = open_counted(&st);
+	keep_store_set_on_page(s, count_page, &calls);
+	CHECK(s->on_page == count_page && s->on_page_arg == &calls);
+	CHECK_EQ_INT(keep_store_put(s, "p/x", "1", 1, KEEP_COND_NONE, NULL, &r), 0);
+	keep_list_init(&l);
+	CHECK_EQ_INT(keep_store_list(s, "p/", &l, &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+	CHECK_EQ_INT(l.n, 1);
+	keep_list_release(&l);
+	CHECK_EQ_INT(calls, 0);
+	keep_store_set_on_page(s, NULL, &calls);
+	CHECK(s->on_page == NULL && s->on_page_arg == NULL);
+	keep_store_free(s);
+}
+
 TEST(metrics_series)
 {
 	struct keep_reqstats st;
@@ -126,6 +158,7 @@ int main(void)
 	}
 	RUN(counts_by_op_and_outcome);
 	RUN(timeout_passed_down);
+	RUN(on_page_fs_never_called);
 	RUN(metrics_series);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 	if (system(cmd) != 0)
