@@ -15,10 +15,16 @@
  * to owner-run are forwarded to the group. When CMD exits, what is left
  * of its group is killed and KEY released (as owner-release KEY).
  *
+ * Before acquiring it takes KEY's run lock (lib/holds.h keep_run_lock_take)
+ * and CMD inherits it: every release of KEY on this node waits for it
+ * before writing nobody (lib/ownrun.c), so no release is sent while a
+ * process of the job may live; a second owner-run of KEY is refused.
+ *
  * Exit: CMD's status (128 + N when a signal N killed it); 21 (GRANT_ENDED)
- * when the grant ended while CMD ran; otherwise owner-acquire's code when
- * KEY was not acquired; 100 usage; 126/127 CMD not executable / not found;
- * 111 no fork, timer or inotify watch. */
+ * when the grant ended while CMD ran; 1 refused reason=running; otherwise
+ * owner-acquire's code when KEY was not acquired; 100 usage (--kill-after
+ * above safety_ms / 2); 126/127 CMD not executable / not found (checked
+ * before acquiring); 111 no fork, timer or inotify watch. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -58,20 +64,25 @@ static const char usage[] =
     "fencing token) and KEEP_NODE_ID set, and watch the grant (owner-check's\n"
     "rule) while it runs. The moment the grant ends (fence, twin, lapse, run-out,\n"
     "clock step, clean stop) CMD's process group gets SIGTERM, then SIGKILL\n"
-    "after --kill-after MS (default min(safety_ms / 2, 1000)). SIGTERM, SIGINT\n"
-    "and SIGHUP are forwarded to CMD's process group. When CMD exits, the rest\n"
-    "of its process group is killed and KEY released.\n"
+    "after --kill-after MS (default min(safety_ms / 2, 1000); at most\n"
+    "safety_ms / 2). SIGTERM, SIGINT and SIGHUP are forwarded to CMD's process\n"
+    "group; CMD dies with owner-run. When CMD exits, the rest of its process\n"
+    "group is killed and KEY released. The key's run lock (runs/ in the state\n"
+    "directory, inherited by CMD) makes every release of KEY on this node wait\n"
+    "until the job's processes are gone, and refuses a second owner-run of KEY.\n"
     "Lines on stdout (CMD's own output shares it): the acquisition's answer\n"
-    "(acquired, held, refused, error, unknown; waiting), then\n"
+    "(acquired, held, refused, error, unknown; waiting; refused key=K\n"
+    "reason=running: KEY already runs here), then\n"
     "  grant-ended key=K generation=G reason=R code=C  (R as owner-check's)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
     "\n"
     "exit: CMD's status (128 + N when killed by signal N); 21 the grant ended\n"
-    "while CMD ran (CMD was stopped); when KEY was not acquired, owner-acquire's\n"
-    "code (1 held, 10..16, 17, 20, 111); 100 usage; 126 or 127 CMD could not\n"
-    "be executed or was not found; 111 no process, timer or inotify watch could\n"
-    "be set up. See docs/exit-codes.md and docs/ownership.md.\n";
+    "while CMD ran (CMD was stopped); 1 KEY already runs here; when KEY was\n"
+    "not acquired, owner-acquire's code (1 held, 10..16, 17, 20, 111); 100\n"
+    "usage; 126 or 127 CMD could not be executed or was not found (checked\n"
+    "before acquiring); 111 no process, timer or inotify watch could be set\n"
+    "up. See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-run";
 
