@@ -24,7 +24,7 @@
  * when the grant ended while CMD ran; 1 refused reason=running; otherwise
  * owner-acquire's code when KEY was not acquired; 100 usage (--kill-after
  * above safety_ms / 2); 126/127 CMD not executable / not found (checked
- * before acquiring); 111 no fork, timer or inotify watch. */
+ * before acquiring); 111 no fork, timer, inotify watch or run lock. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -81,8 +81,8 @@ static const char usage[] =
     "while CMD ran (CMD was stopped); 1 KEY already runs here; when KEY was\n"
     "not acquired, owner-acquire's code (1 held, 10..16, 17, 20, 111); 100\n"
     "usage; 126 or 127 CMD could not be executed or was not found (checked\n"
-    "before acquiring); 111 no process, timer or inotify watch could be set\n"
-    "up. See docs/exit-codes.md and docs/ownership.md.\n";
+    "before acquiring); 111 no process, timer, inotify watch or run lock could\n"
+    "be set up. See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-run";
 
