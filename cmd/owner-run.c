@@ -15,19 +15,28 @@
  * to owner-run are forwarded to the group. When CMD exits, what is left
  * of its group is killed and KEY released (as owner-release KEY).
  *
+ * Before acquiring it takes KEY's run lock (lib/holds.h keep_run_lock_take)
+ * and CMD inherits it: every release of KEY on this node waits for it
+ * before writing nobody (lib/ownrun.c), so no release is sent while a
+ * process of the job may live; a second owner-run of KEY is refused.
+ *
  * Exit: CMD's status (128 + N when a signal N killed it); 21 (GRANT_ENDED)
- * when the grant ended while CMD ran; otherwise owner-acquire's code when
- * KEY was not acquired; 100 usage; 126/127 CMD not executable / not found;
- * 111 no fork, timer or inotify watch. */
+ * when the grant ended while CMD ran; 1 refused reason=running; otherwise
+ * owner-acquire's code when KEY was not acquired; 100 usage (--kill-after
+ * above safety_ms / 2); 126/127 CMD not executable / not found (checked
+ * before acquiring); 111 no fork, timer, inotify watch or run lock. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,19 +64,24 @@ static const char usage[] =
     "fencing token) and KEEP_NODE_ID set, and watch the grant (owner-check's\n"
     "rule) while it runs. The moment the grant ends (fence, twin, lapse, run-out,\n"
     "clock step, clean stop) CMD's process group gets SIGTERM, then SIGKILL\n"
-    "after --kill-after MS (default min(safety_ms / 2, 1000)). SIGTERM, SIGINT\n"
-    "and SIGHUP are forwarded to CMD's process group. When CMD exits, the rest\n"
-    "of its process group is killed and KEY released.\n"
+    "after --kill-after MS (default min(safety_ms / 2, 1000); at most\n"
+    "safety_ms / 2). SIGTERM, SIGINT and SIGHUP are forwarded to CMD's process\n"
+    "group; CMD dies with owner-run. When CMD exits, the rest of its process\n"
+    "group is killed and KEY released. The key's run lock (runs/ in the state\n"
+    "directory, inherited by CMD) makes every release of KEY on this node wait\n"
+    "until the job's processes are gone, and refuses a second owner-run of KEY.\n"
     "Lines on stdout (CMD's own output shares it): the acquisition's answer\n"
-    "(acquired, held, refused, error, unknown; waiting), then\n"
+    "(acquired, held, refused, error, unknown; waiting; refused key=K\n"
+    "reason=running: KEY already runs here), then\n"
     "  grant-ended key=K generation=G reason=R code=C  (R as owner-check's)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
     "\n"
     "exit: CMD's status (128 + N when killed by signal N); 21 the grant ended\n"
-    "while CMD ran (CMD was stopped); when KEY was not acquired, owner-acquire's\n"
-    "code (1 held, 10..16, 17, 20, 111); 100 usage; 126 or 127 CMD could not\n"
-    "be executed or was not found; 111 no process, timer or inotify watch could\n"
+    "while CMD ran (CMD was stopped); 1 KEY already runs here; when KEY was\n"
+    "not acquired, owner-acquire's code (1 held, 10..16, 17, 20, 111); 100\n"
+    "usage; 126 or 127 CMD could not be executed or was not found (checked\n"
+    "before acquiring); 111 no process, timer, inotify watch or run lock could\n"
     "be set up. See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-run";
@@ -111,6 +125,52 @@ static void arm_at(int fd, int64_t at_ms)
 		keep_die(KEEP_EXIT_TEMP, prog, "timerfd_settime: %s", strerror(errno));
 }
 
+/* CMD's name is found and executable as execvp will look for it (PATH
+ * when it has no '/'): 0, else 127 not found or 126 not executable, with
+ * one line on stderr. Checked before acquiring: no generation is taken for
+ * a CMD that cannot run. */
+static int cmd_check(const char *name)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	char full[PATH_MAX];
+	struct stat st;
+	int err = ENOENT;
+
+	if (!name[0]) {
+		fprintf(stderr, "%s: fatal: cannot run '': %s\n", prog, strerror(ENOENT));
+		return 127;
+	}
+	if (strchr(name, '/')) {
+		if (access(name, X_OK) == 0 && stat(name, &st) == 0 && !S_ISDIR(st.st_mode))
+			return 0;
+		err = errno == ENOENT ? ENOENT : (errno ? errno : EACCES);
+		if (err != ENOENT && stat(name, &st) == 0 && S_ISDIR(st.st_mode))
+			err = EACCES;
+	} else {
+		if (!path)
+			path = "/bin:/usr/bin";
+		for (p = path;; p = e + 1) {
+			int n;
+
+			e = strchr(p, ':');
+			if (!e)
+				e = p + strlen(p);
+			n = snprintf(full, sizeof(full), "%.*s%s%s", (int)(e - p), p,
+				     e > p ? "/" : "", name);
+			if (n > 0 && (size_t)n < sizeof(full) && stat(full, &st) == 0) {
+				if (!S_ISDIR(st.st_mode) && access(full, X_OK) == 0)
+					return 0;
+				if (!S_ISDIR(st.st_mode))
+					err = EACCES;
+			}
+			if (!*e)
+				break;
+		}
+	}
+	fprintf(stderr, "%s: fatal: cannot run '%s': %s\n", prog, name, strerror(err));
+	return err == ENOENT ? 127 : 126;
+}
+
 static void drain_fd(int fd)
 {
 	char buf[4096];
@@ -121,13 +181,17 @@ static void drain_fd(int fd)
 
 /* The child: its own process group, the default signal state, the
  * grant's environment, then CMD. Never returns. */
-static void run_child(char **cmd, const char *key, int64_t gen, const char *node)
+static void run_child(char **cmd, const char *key, int64_t gen, const char *node, pid_t parent)
 {
 	char g[32];
 	sigset_t none;
 	int sig;
 
 	setpgid(0, 0);
+	/* CMD dies with owner-run (a kill -9 of it): the parent may already be
+	 * gone when this is set, hence the check after it */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+		_exit(KEEP_EXIT_TEMP);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			signal(sig, SIG_DFL);
@@ -165,9 +229,9 @@ int main(int argc, char **argv)
 	const char *key;
 	char **cmd;
 	int64_t wait_ms = 0, kill_after = -1, gen;
-	int c, code, ino, tfd, kfd, sfd, status = 0, end_code = 0;
+	int c, code, ino, tfd, kfd, sfd, rfd = -1, status = 0, end_code = 0;
 	bool ended = false, exited = false;
-	pid_t pid;
+	pid_t pid, parent;
 
 	memset(&x, 0, sizeof(x));
 	keep_cli_init(&cli, prog, usage);
@@ -187,13 +251,37 @@ int main(int argc, char **argv)
 	cmd = argv + optind;
 	if (!keep_owner_key_valid(key))
 		return keep_cli_invalid_key(prog, key);
+	code = cmd_check(cmd[0]);
+	if (code != 0)
+		return code;
 	keep_reqstats_init(&stats);
 	keep_owncmd_setup(&x, &cli, &stats, 1, &store);
 	if (kill_after < 0) {
 		kill_after = x.cfg.timing.safety_ms / 2;
 		if (kill_after > 1000)
 			kill_after = 1000;
+	} else if (kill_after > x.cfg.timing.safety_ms / 2) {
+		/* CMD must be gone before another node's grant may begin */
+		keep_store_free(store);
+		keep_die(KEEP_EXIT_USAGE, prog,
+			 "--kill-after %lld ms is above safety_ms / 2 (%lld ms)",
+			 (long long)kill_after, (long long)(x.cfg.timing.safety_ms / 2));
 	}
+	/* the run lock, before acquiring: one run of KEY on this node, and no
+	 * release sent while CMD's processes live */
+	code = keep_run_lock_take(x.node_dir, key, kill_after, &rfd);
+	if (code == 1) {
+		keep_line_begin(&b, "refused");
+		keep_line_str(&b, "key", key);
+		keep_line_str(&b, "reason", "running");
+		keep_line_end(&b);
+		keep_store_free(store);
+		return KEEP_EXIT_NO;
+	}
+	if (code != 0)
+		keep_die(KEEP_EXIT_TEMP, prog,
+			 "unable to take the run lock of '%s' in '%s/runs': %s", key, x.node_dir,
+			 strerror(errno));
 
 	keep_cli_stop_signals(); /* while waiting: SIGTERM, SIGINT end the wait */
 	keep_acquire_wait(&sm, &x, key, wait_ms, &keep_stop_flag, prog);
@@ -231,11 +319,12 @@ int main(int argc, char **argv)
 	}
 
 	fflush(NULL);
+	parent = getpid();
 	pid = fork();
 	if (pid < 0)
 		keep_die(KEEP_EXIT_TEMP, prog, "fork: %s", strerror(errno));
 	if (pid == 0)
-		run_child(cmd, key, gen, x.cfg.node_id);
+		run_child(cmd, key, gen, x.cfg.node_id, parent);
 	setpgid(pid, pid);  /* also in the child: whichever runs first */
 	if (keep_stop_flag) /* a signal while acquiring: pass it on */
 		kill(-pid, SIGTERM);
@@ -304,7 +393,18 @@ int main(int argc, char **argv)
 	keep_line_str(&b, "key", key);
 	keep_line_int(&b, "status", code);
 	keep_line_end(&b);
-	release_key(&x, key);
+	/* release KEY once no process of the job holds the run lock (one that
+	 * left the group may); the lock is not held while releasing: an
+	 * operator's owner-release of KEY may hold the key's per-actor lock
+	 * and wait for it */
+	keep_run_lock_drop(rfd);
+	if (keep_run_lock_wait(x.node_dir, key) == 0)
+		release_key(&x, key);
+	else
+		keep_warn(prog,
+			  "a process of the job still holds the run lock of '%s': not released "
+			  "(owner-release KEY waits for it)",
+			  key);
 	keep_store_free(store);
 	(void)end_code;
 	return ended ? KEEP_EXIT_GRANT_ENDED : code;

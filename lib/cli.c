@@ -169,8 +169,8 @@ int64_t keep_cli_wait_arg(const struct keep_cli *cli, const char *arg)
 	if (!arg)
 		return -1; /* KEEP_WAIT_FOREVER (ownrun.h) */
 	if (!keep_duration_parse(arg, 86400000, &v))
-		keep_cli_usage_error(
-		    cli, "--wait wants a duration: N (ms) or Nms, Ns, Nm, Nh, at most 24h");
+		keep_die(KEEP_EXIT_USAGE, cli->prog,
+			 "--wait wants a duration: N (ms) or Nms, Ns, Nm, Nh, at most 24h");
 	return v;
 }
 

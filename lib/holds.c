@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "config.h"
 #include "core/owner.h"
+#include "core/timing.h"
 #include "err.h"
 #include "exitcode.h"
 #include "parse.h"
@@ -97,6 +98,85 @@ void keep_holds_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd); /* closing drops the flock */
+}
+
+/* ---- run locks ---------------------------------------------------------------- */
+
+int keep_run_lock_take(const char *node_dir, const char *key, int64_t kill_after_ms, int *fd)
+{
+	char p[PATH_MAX], buf[64];
+	int f, r, n;
+
+	*fd = -1;
+	r = snprintf(p, sizeof(p), "%s/runs", node_dir);
+	if (r < 0 || (size_t)r >= sizeof(p))
+		return KEEP_ERR_TOOBIG;
+	if (keep_mkdirs(p) != 0)
+		return KEEP_ERR_IO;
+	if (path_of(p, sizeof(p), node_dir, "runs", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	f = open(p, O_RDWR | O_CREAT, 0600); /* no O_CLOEXEC: CMD inherits it */
+	if (f < 0)
+		return KEEP_ERR_IO;
+	while (flock(f, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		r = errno == EWOULDBLOCK ? 1 : KEEP_ERR_IO;
+		close(f);
+		return r;
+	}
+	n = snprintf(buf, sizeof(buf), "kill_after_ms %lld\n", (long long)kill_after_ms);
+	if (ftruncate(f, 0) != 0 || pwrite(f, buf, (size_t)n, 0) != n) {
+		close(f);
+		return KEEP_ERR_IO;
+	}
+	*fd = f;
+	return 0;
+}
+
+void keep_run_lock_drop(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* closing drops the flock (once no child holds it) */
+}
+
+int keep_run_lock_wait(const char *node_dir, const char *key)
+{
+	char p[PATH_MAX], buf[64];
+	int64_t bound = KEEP_RUN_WAIT_DEFAULT_MS, v, until;
+	ssize_t n;
+	int f;
+
+	if (path_of(p, sizeof(p), node_dir, "runs", key, NULL))
+		return KEEP_ERR_TOOBIG;
+	f = open(p, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return errno == ENOENT ? 0 : KEEP_ERR_IO;
+	n = pread(f, buf, sizeof(buf) - 1, 0);
+	if (n > 0) {
+		buf[n] = '\0';
+		if (strncmp(buf, "kill_after_ms ", 14) == 0 && buf[n - 1] == '\n') {
+			buf[n - 1] = '\0';
+			if (keep_dec_parse_str(buf + 14, 86400000, &v))
+				bound = v + KEEP_RUN_WAIT_MARGIN_MS;
+		}
+	}
+	until = keep_add_sat_ms(keep_boot_ms(), bound);
+	while (flock(f, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK) {
+			close(f);
+			return KEEP_ERR_IO;
+		}
+		if (keep_boot_ms() >= until) {
+			close(f);
+			return 1;
+		}
+		keep_sleep_until_boot(keep_boot_ms() + 20);
+	}
+	close(f); /* free: no process of a job holds it */
+	return 0;
 }
 
 /* ---- codecs -------------------------------------------------------------------- */

@@ -256,7 +256,18 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 	struct keep_oreply rp;
 	int slot = act->slot < 0 || act->slot > KEEP_RES_SLOTS ? KEEP_RES_SLOTS : act->slot;
 
-	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
+	if (act->kind == KEEP_OACT_REC_WRITE && !act->rec.held &&
+	    keep_run_lock_wait(run->node_dir, act->key) != 0) {
+		/* a release (nobody) while a job of key may still run here
+		 * (owner-run's run lock): nothing is sent (docs/ownership.md
+		 * "owner-run") */
+		memset(&rp, 0, sizeof(rp));
+		rp.outcome = KEEP_STORE_REFUSED;
+		snprintf(rp.detail, sizeof(rp.detail),
+			 "a job of the key still runs on this node (its run lock is held)");
+	} else {
+		keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
+	}
 	pthread_mutex_lock(&run->mu);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),
 			       &rp);

@@ -123,3 +123,69 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	run -0 grep -E '^grant-ended key=t/c/n4 generation=1 reason=(lapsed|not-valid) code=(1|14)$' "$BATS_TEST_TMPDIR/rn4.out"
 	refute_sanitizer_reports
 }
+
+# held_while_alive KEY PID: poll owner-show KEY until PID is gone; every
+# read made while PID still ran after it must name n1 at generation 1
+held_while_alive() {
+	local out n=0
+	while :; do
+		out=$(owner-show --node-id n1 "$1") || return 1
+		refute_alive "$2" 2>/dev/null && break
+		n=$((n + 1))
+		[[ "$out" == *" state=held node=n1 "*" generation=1 "* ]] ||
+			{ echo "read $n while $2 ran: $out" >&2; return 1; }
+	done
+	echo "# $1: $n reads while CMD ran" >&3
+	[ "$n" -ge 1 ]
+}
+
+@test "owner-run: no release while CMD's processes live (an operator's owner-release, an agent's clean stop wait for the run lock); a second run of KEY refused; kill -9 of owner-run kills CMD; bad --kill-after, --wait and CMD refused before acquiring" {
+	start_bg a keep-agent --node-id n1
+	printf '#!/bin/sh\n' >"$BATS_TEST_TMPDIR/noexec"
+	# refused before anything is acquired: one line each
+	run -127 --separate-stderr owner-run --node-id n1 t/c/x -- no-such-command-$$
+	[ "$stderr" = "owner-run: fatal: cannot run 'no-such-command-$$': No such file or directory" ]
+	run -126 --separate-stderr owner-run --node-id n1 t/c/x -- "$BATS_TEST_TMPDIR/noexec"
+	[ "$stderr" = "owner-run: fatal: cannot run '$BATS_TEST_TMPDIR/noexec': Permission denied" ]
+	run -100 --separate-stderr owner-run --node-id n1 --kill-after=301 t/c/x -- true
+	[ "$stderr" = "owner-run: fatal: --kill-after 301 ms is above safety_ms / 2 (300 ms)" ]
+	run -100 --separate-stderr owner-run --node-id n1 --wait=soon t/c/x -- true
+	[ "$stderr" = "owner-run: fatal: --wait wants a duration: N (ms) or Nms, Ns, Nm, Nh, at most 24h" ]
+	wait_line 30 a '^live '
+	run -0 owner-show --node-id n1 t/c/x
+	[[ "$output" == *" state=absent "* ]]
+	# an operator's owner-release KEY: the record names n1 until CMD (which
+	# ignores SIGTERM) is gone, SIGKILLed after --kill-after
+	start_bg r owner-run --node-id n1 t/c/r -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/r.child" "$BATS_TEST_TMPDIR/r.term"
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/r.child"
+	# a second run of KEY on this node: refused, nothing acquired or run
+	run -1 --separate-stderr owner-run --node-id n1 t/c/r -- touch "$BATS_TEST_TMPDIR/ran"
+	[ "$output" = "refused key=t/c/r reason=running" ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	start_bg rel owner-release --node-id n1 t/c/r
+	run -0 held_while_alive t/c/r "$(cat "$BATS_TEST_TMPDIR/r.child")"
+	run wait_exit 10 rel
+	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false; }
+	run -0 grep -x "released key=t/c/r generation=1" "$BATS_TEST_TMPDIR/rel.out"
+	run wait_exit 10 r
+	[ "$output" = 21 ]
+	# kill -9 of owner-run: CMD (SIGTERM ignored) dies with it
+	start_bg k owner-run --node-id n1 t/c/k -- sh -c 'echo $$ >"$1"; trap "" TERM; exec sleep 60' sh "$BATS_TEST_TMPDIR/k.child"
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/k.child"
+	kill -KILL "$(bg_pid k)"
+	wait_for 5 refute_alive "$(cat "$BATS_TEST_TMPDIR/k.child")"
+	# the agent's clean stop (its drain) waits for the job too
+	start_bg d owner-run --node-id n1 t/c/d -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/d.child" "$BATS_TEST_TMPDIR/d.term"
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/d.child"
+	kill -TERM "$(bg_pid a)"
+	run -0 held_while_alive t/c/d "$(cat "$BATS_TEST_TMPDIR/d.child")"
+	run wait_exit 20 a
+	[ "$output" = 0 ]
+	run wait_exit 5 d
+	[ "$output" = 21 ]
+	for k in t/c/d t/c/k; do
+		run -0 owner-show --node-id n1 $k
+		[[ "$output" == *" state=nobody "* ]] || { echo "$output"; cat "$BATS_TEST_TMPDIR"/a.* "$BATS_TEST_TMPDIR"/d.* "$BATS_TEST_TMPDIR"/k.*; false; }
+	done
+	refute_sanitizer_reports
+}
