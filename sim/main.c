@@ -22,12 +22,16 @@ static const char USAGE[] =
     "                 judge-without-offset, ignore-steps\n"
     "  --verbose      trace every step to stdout (with --seed)\n"
     "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
-    "                 every broken model is caught within 200 seeds\n"
+    "                 every broken model is caught within 1000 seeds\n"
     "\n"
     "exit: 0 no violation (--check: every test ok); 1 a violation (--check: a\n"
     "      test not ok); 100 usage\n";
 
 #define DEFAULT_SEEDS 200
+/* --check: a broken model must be caught within this many seeds (most are
+ * caught within 20; a few rules need rarer schedules, and 200 left them a
+ * seed or two from a false alarm) */
+#define BROKEN_SEEDS 1000
 
 static int usage_error(const char *why)
 {
@@ -107,18 +111,18 @@ static int check_mode(uint64_t real_seeds)
 	fflush(stdout);
 	for (b = 1; b < SIM_B_COUNT; b++) {
 		test++;
-		for (seed = 0; seed < DEFAULT_SEEDS; seed++) {
+		for (seed = 0; seed < BROKEN_SEEDS; seed++) {
 			sim_run(seed, (enum sim_broken)b, NULL, &r);
 			if (r.violated)
 				break;
 		}
-		if (seed < DEFAULT_SEEDS) {
+		if (seed < BROKEN_SEEDS) {
 			printf("ok %d - broken %s caught at seed %" PRIu64 "\n", test,
 			       sim_broken_name((enum sim_broken)b), seed);
 			printf("# %s\n", r.why);
 		} else {
 			printf("not ok %d - broken %s not caught in %d seeds\n", test,
-			       sim_broken_name((enum sim_broken)b), DEFAULT_SEEDS);
+			       sim_broken_name((enum sim_broken)b), BROKEN_SEEDS);
 			failed++;
 		}
 		fflush(stdout);

@@ -2207,10 +2207,13 @@ static void schedule_faults(struct sim *s)
 	k = (int)rng_range(&s->rng, 0, 2);
 	for (i = 0; i < k; i++) /* two processes, one id */
 		push_ev(s, AT(), E_TWIN, NODE(), 0);
-	if (rng_pm(&s->rng, 400)) {
+	k = rng_pm(&s->rng, 400) ? (int)rng_range(&s->rng, 1, 3) : 0;
+	for (i = 0; i < k; i++) {
 		int64_t at = AT();
 		int nd = NODE(), other = NODE();
 
+		if (other == nd)
+			other = (nd + 1) % s->nnodes;
 		push_ev(s, at, E_OPFENCE, nd, 0);
 		if (other != nd && rng_pm(&s->rng, 800)) {
 			/* another host's wall clock stepped forward past ttl + grace
