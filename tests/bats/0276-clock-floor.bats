@@ -22,7 +22,7 @@ stored_written_at() {
 	keep-store get nodes/n1 | sed -n 's/^written_at_ms //p'
 }
 
-@test "clock floor: restarted with the wall clock 3.75 s back after a kill -9, lease-write waits until it passes the last written_at, then writes above it" {
+@test "clock floor: restarted with the wall clock back by more than ttl + grace after a kill -9, lease-write waits until it passes the last written_at, then writes above it" {
 	shim_set n1 realtime_ms=0
 	start_node n1 n1 shim
 	kill -KILL "$(bg_pid n1)"
@@ -30,9 +30,11 @@ stored_written_at() {
 	run -0 stored_written_at
 	last=$output
 	[ "$last" -gt 0 ]
-	# ttl + grace + 1500 ms back: after the 2250 ms start check the wall
-	# clock is still about 1500 ms behind the last written_at
-	shim_set n1 realtime_ms=-3750
+	# back by the time since that write + ttl + grace + 1750 ms: after
+	# the 2250 ms start check the wall clock is still 1750 ms behind the
+	# last written_at, less the restart's own latency (room: 1675 ms)
+	back=$(($(now_ms) - last + 4000))
+	shim_set n1 realtime_ms=-$back
 	mv "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1-first.out"
 	start_node n1 n1 shim
 	# the first write of the new process, and every one after it, is
@@ -49,12 +51,12 @@ stored_written_at() {
 	run -0 grep -c 'warning: the wall clock is [0-9]* ms behind the last written_at of nodes/n1' "$BATS_TEST_TMPDIR/n1.err"
 	[ "$output" = 1 ]
 	# and the wait lasted until the shifted wall clock passed it
-	[ "$(($(now_ms) - 3750))" -gt "$last" ]
+	[ "$(($(now_ms) - back))" -gt "$last" ]
 	bg_running n1
 	refute_sanitizer_reports
 }
 
-@test "clock floor: restarted with the wall clock more than ttl + grace behind the last written_at after its check, lease-write exits 111 with one fatal line and writes nothing" {
+@test "clock floor: restarted with the wall clock still more than ttl + grace behind the last written_at after its check, lease-write exits 111 with one fatal line and writes nothing" {
 	shim_set n1 realtime_ms=0
 	start_node n1 n1 shim
 	kill -TERM "$(bg_pid n1)"
@@ -64,8 +66,10 @@ stored_written_at() {
 	assert_line --regexp "^released [0-9a-f]{32}$"
 	body=$output
 	last=$(printf '%s\n' "$body" | sed -n 's/^written_at_ms //p')
-	# 3 x (ttl + grace) back: 4500 ms behind at the end of the check
-	shim_set n1 realtime_ms=-6750
+	# back by the time since that write + 3 x (ttl + grace): 4500 ms
+	# behind at the end of the check, less the restart's latency
+	back=$(($(now_ms) - last + 6750))
+	shim_set n1 realtime_ms=-$back
 	start_bg n1 env ASAN_OPTIONS="${ASAN_OPTIONS}:verify_asan_link_order=0" \
 		KEEP_CLOCKSHIM_FILE="$BATS_TEST_TMPDIR/n1.clock" LD_PRELOAD="$SHIM" \
 		lease-write -v --node-id n1
