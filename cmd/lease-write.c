@@ -38,7 +38,8 @@ static const char usage[] =
     "`released` (clean stop). Prints one event a line on stdout:\n"
     "  check-start check-read check-shortcut live adopted write-failed read-failed\n"
     "  ran-out recovered back-to-check stopping released stopped lost clock-step\n"
-    "  (and `renewed` with -v). State for other commands: STATE_DIR/ID/lease.\n"
+    "  clock-behind (and `renewed` with -v). State for other commands:\n"
+    "  STATE_DIR/ID/lease.\n"
     "\n"
     "  -v, --verbose       also print every renewal\n"
     "  --check             validate the configuration, print `configuration OK`, exit\n"
@@ -54,8 +55,9 @@ static const char usage[] =
     "\n"
     "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
     "another; 13 object removed; 16 an old-format node runs under this id;\n"
-    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
-    "release unconfirmed. See docs/exit-codes.md.\n";
+    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable,\n"
+    "release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
+    "written_at of nodes/ID (not started). See docs/exit-codes.md.\n";
 
 /* The clean stop. SIGTERM/SIGINT are blocked in every thread and taken by
  * signal_thread (sigwait), which marks the state file `stopping` at once,
