@@ -38,7 +38,8 @@ static const char usage[] =
     "`released` (clean stop). Prints one event a line on stdout:\n"
     "  check-start check-read check-shortcut live adopted write-failed read-failed\n"
     "  ran-out recovered back-to-check stopping released stopped lost clock-step\n"
-    "  (and `renewed` with -v). State for other commands: STATE_DIR/ID/lease.\n"
+    "  clock-behind (and `renewed` with -v). State for other commands:\n"
+    "  STATE_DIR/ID/lease.\n"
     "\n"
     "  -v, --verbose       also print every renewal\n"
     "  --check             validate the configuration, print `configuration OK`, exit\n"
@@ -54,8 +55,9 @@ static const char usage[] =
     "\n"
     "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
     "another; 13 object removed; 16 an old-format node runs under this id;\n"
-    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable or\n"
-    "release unconfirmed. See docs/exit-codes.md.\n";
+    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable,\n"
+    "release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
+    "written_at of nodes/ID (not started). See docs/exit-codes.md.\n";
 
 /* The clean stop. SIGTERM/SIGINT are blocked in every thread and taken by
  * signal_thread (sigwait), which marks the state file `stopping` at once,
@@ -239,6 +241,10 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 	case KEEP_LEV_CLOCK_STEP:
 		keep_line_int(&b, "step_ms", e->step_ms);
 		break;
+	case KEEP_LEV_CLOCK_BEHIND:
+		keep_line_int(&b, "written_at_ms", e->written_at_ms);
+		keep_line_int(&b, "behind_ms", e->wait_ms);
+		break;
 	case KEEP_LEV_RELEASED:
 		keep_line_str(&b, "version", e->version);
 		keep_line_int(&b, "written_at_ms", e->written_at_ms);
@@ -247,6 +253,10 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
 		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
 		keep_line_str(&b, "seen_instance", e->other_instance[0] ? e->other_instance : NULL);
+		if (e->reason == KEEP_REASON_CLOCK_BEHIND) {
+			keep_line_int(&b, "written_at_ms", e->written_at_ms);
+			keep_line_int(&b, "behind_ms", e->wait_ms);
+		}
 		break;
 	default:
 		break;
@@ -300,8 +310,27 @@ static void drain_events(struct driver *d)
 				  (long long)keep_timing_clock_step_ms(&d->cfg.timing),
 				  d->cfg.node_id);
 			break;
+		case KEEP_LEV_CLOCK_BEHIND:
+			keep_warn(
+			    d->prog,
+			    "the wall clock is %lld ms behind the last written_at of nodes/%s "
+			    "(%lld, written by an earlier process of this node): the start "
+			    "check waits until it passes it (docs/lease.md \"A wall clock "
+			    "behind the last write\")",
+			    (long long)e.wait_ms, d->cfg.node_id, (long long)e.written_at_ms);
+			break;
 		case KEEP_LEV_LOST:
-			if (e.reason != KEEP_REASON_UNCONFIRMED)
+			if (e.reason == KEEP_REASON_CLOCK_BEHIND)
+				fprintf(stderr,
+					"%s: fatal: the wall clock is %lld ms behind the last "
+					"written_at of nodes/%s (%lld), more than ttl + grace "
+					"(%lld ms): not starting, nothing written; correct the "
+					"clock (docs/lease.md \"A wall clock behind the last "
+					"write\")\n",
+					d->prog, (long long)e.wait_ms, d->cfg.node_id,
+					(long long)e.written_at_ms,
+					(long long)keep_timing_takeover_ms(&d->cfg.timing));
+			else if (e.reason != KEEP_REASON_UNCONFIRMED)
 				fprintf(stderr,
 					"%s: fatal: node lease lost: %s (nodes/%s shows %s)\n",
 					d->prog, keep_lease_reason_name(e.reason), d->cfg.node_id,

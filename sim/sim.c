@@ -918,7 +918,8 @@ static void drain_lease_events(struct sim *s, struct proc *p)
 			   keep_lease_event_name(e.kind), e.kind == KEEP_LEV_LOST ? " " : "",
 			   e.kind == KEEP_LEV_LOST ? keep_lease_reason_name(e.reason) : "",
 			   e.version);
-		if (e.kind == KEEP_LEV_LOST && e.reason != KEEP_REASON_UNCONFIRMED) {
+		if (e.kind == KEEP_LEV_LOST && e.reason != KEEP_REASON_UNCONFIRMED &&
+		    e.reason != KEEP_REASON_CLOCK_BEHIND) {
 			p->lost = true;
 			s->res->lost++;
 		}

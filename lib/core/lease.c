@@ -271,14 +271,66 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
  * clock differ only by the readings' rounding: no drift accumulates. */
 static int64_t live_written_at(const struct keep_lease *sm, int64_t now, int64_t wall)
 {
+	int64_t w = wall;
+
 	if (sm->nsends > 0) {
 		int64_t carried = sm->sends[sm->nsends - 1].written_at_ms +
 				  (now - sm->sends[sm->nsends - 1].sent_mono_ms);
 
-		if (carried > wall)
-			return carried;
+		w = max64(w, carried);
 	}
-	return wall;
+	/* never at or below a written_at read on nodes/<id> (another
+	 * process of this node wrote it, on a wall clock since stepped
+	 * back): written_at never goes back across processes either */
+	if (sm->floor_written_at_ms > 0)
+		w = max64(w, keep_add_sat_ms(sm->floor_written_at_ms, 1));
+	return w;
+}
+
+/* Raise the floor to what a read of nodes/<id> showed (format 3, any
+ * instance, any state: a released or fenced object keeps its written_at). */
+static void see_floor(struct keep_lease *sm, const struct keep_node_obj *o)
+{
+	if (o && o->format == 3 && o->written_at_ms > sm->floor_written_at_ms)
+		sm->floor_written_at_ms = o->written_at_ms;
+}
+
+/* The start check is over at now (wall: the reply's wall clock): true
+ * when the wall clock is behind the floor, so the first write must not go
+ * yet; it waits (reads go on) or gives up (docs/lease.md "A wall clock
+ * behind the last write"). */
+static bool floor_holds_back(struct keep_lease *sm, int64_t now, int64_t wall)
+{
+	int64_t gap = keep_sub_sat_ms(sm->floor_written_at_ms, wall);
+	struct keep_lease_event *e;
+
+	if (sm->floor_written_at_ms <= 0)
+		return false;
+	/* noticed beyond the step threshold (readings of two processes
+	 * differ by their rounding); once waiting, until the wall passes it */
+	if (gap <= keep_timing_clock_step_ms(&sm->t) && !(sm->floor_waiting && gap >= 0)) {
+		sm->floor_waiting = false;
+		return false;
+	}
+	if (gap > keep_timing_takeover_ms(&sm->t)) {
+		sm->phase = KEEP_LEASE_STOPPED;
+		sm->reason = KEEP_REASON_CLOCK_BEHIND;
+		e = push(sm, KEEP_LEV_LOST);
+		e->reason = KEEP_REASON_CLOCK_BEHIND;
+		e->written_at_ms = sm->floor_written_at_ms;
+		e->wait_ms = gap;
+		return true;
+	}
+	if (!sm->floor_waiting) {
+		sm->floor_waiting = true;
+		e = push(sm, KEEP_LEV_CLOCK_BEHIND);
+		e->written_at_ms = sm->floor_written_at_ms;
+		e->wait_ms = gap;
+	}
+	sm->check_done = false;
+	sm->next_read_mono_ms =
+	    now + max64(retry_floor(sm), min64(sm->t.period_ms, keep_add_sat_ms(gap, 1)));
+	return true;
 }
 
 static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
@@ -503,6 +555,7 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	if (o && !derr) {
 		e->written_at_ms = o->written_at_ms;
 		copy_str(e->other_instance, sizeof(e->other_instance), o->instance);
+		see_floor(sm, o);
 	}
 	if (!absent && derr) {
 		lose(sm, KEEP_REASON_BAD_OBJECT, "unreadable", NULL);
@@ -551,6 +604,8 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	}
 	if (sent >= sm->check_deadline_mono_ms)
 		sm->check_done = true;
+	if (sm->check_done && floor_holds_back(sm, now, wall))
+		return;
 	if (sm->check_done) {
 		sm->phase = KEEP_LEASE_FIRST;
 		sm->next_write_mono_ms = now;
@@ -586,6 +641,8 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		return;
 	}
 	sm->readback = false;
+	if (!derr)
+		see_floor(sm, o);
 
 	if (sm->phase == KEEP_LEASE_STOPPING) {
 		if (o && !derr && o->format == 3 && o->state == KEEP_NODE_RELEASED &&
@@ -714,6 +771,7 @@ int keep_lease_exit_code(const struct keep_lease *sm)
 	case KEEP_REASON_OLD_RUNNING:
 		return KEEP_EXIT_OLD_RUNNING;
 	case KEEP_REASON_UNCONFIRMED:
+	case KEEP_REASON_CLOCK_BEHIND:
 		return KEEP_EXIT_TEMP;
 	}
 	return KEEP_EXIT_TEMP;
@@ -759,6 +817,8 @@ const char *keep_lease_reason_name(enum keep_lease_reason r)
 		return "old-version-running";
 	case KEEP_REASON_UNCONFIRMED:
 		return "release-unconfirmed";
+	case KEEP_REASON_CLOCK_BEHIND:
+		return "clock-behind";
 	}
 	return "-";
 }
@@ -782,6 +842,7 @@ const char *keep_lease_event_name(enum keep_lease_event_kind k)
 	    [KEEP_LEV_STOPPED] = "stopped",
 	    [KEEP_LEV_LOST] = "lost",
 	    [KEEP_LEV_CLOCK_STEP] = "clock-step",
+	    [KEEP_LEV_CLOCK_BEHIND] = "clock-behind",
 	};
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];

@@ -39,7 +39,16 @@
  * the start check a step cancels the shortcut (the full wait, on the
  * steady clock, still holds). A simulator drives a step by feeding a wall
  * clock that jumps against the steady one, and a suspend by advancing
- * both while the process runs nothing. */
+ * both while the process runs nothing.
+ *
+ * The written_at floor (docs/lease.md "A wall clock behind the last
+ * write"): every live written_at is above the highest written_at the
+ * machine read on nodes/<id> (any instance, so across processes too). When
+ * the start check is over and the wall clock is more than
+ * keep_timing_clock_step_ms behind that floor, the check goes on reading
+ * (event CLOCK_BEHIND, once) until the wall clock passes it; more than
+ * ttl + grace behind, it gives up: STOPPED, reason CLOCK_BEHIND (exit
+ * KEEP_EXIT_TEMP), an event LOST with that reason, nothing written. */
 #ifndef KEEP_CORE_LEASE_H
 #define KEEP_CORE_LEASE_H
 
@@ -62,13 +71,15 @@ enum keep_lease_phase {
 
 enum keep_lease_reason {
 	KEEP_REASON_NONE = 0,
-	KEEP_REASON_FENCED,	 /* the object shows fenced */
-	KEEP_REASON_REPLACED,	 /* another instance is live on it (twin) */
-	KEEP_REASON_RELEASED,	 /* the object shows released, not by our stop */
-	KEEP_REASON_REMOVED,	 /* the object is absent */
-	KEEP_REASON_BAD_OBJECT,	 /* the object is not ours / malformed: never overwritten */
-	KEEP_REASON_OLD_RUNNING, /* an old-format heartbeat under our id keeps changing */
-	KEEP_REASON_UNCONFIRMED, /* clean stop: released not confirmed within its bound */
+	KEEP_REASON_FENCED,	  /* the object shows fenced */
+	KEEP_REASON_REPLACED,	  /* another instance is live on it (twin) */
+	KEEP_REASON_RELEASED,	  /* the object shows released, not by our stop */
+	KEEP_REASON_REMOVED,	  /* the object is absent */
+	KEEP_REASON_BAD_OBJECT,	  /* the object is not ours / malformed: never overwritten */
+	KEEP_REASON_OLD_RUNNING,  /* an old-format heartbeat under our id keeps changing */
+	KEEP_REASON_UNCONFIRMED,  /* clean stop: released not confirmed within its bound */
+	KEEP_REASON_CLOCK_BEHIND, /* start check: the wall clock is more than ttl + grace
+				     behind the last written_at of nodes/<id>: not started */
 };
 
 enum keep_lease_act_kind {
@@ -104,6 +115,8 @@ enum keep_lease_event_kind {
 	KEEP_LEV_STOPPED,	  /* stopped before the lease was ever live: nothing to release */
 	KEEP_LEV_LOST,		  /* lost (reason) */
 	KEEP_LEV_CLOCK_STEP,	  /* the wall clock stepped against the steady clock (step_ms) */
+	KEEP_LEV_CLOCK_BEHIND,	  /* start check: the wall clock is wait_ms behind the last
+				     written_at of nodes/<id> (written_at_ms): waiting */
 };
 
 struct keep_lease_event {
@@ -112,9 +125,10 @@ struct keep_lease_event {
 	enum keep_outcome outcome;     /* WRITE_FAILED, CHECK_READ */
 	int64_t written_at_ms;	     /* LIVE/RENEWED/ADOPTED/RECOVERED/RELEASED; CHECK_READ: seen */
 	int64_t valid_until_mono_ms; /* LIVE/RENEWED/ADOPTED/RECOVERED */
-	int64_t wait_ms;	     /* CHECK_START: the wait; WRITE_FAILED: until retry */
-	int64_t step_ms;	     /* CLOCK_STEP: wall progress minus steady progress (signed) */
-	char state[16];		     /* CHECK_READ/LOST: what the object showed ("absent"...) */
+	int64_t wait_ms; /* CHECK_START: the wait; WRITE_FAILED: until retry; CLOCK_BEHIND and
+			    LOST clock-behind: how far the wall clock is behind */
+	int64_t step_ms; /* CLOCK_STEP: wall progress minus steady progress (signed) */
+	char state[16];	 /* CHECK_READ/LOST: what the object showed ("absent"...) */
 	char other_instance[KEEP_INSTANCE_LEN + 1]; /* LOST/CHECK_READ: instance seen */
 	char version[KEEP_VERSION_MAX];		    /* the version now held ("" when none) */
 };
@@ -169,15 +183,19 @@ struct keep_lease {
 	bool inflight_released; /* the write in flight is the clean stop's released */
 
 	/* clocks */
-	bool have_clocks;	/* a reading of both clocks was fed */
-	int64_t clocks_mono_ms; /* the last reading: steady clock */
-	int64_t clocks_wall_ms; /* the last reading: wall clock */
-	int64_t step_seq;	/* seq of the last write sent before the last step was
-				   noticed: no write up to it makes the lease valid */
-	int64_t clock_steps;	/* steps noticed */
-	int64_t step_sum_ms;	/* signed sum of the steps noticed, carried over from
-				   the previous lease-write's state file (driver) */
-	bool check_no_shortcut; /* a step during this start check: wait it out */
+	bool have_clocks;	     /* a reading of both clocks was fed */
+	int64_t clocks_mono_ms;	     /* the last reading: steady clock */
+	int64_t clocks_wall_ms;	     /* the last reading: wall clock */
+	int64_t step_seq;	     /* seq of the last write sent before the last step was
+					noticed: no write up to it makes the lease valid */
+	int64_t clock_steps;	     /* steps noticed */
+	int64_t step_sum_ms;	     /* signed sum of the steps noticed, carried over from
+					the previous lease-write's state file (driver) */
+	bool check_no_shortcut;	     /* a step during this start check: wait it out */
+	int64_t floor_written_at_ms; /* the highest written_at read on nodes/<id> (any
+					instance, format 3; wall ms): every live write is
+					dated after it (docs/lease.md "Clocks") */
+	bool floor_waiting;	     /* the start check waits for the wall clock to pass it */
 
 	/* events */
 	struct keep_lease_event ev[KEEP_LEASE_EVENTS];

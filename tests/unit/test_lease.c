@@ -872,6 +872,81 @@ TEST(an_unremembered_own_write_is_never_dated_after_the_sends_remembered)
 	CHECK(sm.valid_until_mono_ms <= oldest - 1 + 2400);
 }
 
+/* Run the start check over reads that all show o; stop at the first
+ * action that is not a READ. */
+static void check_over(const struct keep_node_obj *o)
+{
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			return;
+		read_obj("v0", *o);
+	}
+}
+
+/* docs/lease.md "A wall clock behind the last write" */
+TEST(the_first_write_is_dated_above_the_last_written_at_read_even_within_the_threshold)
+{
+	struct keep_node_obj o;
+
+	init();
+	/* an earlier process's release, 100 ms ahead of our wall clock at the
+	 * check's end (5500): within clock_step_ms (150), no wait */
+	o = obj(KEEP_NODE_RELEASED, OTHER, WALL0 + 5600);
+	check_over(&o);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(act.obj.written_at_ms > WALL0 + 5600);
+	CHECK(act.obj.written_at_ms > WALL);
+	CHECK(!saw_event(KEEP_LEV_CLOCK_BEHIND, NULL));
+	/* and the renewals after it stay above it */
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(act.obj.written_at_ms > WALL0 + 5600);
+}
+
+TEST(a_wall_clock_behind_the_last_written_at_waits_until_it_passes_it)
+{
+	struct keep_node_obj o;
+	struct keep_lease_event e;
+
+	init();
+	/* a live write of an earlier process (killed), 2000 ms ahead of our
+	 * wall clock at the check's end */
+	o = obj(KEEP_NODE_LIVE, OTHER, WALL0 + 7500);
+	check_over(&o);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(WALL >= WALL0 + 7500);
+	CHECK(act.obj.written_at_ms > WALL0 + 7500);
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_MATCH);
+	CHECK(saw_event(KEEP_LEV_CLOCK_BEHIND, &e));
+	CHECK_EQ_INT(e.written_at_ms, WALL0 + 7500);
+	CHECK(e.wait_ms > 1500 && e.wait_ms <= 2000);
+}
+
+TEST(a_wall_clock_more_than_ttl_plus_grace_behind_gives_up_writing_nothing)
+{
+	struct keep_node_obj o;
+	struct keep_lease_event e;
+
+	init();
+	o = obj(KEEP_NODE_RELEASED, OTHER, WALL0 + 5500 + 5000);
+	check_over(&o);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(sm.reason, KEEP_REASON_CLOCK_BEHIND);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
+	CHECK(saw_event(KEEP_LEV_LOST, NULL));
+	init();
+	o = obj(KEEP_NODE_RELEASED, OTHER, WALL0 + 5500 + 5000);
+	check_over(&o);
+	CHECK(saw_event(KEEP_LEV_LOST, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_CLOCK_BEHIND);
+	CHECK_EQ_INT(e.written_at_ms, WALL0 + 10500);
+	CHECK(e.wait_ms > 4500);
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
@@ -918,5 +993,8 @@ int main(void)
 	RUN(a_step_during_the_start_check_cancels_the_shortcut);
 	RUN(a_stop_with_a_renewal_in_flight_is_invalid_at_once_and_releases_over_it);
 	RUN(an_unremembered_own_write_is_never_dated_after_the_sends_remembered);
+	RUN(the_first_write_is_dated_above_the_last_written_at_read_even_within_the_threshold);
+	RUN(a_wall_clock_behind_the_last_written_at_waits_until_it_passes_it);
+	RUN(a_wall_clock_more_than_ttl_plus_grace_behind_gives_up_writing_nothing);
 	return unit_done();
 }
