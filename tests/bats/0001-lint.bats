@@ -4,6 +4,10 @@
 bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/../.."
 
+setup() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent: run with the fs suite"
+}
+
 @test "lint: no bats assertion is a bare negation (in bats '! cmd' never fails a test)" {
 	run grep -nE '^[[:space:]]*! ' "$ROOT"/tests/bats/*.bats
 	[ "$status" -eq 1 ] || { echo "$output"; false; }

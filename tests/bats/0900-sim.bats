@@ -5,6 +5,10 @@
 
 load helpers/common
 
+setup() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent: run with the fs suite"
+}
+
 @test "keep-sim --check: the real model passes, every broken model is caught" {
 	run -0 --separate-stderr keep-sim --check
 	assert_line --regexp '^ok 1 - real model: [0-9]+ seeds, no violation$'
@@ -17,7 +21,8 @@ load helpers/common
 	assert_line --regexp '^ok [0-9]+ - broken no-start-wait caught at seed [0-9]+$'
 	# the ownership machines' rules (issues 14 and 18)
 	for m in resolver-gives-up drain-ignores-deadline seed-without-marker \
-		release-with-hold-left grant-ignores-pending unsynced-hold-as-failed; do
+		release-with-hold-left grant-ignores-pending unsynced-hold-as-failed \
+		fence-without-rewatch; do
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
 	refute_line --regexp '^not ok'
