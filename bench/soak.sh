@@ -607,14 +607,37 @@ ms_sleep() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 event() { echo "$(now_us) $*" >>"$DIR/log/events"; } # NODE KIND DETAILS
 yes_if() { if [ "$@" ]; then echo yes; else echo no; fi; }
 
-# orphans_after PIDS(,-separated) WHAT : none of PIDS may still run (zombies
-# are ended processes waiting for init) 1.2 s after a kill
+# pid_starts PIDS... : "PID:START" for each PID that runs (START: its start
+# time, field 22 of /proc/PID/stat, in clock ticks since boot). A pid alone
+# does not name a process for long: on a machine that starts about a
+# thousand processes and threads a second (the soaks and their neighbours;
+# pid_max 32768) the kernel hands a pid out again within a cycle of
+# 30 s, and a restarted agent's first `sleep 1` took a killed node-watch's
+# pid 1.1 s after the kill (the RGW soak of docs/testing.md "Soak").
+pid_starts() {
+	local p st
+	for p in "$@"; do
+		st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f20) || continue
+		[ -n "$st" ] && echo "$p:$st"
+	done
+	return 0
+}
+# orphans_after "PID:START..." WHAT : none of these processes (the same
+# pid and start time) may still run 1.2 s after a kill (zombies are ended
+# processes waiting for init)
 orphans=0
 orphans_after() {
-	local left
+	local left="" pe st cur
 	[ -n "$1" ] || return 0
 	sleep 1.2
-	left=$(ps -o pid=,stat=,args= -p "$1" | awk '$2 !~ /^Z/')
+	for pe in $1; do
+		cur=$(sed 's/^.*) //' "/proc/${pe%%:*}/stat" 2>/dev/null) || continue
+		st=$(echo "$cur" | cut -d' ' -f20)
+		[ "$st" = "${pe#*:}" ] || continue # the pid is another process's now
+		case $cur in Z*) continue ;; esac
+		left="$left$(ps -o pid=,stat=,args= -p "${pe%%:*}")"$'\n'
+	done
+	left=$(printf '%s' "$left" | grep .)
 	if [ -n "$left" ]; then
 		orphans=$((orphans + 1))
 		log "VIOLATION $2: still running 1.2 s after the kill:"
@@ -628,7 +651,8 @@ ev_kill_agent() { # NODE: the agent's pid alone; its children end by themselves
 		log "kill-agent $1: no agent running"
 		return 0
 	}
-	kids=$(pgrep -P "$p" | paste -sd, -)
+	# shellcheck disable=SC2046 # the pids, one word each
+	kids=$(pid_starts $(pgrep -P "$p"))
 	mapfile -t all < <(descendants "$p")
 	shim_check "$1" "$p" "${all[@]}"
 	kill -KILL "$p" 2>/dev/null
@@ -637,7 +661,7 @@ ev_kill_agent() { # NODE: the agent's pid alone; its children end by themselves
 }
 
 ev_kill_node() { # NODE: every process of it, frozen first (a crash)
-	local w all
+	local w all starts
 	w=$(alive "$DIR/$1.worker") && kill -STOP -- "-$w" 2>/dev/null
 	freeze "$(alive "$DIR/$1.agent")"
 	mapfile -t all < <({
@@ -645,10 +669,11 @@ ev_kill_node() { # NODE: every process of it, frozen first (a crash)
 		[ -z "$w" ] || pgrep -g "$w"
 	} | grep .)
 	shim_check "$1" "${all[@]}"
+	starts=$(pid_starts "${all[@]}")
 	[ "${#all[@]}" -eq 0 ] || kill -KILL "${all[@]}" 2>/dev/null
 	[ -n "$w" ] && kill -KILL -- "-$w" 2>/dev/null
 	event "$1" kill-node "processes=${#all[@]} ends_holds=yes"
-	orphans_after "$(printf '%s\n' "${all[@]}" | paste -sd, -)" "kill-node $1: processes of the node"
+	orphans_after "$starts" "kill-node $1: processes of the node"
 }
 
 ev_stop() { # NODE: SIGSTOP the agent tree, longer than the validity
