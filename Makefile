@@ -15,6 +15,12 @@
 # simulator. lib/core/*.c with the vocabulary and the codecs also make
 # libkeep-core.a, which needs nothing but libc and libm (docs/design.md).
 
+# The version, defined once: the file VERSION (make VERSION=x overrides it).
+# Only lib/version.c is compiled with it (lib/version.h): every --version,
+# the software line of nodes/<id>, the man pages and keep.pc show it.
+VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
+VERSION_DEF = -DKEEP_VERSION='"$(VERSION)"'
+
 PREFIX ?= /usr/local
 DESTDIR ?=
 CC ?= cc
@@ -83,7 +89,9 @@ $(1)_OBJ := $$(patsubst %.c,build/$(1)/obj/%.o,$$(LIB_SRC))
 $(1)_CORE_OBJ := $$(patsubst %.c,build/$(1)/obj/%.o,$$(CORE_SRC))
 build/$(1)/obj/%.o: %.c | $$(DEPS_STAMP)
 	@mkdir -p $$(@D)
-	$$(CC) $$($(2)) $$(PKG_CFLAGS) -MMD -MP -c $$< -o $$@
+	$$(CC) $$($(2)) $$(OBJ_CFLAGS) $$(PKG_CFLAGS) -MMD -MP -c $$< -o $$@
+build/$(1)/obj/lib/version.o: VERSION
+build/$(1)/obj/lib/version.o: OBJ_CFLAGS = $$(VERSION_DEF)
 build/$(1)/libkeep.a: $$($(1)_OBJ)
 	@rm -f $$@
 	ar rcs $$@ $$^
@@ -198,13 +206,13 @@ install: rel build/rel/libkeep.so
 	install -m 644 $(filter-out %_internal.h,$(wildcard lib/store/*.h)) $(DESTDIR)$(INCDIR)/store/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
 		'Name: keep' 'Description: node leases and ownership records on an object store' \
-		'Version: 0.1' 'Requires.private: $(PKGS)' \
+		'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
 		'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep' \
 		'Libs.private: -lm -lpthread' >$(DESTDIR)$(LIBDIR)/pkgconfig/keep.pc
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
 		'Name: keep-core' \
 		'Description: keep'"'"'s sans-I/O protocol core (node lease, fencing, ownership machines)' \
-		'Version: 0.1' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep-core -lm' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep-core -lm' \
 		>$(DESTDIR)$(LIBDIR)/pkgconfig/keep-core.pc
 	install -m 644 $(wildcard man/*.1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(wildcard man/*.5) $(DESTDIR)$(MANDIR)/man5/
@@ -245,7 +253,8 @@ fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 .PRECIOUS: build/fuzz/obj/fuzz/%.o
 build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(OBJ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/obj/lib/version.o: OBJ_CFLAGS = $(VERSION_DEF)
 build/fuzz/libkeep.a: $(fuzz_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -1,5 +1,6 @@
 /* keep-store — raw access to the store, for operators and tests
  * (docs/store.md). Works on every backend through keep_store_open. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ static const char USAGE[] =
     "        'put key=KEY outcome=OUTCOME version=VERSION'\n"
     "  del   delete KEY; print 'del key=KEY outcome=OUTCOME'\n"
     "  list  print 'object key=KEY version=VERSION' for every key starting with PREFIX\n"
+    "  --json  the lines as JSON objects (docs/formats.md); get still writes the raw body\n"
     "\n"
     "exit: 0 ok; 1 conflict, not found or refused; 100 usage or configuration;\n"
     "      111 ambiguous (store unreachable, timeout, 5xx: the write may have landed)\n";
@@ -51,12 +53,11 @@ static void check_rc(int rc, const char *verb, const char *key)
 /* Diagnose a reply that is not OK and return its exit code. */
 static int fail_reply(const char *verb, const char *key, const struct keep_reply *r)
 {
-	fflush(stdout);
 	if (r->outcome == KEEP_STORE_NOT_FOUND)
-		fprintf(stderr, "%s: fatal: unable to %s '%s': not found\n", prog, verb, key);
+		keep_log(KEEP_LOG_FATAL, prog, "unable to %s '%s': not found", verb, key);
 	else
-		fprintf(stderr, "%s: fatal: unable to %s '%s': %s%s%s\n", prog, verb, key,
-			keep_outcome_name(r->outcome), r->detail[0] ? ": " : "", r->detail);
+		keep_log(KEEP_LOG_FATAL, prog, "unable to %s '%s': %s%s%s", verb, key,
+			 keep_outcome_name(r->outcome), r->detail[0] ? ": " : "", r->detail);
 	/* a raw tool: an object it cannot read is a refusal (1) like any other */
 	return r->outcome == KEEP_STORE_REFUSED ? KEEP_EXIT_NO : keep_exit_of_reply(r);
 }
@@ -76,10 +77,9 @@ static void read_stdin(struct keep_buf *body)
 
 	for (;;) {
 		n = read(0, chunk, sizeof(chunk));
-		if (n < 0) {
-			perror("keep-store: fatal: unable to read stdin");
-			exit(KEEP_EXIT_USAGE);
-		}
+		if (n < 0)
+			keep_die(KEEP_EXIT_USAGE, prog, "unable to read stdin: %s",
+				 strerror(errno));
 		if (n == 0)
 			return;
 		rc = keep_buf_add(body, chunk, (size_t)n);
@@ -106,7 +106,7 @@ static int do_get(struct keep_store *s, const char *key)
 	}
 	rc = KEEP_EXIT_OK;
 	if ((body.len && fwrite(body.data, 1, body.len, stdout) != body.len) || fflush(stdout)) {
-		fprintf(stderr, "%s: fatal: unable to write to stdout\n", prog);
+		keep_log(KEEP_LOG_FATAL, prog, "unable to write to stdout");
 		rc = KEEP_EXIT_TEMP;
 	}
 	keep_buf_release(&body);
@@ -120,7 +120,7 @@ static int do_stat(struct keep_store *s, const char *key, struct keep_buf *b)
 	check_rc(keep_store_head(s, key, &r), "stat", key);
 	if (r.outcome != KEEP_STORE_OK)
 		return fail_reply("stat", key, &r);
-	keep_line_start(b, "object");
+	keep_line_start_out(b, "object");
 	keep_line_str(b, "key", key);
 	keep_line_str(b, "version", r.version);
 	emit(b);
@@ -139,7 +139,7 @@ static int do_put(struct keep_store *s, const char *key, enum keep_cond cond, co
 	rc = keep_store_put(s, key, body.data, body.len, cond, if_match, &r);
 	keep_buf_release(&body);
 	check_rc(rc, "put", key);
-	keep_line_start(b, "put");
+	keep_line_start_out(b, "put");
 	keep_line_str(b, "key", key);
 	keep_line_str(b, "outcome", keep_outcome_name(r.outcome));
 	keep_line_str(b, "version", r.outcome == KEEP_STORE_OK ? r.version : NULL);
@@ -152,7 +152,7 @@ static int do_del(struct keep_store *s, const char *key, const char *if_match, s
 	struct keep_reply r;
 
 	check_rc(keep_store_del(s, key, if_match, &r), "delete", key);
-	keep_line_start(b, "del");
+	keep_line_start_out(b, "del");
 	keep_line_str(b, "key", key);
 	keep_line_str(b, "outcome", keep_outcome_name(r.outcome));
 	emit(b);
@@ -181,7 +181,7 @@ static int do_list(struct keep_store *s, const char *prefix, struct keep_buf *b)
 	}
 	keep_warn_skipped(prog, prefix, &l);
 	for (i = 0; i < l.n; i++) {
-		keep_line_start(b, "object");
+		keep_line_start_out(b, "object");
 		keep_line_str(b, "key", l.v[i].key);
 		keep_line_str(b, "version", l.v[i].version);
 		emit(b);

@@ -1,9 +1,10 @@
 /* lease-fence — fence a node (ADR 0020 §2).
  *
  * Operator mode, `lease-fence NODE`: fence nodes/NODE over its current
- * object (If-Match the version read), or create the fence (If-None-Match:
- * *) when it is absent; refuse over a fence, a released object or an old
- * format.
+ * object (If-Match the version read); refuse over a fence, a released
+ * object or an old format, and over an absent object unless told
+ * `--create` (then the fence is created, If-None-Match: *): a mistyped id
+ * is refused with the known ids closest to it (issue 27).
  *
  * Peer mode, `lease-fence --stdin`: read node-watch's lines, and for each
  * `stale` candidate decide on one fresh versioned GET (lib/core/fence.c),
@@ -44,15 +45,21 @@
 #include "../lib/supervise.h"
 
 static const char usage[] =
-    "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] NODE\n"
+    "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] [--json]\n"
+    "                   [--create] NODE\n"
     "       lease-fence [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [--stats]\n"
-    "                   --stdin\n"
+    "                   [--json] --stdin\n"
     "\n"
-    "NODE     operator fence of nodes/NODE: over its live object (instance and\n"
-    "         written_at kept), or created with instance `-` when absent. Prints\n"
-    "         `fenced node=.. instance=.. written_at_ms=.. free_at_ms=..`: records\n"
-    "         naming the node are free at free_at_ms. Refuses a fenced, released\n"
-    "         or old-format object. No node id or lease needed.\n"
+    "NODE     operator fence of nodes/NODE over its live object (instance and\n"
+    "         written_at kept). Prints `fenced node=.. instance=.. written_at_ms=..\n"
+    "         free_at_ms=..`: records naming the node are free at free_at_ms.\n"
+    "         Refuses a fenced, released or old-format object, and an absent one\n"
+    "         (`refused ... reason=absent`, exit 1, with the known node ids closest\n"
+    "         to NODE on stderr: a mistyped id). No node id or lease needed.\n"
+    "  --create  fence NODE also when nodes/NODE is absent (a node that never\n"
+    "         wrote, an object deleted): the fence is created with instance `-`.\n"
+    "         `upgrade-mark forget NODE` removes such a fence again while no\n"
+    "         ownership record names NODE.\n"
     "--stdin  peer fencing, fed by `node-watch --follow`: acts on `stale` lines\n"
     "         (other node-watch lines are ignored; a malformed line is reported\n"
     "         and skipped), only while this node's lease is valid, and never\n"
@@ -79,7 +86,7 @@ static const char usage[] =
     "exit (--stdin): 0 at end of input or on SIGTERM; 100 usage; 111 store unusable.\n"
     "See docs/fencing.md.\n";
 
-enum { OPT_STDIN = 0x2000, OPT_STATS };
+enum { OPT_STDIN = 0x2000, OPT_STATS, OPT_CREATE };
 
 static const char *prog = "lease-fence";
 struct ctx {
@@ -178,8 +185,52 @@ static void print_result(const char *type, const char *node, const struct keep_n
 }
 
 #define OPERATOR_TRIES 5 /* fresh reads and fences before giving up */
+#define CLOSEST_IDS 3	 /* known ids named when a fence of an absent node is refused */
 
-static int operator_fence(struct keep_store *s, const char *node)
+/* nodes/NODE is absent and --create was not given: nothing is written;
+ * the refused line, and one fatal line naming the known node ids closest
+ * to NODE (one LIST of nodes/; a failed listing is said instead). 1. */
+static int refuse_absent(struct keep_store *s, const char *node)
+{
+	struct keep_list l;
+	struct keep_reply r;
+	struct keep_buf known;
+	const char **ids;
+	size_t i, n = 0, idx[CLOSEST_IDS], got = 0;
+
+	print_result("refused", node, NULL, 0, "absent");
+	keep_list_init(&l);
+	keep_buf_init(&known, 4096);
+	keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
+	keep_store_list(s, "nodes/", &l, &r);
+	ids = calloc(l.n ? l.n : 1, sizeof(*ids));
+	if (r.outcome == KEEP_STORE_OK && ids) {
+		for (i = 0; i < l.n; i++)
+			if (strncmp(l.v[i].key, "nodes/", 6) == 0 &&
+			    keep_node_id_valid(l.v[i].key + 6))
+				ids[n++] = l.v[i].key + 6;
+		got = keep_fence_closest(node, ids, n, idx, CLOSEST_IDS);
+		for (i = 0; i < got; i++)
+			keep_buf_addf(&known, "%s%s", i ? ", " : "", ids[idx[i]]);
+		if (!got)
+			keep_buf_addf(&known, "none: the bucket has no node");
+		else if (n > got)
+			keep_buf_addf(&known, " (of %zu)", n);
+	} else {
+		keep_buf_addf(&known, "unknown: the listing of nodes/ failed: %s: %s",
+			      keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+	}
+	keep_log(KEEP_LOG_FATAL, prog,
+		 "nodes/%s does not exist: nothing written (known nodes closest to %s: %s); "
+		 "`lease-fence --create %s` fences an id that never wrote",
+		 node, node, known.data ? known.data : "-", node);
+	free(ids);
+	keep_buf_release(&known);
+	keep_list_release(&l);
+	return KEEP_EXIT_NO;
+}
+
+static int operator_fence(struct keep_store *s, const char *node, bool create)
 {
 	char last[KEEP_DETAIL_MAX + 64] = "-";
 	int attempt;
@@ -194,28 +245,30 @@ static int operator_fence(struct keep_store *s, const char *node)
 		keep_fence_operator(node, r.outcome,
 				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
 				    keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, &d);
+		keep_fence_operator_absent(&d, create);
 		switch (d.verdict) {
 		case KEEP_FV_FENCE:
 		case KEEP_FV_CREATE:
 			break;
 		case KEEP_FV_ALREADY:
 			print_result("already-fenced", node, &obj, d.free_at_ms, NULL);
-			fprintf(stderr, "%s: nodes/%s is already fenced (by %s)\n", prog, node,
-				obj.fenced_by[0] ? obj.fenced_by : "?");
+			keep_info(prog, "nodes/%s is already fenced (by %s)", node,
+				  obj.fenced_by[0] ? obj.fenced_by : "?");
 			return KEEP_EXIT_NO;
 		case KEEP_FV_REFUSED:
+			if (strcmp(d.reason, "absent") == 0)
+				return refuse_absent(s, node);
 			print_result("refused", node, &obj, 0, d.reason);
 			if (strcmp(d.reason, "released") == 0)
-				fprintf(
-				    stderr,
-				    "%s: nodes/%s is released (a clean stop): nothing to fence; "
-				    "its records are free at %lld\n",
-				    prog, node, (long long)d.free_at_ms);
+				keep_info(prog,
+					  "nodes/%s is released (a clean stop): nothing to fence; "
+					  "its records are free at %lld",
+					  node, (long long)d.free_at_ms);
 			else
-				fprintf(stderr,
-					"%s: nodes/%s is an old-format heartbeat: never fenced "
-					"(ADR 0020 section 6)\n",
-					prog, node);
+				keep_info(prog,
+					  "nodes/%s is an old-format heartbeat: never fenced "
+					  "(ADR 0020 section 6)",
+					  node);
 			return KEEP_EXIT_NO;
 		case KEEP_FV_BAD_OBJECT:
 			keep_die(KEEP_EXIT_BAD_OBJECT, prog,
@@ -534,7 +587,7 @@ static int parse_input(const char *s, size_t len, struct keep_stale *st, char *e
 		if (strcmp(l.f[i].key, "node") && strcmp(l.f[i].key, "instance") &&
 		    strcmp(l.f[i].key, "written_at_ms") && strcmp(l.f[i].key, "unchanged_ms") &&
 		    strcmp(l.f[i].key, "live_since_mono_ms") &&
-		    strcmp(l.f[i].key, "watch_since_mono_ms")) {
+		    strcmp(l.f[i].key, "watch_since_mono_ms") && strcmp(l.f[i].key, "ts")) {
 			snprintf(err, errlen, "unknown key '%s'", l.f[i].key);
 			goto out;
 		}
@@ -694,12 +747,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
 					     {"stdin", no_argument, NULL, OPT_STDIN},
 					     {"stats", no_argument, NULL, OPT_STATS},
+					     {"create", no_argument, NULL, OPT_CREATE},
 					     {"check", no_argument, NULL, KEEP_OPT_CHECK},
 					     {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_store *stores[KEEP_FENCE_CONCURRENCY];
 	const char *target = NULL;
-	bool from_stdin = false, opt_stats = false;
+	bool from_stdin = false, opt_stats = false, create = false;
 	pthread_condattr_t ca;
 	int c, rc, i, nstores;
 
@@ -721,6 +775,9 @@ int main(int argc, char **argv)
 		case OPT_STATS:
 			opt_stats = true;
 			break;
+		case OPT_CREATE:
+			create = true;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -731,6 +788,9 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "give either NODE or --stdin");
 	if (target && !keep_node_id_valid(target))
 		keep_cli_usage_error(&cli, "invalid node id '%s'", target);
+	if (create && from_stdin)
+		keep_cli_usage_error(&cli,
+				     "--create is for an operator's fence of NODE, not --stdin");
 	keep_cli_load_config(&cli, &C.cfg);
 	if (from_stdin && !C.cfg.node_id[0])
 		keep_cli_usage_error(&cli, "--stdin needs a node id (--node-id or node_id:)");
@@ -742,13 +802,21 @@ int main(int argc, char **argv)
 	/* only the long-running peer mode owns the metrics file: an operator's
 	 * one-shot fence on a node host must not wipe the agent's counters */
 	keep_metrics_set_prog(&C.metrics, from_stdin ? C.cfg.metrics_textfile : NULL, prog);
+	/* every counter from 0, written now: a fencer that never fences (it
+	 * lost every race) still shows keep_fences_total, and increase() sees
+	 * the first fence (docs/metrics.md) */
+	keep_metrics_inc(&C.metrics, "keep_fences_total", 0);
+	keep_metrics_inc(&C.metrics, "keep_fence_candidates_total", 0);
+	keep_metrics_inc(&C.metrics, "keep_fence_bad_lines_total", 0);
+	keep_metrics_declare_requests(&C.metrics);
+	keep_metrics_flush(&C.metrics);
 
 	keep_cli_stop_signals();
 
 	nstores = from_stdin ? KEEP_FENCE_CONCURRENCY : 1;
 	for (i = 0; i < nstores; i++)
 		stores[i] = keep_store_open_or_die(prog, &C.cfg, &C.stats);
-	rc = from_stdin ? peer_mode(stores) : operator_fence(stores[0], target);
+	rc = from_stdin ? peer_mode(stores) : operator_fence(stores[0], target, create);
 	for (i = 0; i < nstores; i++)
 		keep_store_free(stores[i]);
 	if (opt_stats)

@@ -14,12 +14,15 @@
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
+#include "../lib/log.h"
 #include "../lib/metrics.h"
 #include "../lib/statedir.h"
+#include "../lib/supervise.h"
 
 static const char usage[] =
     "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json]\n"
     "                    [--paths | --progress]\n"
+    "       lease-status --notify VAR=VALUE...\n"
     "\n"
     "Print this node's lease state as one line and exit 0 only while the\n"
     "lease is valid (readiness). No store I/O.\n"
@@ -31,13 +34,19 @@ static const char usage[] =
     "            and exit 0: `node ID`, `dir STATE_DIR/ID`, `metrics FILE` (the\n"
     "            agent's metrics textfile, empty when metrics are off),\n"
     "            `period_ms N` (the heartbeat period), `stall_ms N` (2 periods +\n"
-    "            the attempt timeout: a heartbeat older than that is stalled)\n"
+    "            the attempt timeout: a heartbeat older than that is stalled),\n"
+    "            `log_timestamps auto|always|never` (log.timestamps)\n"
     "  --progress  the heartbeats of the peer-fencing pipeline (STATE_DIR/ID/watch,\n"
     "            STATE_DIR/ID/fence), one line each, and exit 0 (keep-agent status\n"
     "            judges them against its children's pids):\n"
     "            progress node=ID part=node-watch|lease-fence\n"
     "              state=ok|stalled|absent|bad pid=.. age_ms=.. stall_ms=..\n"
     "              [listing=ok|failing|failed]   (node-watch only)\n"
+    "  --notify  send VAR=VALUE... (READY=1, STOPPING=1, STATUS=text) as one\n"
+    "            message to systemd's notify socket, $NOTIFY_SOCKET, for\n"
+    "            keep-agent under Type=notify; then wait half a second, so that\n"
+    "            systemd finds the sender still in the unit; nothing without the\n"
+    "            variable. No configuration read.\n"
     "\n"
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
@@ -88,8 +97,9 @@ static int print_paths(const struct keep_config *cfg, const char *dir)
 	keep_metrics_set_prog(&m, cfg->metrics_textfile, "keep-agent");
 	if (strchr(dir, '\n') || strchr(m.path, '\n'))
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "a path with a newline: refused");
-	printf("node %s\ndir %s\nmetrics %s\nperiod_ms %lld\nstall_ms %lld\n", cfg->node_id, dir,
-	       m.path, (long long)cfg->timing.period_ms, (long long)stall_ms(cfg));
+	printf("node %s\ndir %s\nmetrics %s\nperiod_ms %lld\nstall_ms %lld\nlog_timestamps %s\n",
+	       cfg->node_id, dir, m.path, (long long)cfg->timing.period_ms,
+	       (long long)stall_ms(cfg), keep_log_ts_name(cfg->log_timestamps));
 	keep_metrics_release(&m);
 	return KEEP_EXIT_OK;
 }
@@ -169,7 +179,7 @@ static void print_progress(const struct keep_config *cfg, const char *dir, const
 		}
 	}
 	if (strcmp(state, "bad") == 0)
-		fprintf(stderr, "lease-status: warning: '%s': %s\n", path, err);
+		keep_warn("lease-status", "'%s': %s", path, err);
 	keep_buf_init(&b, KEEP_LINE_MAX);
 	keep_line_start_fmt(&b, "progress", fmt);
 	keep_line_str(&b, "node", cfg->node_id);
@@ -208,14 +218,49 @@ static int print_progress_all(const struct keep_config *cfg, const char *dir,
 	return KEEP_EXIT_OK;
 }
 
-enum { OPT_JSON = 0x2000, OPT_PATHS, OPT_PROGRESS };
+enum { OPT_PATHS = 0x2000, OPT_PROGRESS, OPT_NOTIFY };
+
+#define NOTIFY_LINGER_MS 500 /* the sender stays this long after its message */
+
+/* --notify: argv[first..argc) joined by newlines, sent (keep_sd_notify).
+ * 0 sent or nothing to do; 100 a bad assignment; 111 not sent. */
+static int notify(struct keep_cli *cli, int argc, char **argv, int first)
+{
+	char msg[4097];
+	size_t n = 0;
+	int i, rc;
+
+	if (first >= argc)
+		keep_cli_usage_error(cli, "--notify needs VAR=VALUE");
+	for (i = first; i < argc; i++) {
+		size_t l = strlen(argv[i]);
+
+		if (!strchr(argv[i], '=') || argv[i][0] == '=' || strchr(argv[i], '\n') ||
+		    n + l + 1 >= sizeof(msg))
+			keep_cli_usage_error(cli, "--notify: '%s' is not one VAR=VALUE", argv[i]);
+		memcpy(msg + n, argv[i], l);
+		n += l;
+		msg[n++] = '\n';
+	}
+	msg[n - 1] = '\0';
+	rc = keep_sd_notify(msg);
+	if (rc < 0)
+		keep_die(rc == KEEP_ERR_INVAL ? KEEP_EXIT_USAGE : KEEP_EXIT_TEMP, "lease-status",
+			 "unable to notify systemd through $NOTIFY_SOCKET: %s",
+			 rc == KEEP_ERR_INVAL ? "an unusable socket address" : strerror(errno));
+	/* systemd maps a message to its unit by the sender's pid: a sender
+	 * gone before systemd reads its message is not found (sd_notify(3)) */
+	if (rc == 0)
+		keep_sleep_until_boot(keep_boot_ms() + NOTIFY_LINGER_MS);
+	return KEEP_EXIT_OK;
+}
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
-					     {"json", no_argument, NULL, OPT_JSON},
 					     {"paths", no_argument, NULL, OPT_PATHS},
 					     {"progress", no_argument, NULL, OPT_PROGRESS},
+					     {"notify", no_argument, NULL, OPT_NOTIFY},
 					     {NULL, 0, NULL, 0}};
 	enum keep_line_format fmt = KEEP_LINE_TEXT;
 	struct keep_cli cli;
@@ -225,7 +270,7 @@ int main(int argc, char **argv)
 	char dir[KEEP_PATH_MAX + 80], boot[64];
 	int64_t now;
 	int c, rc;
-	bool valid, paths = false, progress = false;
+	bool valid, paths = false, progress = false, sd = false;
 	const char *why;
 
 	keep_cli_init(&cli, "lease-status", usage);
@@ -234,13 +279,16 @@ int main(int argc, char **argv)
 			paths = true;
 		else if (c == OPT_PROGRESS)
 			progress = true;
-		else if (c == OPT_JSON)
-			fmt = KEEP_LINE_JSON;
+		else if (c == OPT_NOTIFY)
+			sd = true;
 		else
 			keep_cli_usage_error(&cli, "unknown option");
 	}
+	if (sd)
+		return notify(&cli, argc, argv, optind);
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	fmt = keep_line_out_format();
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.node_id[0])
 		keep_cli_usage_error(&cli, "no node id (--node-id or node_id: in the config)");
@@ -260,17 +308,15 @@ int main(int argc, char **argv)
 		keep_line_str(&b, "phase", "none");
 		keep_line_end(&b);
 		if (!(rc == KEEP_ERR_IO && errno == ENOENT))
-			fprintf(stderr, "lease-status: warning: unreadable lease state in '%s'\n",
-				dir);
+			keep_warn("lease-status", "unreadable lease state in '%s'", dir);
 		return KEEP_EXIT_NOT_LIVE;
 	}
 	now = keep_boot_ms(); /* after the read: the answer is about now */
 	keep_boot_id(boot, sizeof(boot));
 	why = keep_lease_state_incomparable(&st, boot);
 	if (why)
-		fprintf(stderr,
-			"lease-status: warning: the lease state in '%s' is not valid here: %s\n",
-			dir, why);
+		keep_warn("lease-status", "the lease state in '%s' is not valid here: %s", dir,
+			  why);
 	valid = keep_lease_state_valid(&st, now, boot);
 	keep_line_str(&b, "phase",
 		      valid || why || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");

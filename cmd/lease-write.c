@@ -28,6 +28,7 @@
 #include "../lib/statedir.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
+#include "../lib/version.h"
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -321,20 +322,20 @@ static void drain_events(struct driver *d)
 			break;
 		case KEEP_LEV_LOST:
 			if (e.reason == KEEP_REASON_CLOCK_BEHIND)
-				fprintf(stderr,
-					"%s: fatal: the wall clock is %lld ms behind the last "
-					"written_at of nodes/%s (%lld), more than ttl + grace "
-					"(%lld ms): not starting, nothing written; correct the "
-					"clock (docs/lease.md \"A wall clock behind the last "
-					"write\")\n",
-					d->prog, (long long)e.wait_ms, d->cfg.node_id,
-					(long long)e.written_at_ms,
-					(long long)keep_timing_takeover_ms(&d->cfg.timing));
+				keep_log(KEEP_LOG_FATAL, d->prog,
+					 "the wall clock is %lld ms behind the last "
+					 "written_at of nodes/%s (%lld), more than ttl + grace "
+					 "(%lld ms): not starting, nothing written; correct the "
+					 "clock (docs/lease.md \"A wall clock behind the last "
+					 "write\")",
+					 (long long)e.wait_ms, d->cfg.node_id,
+					 (long long)e.written_at_ms,
+					 (long long)keep_timing_takeover_ms(&d->cfg.timing));
 			else if (e.reason != KEEP_REASON_UNCONFIRMED)
-				fprintf(stderr,
-					"%s: fatal: node lease lost: %s (nodes/%s shows %s)\n",
-					d->prog, keep_lease_reason_name(e.reason), d->cfg.node_id,
-					e.state[0] ? e.state : "?");
+				keep_log(KEEP_LOG_FATAL, d->prog,
+					 "node lease lost: %s (nodes/%s shows %s)",
+					 keep_lease_reason_name(e.reason), d->cfg.node_id,
+					 e.state[0] ? e.state : "?");
 			else
 				keep_warn(d->prog,
 					  "clean stop: released not confirmed in time; peers will "
@@ -345,10 +346,10 @@ static void drain_events(struct driver *d)
 			break;
 		}
 	}
-	keep_metrics_set(&d->metrics, "keep_node_lease_valid_ms",
-			 keep_lease_valid(&d->sm, now) && !atomic_load(&stop_flag)
-			     ? d->sm.valid_until_mono_ms - now
-			     : 0);
+	keep_metrics_set_ms(&d->metrics, "keep_node_lease_valid_seconds",
+			    keep_lease_valid(&d->sm, now) && !atomic_load(&stop_flag)
+				? d->sm.valid_until_mono_ms - now
+				: 0);
 	keep_metrics_flush(&d->metrics);
 }
 
@@ -415,12 +416,12 @@ static void check_progress(struct driver *d, int64_t now_mono)
 
 	if (d->sm.phase == KEEP_LEASE_CHECK && d->sm.check_deadline_mono_ms > now_mono)
 		left = d->sm.check_deadline_mono_ms - now_mono;
-	keep_metrics_set(&d->metrics, "keep_start_check_wait_ms", left);
+	keep_metrics_set_ms(&d->metrics, "keep_start_check_wait_seconds", left);
 	keep_metrics_flush(&d->metrics);
 	if (left > 0 && (left + 999) / 1000 != last_s && isatty(2)) {
 		last_s = (left + 999) / 1000;
-		fprintf(stderr, "%s: start check: waiting %lld s more for nodes/%s (ttl + grace)\n",
-			d->prog, (long long)last_s, d->cfg.node_id);
+		keep_info(d->prog, "start check: waiting %lld s more for nodes/%s (ttl + grace)",
+			  (long long)last_s, d->cfg.node_id);
 	}
 }
 
@@ -620,6 +621,8 @@ int main(int argc, char **argv)
 	keep_metrics_inc(&d.metrics, "keep_node_lease_failures_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_node_lease_ran_out_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_clock_steps_total", 0);
+	keep_metrics_declare_requests(&d.metrics);
+	keep_metrics_flush(&d.metrics);
 
 	d.store = keep_store_open_or_die(d.prog, &d.cfg, NULL);
 
@@ -633,7 +636,7 @@ int main(int argc, char **argv)
 		if (*p <= ' ' || *p > '~')
 			*p = '_';
 	tmpl.pid = (int64_t)getpid();
-	snprintf(tmpl.software, sizeof(tmpl.software), "keep/0.1");
+	snprintf(tmpl.software, sizeof(tmpl.software), "%s", keep_software());
 
 	/* SIGUSR1 (from signal_thread) interrupts the main loop's sleep */
 	memset(&sa, 0, sizeof(sa));
@@ -709,11 +712,11 @@ int main(int argc, char **argv)
 			 * retry it, give up after ttl - safety (docs/lease.md
 			 * "State file failures") */
 			if (now - d.sd_fail_since_ms >= keep_timing_valid_for_ms(&d.cfg.timing)) {
-				fprintf(stderr,
-					"%s: fatal: unable to write the lease state file "
-					"'%s/lease' for %lld ms: %s: giving the lease up\n",
-					d.prog, d.node_dir, (long long)(now - d.sd_fail_since_ms),
-					strerror(d.sd_errno));
+				keep_log(KEEP_LOG_FATAL, d.prog,
+					 "unable to write the lease state file "
+					 "'%s/lease' for %lld ms: %s: giving the lease up",
+					 d.node_dir, (long long)(now - d.sd_fail_since_ms),
+					 strerror(d.sd_errno));
 				d.sd_fatal = true;
 				atomic_store(&stop_flag, 1);
 				continue;

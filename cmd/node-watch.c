@@ -32,7 +32,7 @@
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                  [--follow | --once [--table | --json]] [--stats]\n"
+    "                  [--follow | --once [--table]] [--json] [--stats]\n"
     "\n"
     "List nodes/ every heartbeat period; read a node's object only when needed\n"
     "(new, or its listed version token stopped changing).\n"
@@ -48,9 +48,11 @@ static const char usage[] =
     "             instance=.. written_at_ms=.. age_ms=.. format=3|1|2 [fenced_by=..\n"
     "             fenced_at_ms=..] [free_at_ms=..] [reason=..] [ahead_ms=..]`\n"
     "             (age_ms 0 and ahead_ms when written_at is ahead of this clock)\n"
-    "  --table    with --once: a table for people instead\n"
-    "  --json     with --once: each line as one JSON object, same fields\n"
-    "             (docs/formats.md)\n"
+    "  --table    with --once: a table for people instead (NODE STATE FORMAT HOST\n"
+    "             INSTANCE WRITTEN_AT_MS AGE NOTE; a fence's NOTE says when its\n"
+    "             records are free: `free in Ns`, or `free since Ns`)\n"
+    "  --json     each line as one JSON object, same fields (docs/formats.md);\n"
+    "             lease-fence --stdin reads the text lines only\n"
     "  --stats    at exit, one line on stderr: `stats requests=N get=N head=N\n"
     "             put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
     "             ambiguous=N prog=node-watch`\n"
@@ -341,8 +343,8 @@ static int print_table(struct driver *d, int64_t wall)
 {
 	size_t i;
 
-	printf("%-20s %-12s %-6s %-32s %-15s %-9s %s\n", "NODE", "STATE", "FORMAT", "INSTANCE",
-	       "WRITTEN_AT_MS", "AGE", "NOTE");
+	printf("%-20s %-12s %-6s %-20s %-32s %-15s %-9s %s\n", "NODE", "STATE", "FORMAT", "HOST",
+	       "INSTANCE", "WRITTEN_AT_MS", "AGE", "NOTE");
 	for (i = 0; i < d->n; i++) {
 		const struct seen *s = &d->v[i];
 		enum keep_node_status st =
@@ -350,24 +352,29 @@ static int print_table(struct driver *d, int64_t wall)
 		char age[32], note[200];
 
 		if (!s->decoded) {
-			printf("%-20s %-12s %-6s %-32s %-15s %-9s %s\n", s->node,
-			       keep_node_status_name(st), "-", "-", "-", "-", s->why);
+			printf("%-20s %-12s %-6s %-20s %-32s %-15s %-9s %s\n", s->node,
+			       keep_node_status_name(st), "-", "-", "-", "-", "-", s->why);
 			continue;
 		}
 		age_text(age, sizeof(age), keep_sub_sat_ms(wall, s->obj.written_at_ms));
 		note[0] = '\0';
-		if (st == KEEP_STATUS_FENCED)
-			snprintf(
-			    note, sizeof(note), "by %s, free in %llds",
-			    s->obj.fenced_by[0] ? s->obj.fenced_by : "?",
-			    (long long)(keep_add_sat_ms(
-					    keep_sub_sat_ms(keep_add_sat_ms(s->obj.written_at_ms,
-									    keep_timing_takeover_ms(
-										&d->cfg.timing)),
-							    wall),
-					    999) /
-					1000));
-		else if (st == KEEP_STATUS_RELEASED)
+		if (st == KEEP_STATUS_FENCED) {
+			/* when its records are free: ahead (in) or passed (since),
+			 * never a negative count */
+			int64_t left = keep_sub_sat_ms(
+			    keep_add_sat_ms(s->obj.written_at_ms,
+					    keep_timing_takeover_ms(&d->cfg.timing)),
+			    wall);
+
+			if (left > 0)
+				snprintf(note, sizeof(note), "by %s, free in %llds",
+					 s->obj.fenced_by[0] ? s->obj.fenced_by : "?",
+					 (long long)(keep_add_sat_ms(left, 999) / 1000));
+			else
+				snprintf(note, sizeof(note), "by %s, free since %llds",
+					 s->obj.fenced_by[0] ? s->obj.fenced_by : "?",
+					 (long long)(-left / 1000));
+		} else if (st == KEEP_STATUS_RELEASED)
 			snprintf(note, sizeof(note), "clean stop");
 		else if (st == KEEP_STATUS_OLD_RUNNING)
 			snprintf(note, sizeof(note), "ERROR: an old version is running");
@@ -380,9 +387,9 @@ static int print_table(struct driver *d, int64_t wall)
 				 "%swritten_at %llds ahead of this clock", l ? "; " : "",
 				 (long long)(keep_sub_sat_ms(s->obj.written_at_ms, wall) / 1000));
 		}
-		printf("%-20s %-12s %-6d %-32s %-15lld %-9s %s\n", s->node,
-		       keep_node_status_name(st), s->obj.format, s->obj.instance,
-		       (long long)s->obj.written_at_ms, age, note);
+		printf("%-20s %-12s %-6d %-20s %-32s %-15lld %-9s %s\n", s->node,
+		       keep_node_status_name(st), s->obj.format, s->obj.host[0] ? s->obj.host : "-",
+		       s->obj.instance, (long long)s->obj.written_at_ms, age, note);
 	}
 	return fflush(stdout) == 0 ? 0 : KEEP_EXIT_TEMP;
 }
@@ -440,10 +447,10 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	if (e->kind != KEEP_WEV_LEAVE && e->kind != KEEP_WEV_STALE &&
 	    e->status == KEEP_STATUS_OLD_RUNNING)
-		fprintf(stderr,
-			"%s: error: nodes/%s is an old-format heartbeat that is fresh or "
-			"rewritten: an old version is running (ADR 0020 section 6)\n",
-			d->prog, e->node);
+		keep_log(KEEP_LOG_ERROR, d->prog,
+			 "nodes/%s is an old-format heartbeat that is fresh or "
+			 "rewritten: an old version is running (ADR 0020 section 6)",
+			 e->node);
 	return rc;
 }
 
@@ -521,8 +528,8 @@ static void listing_health(struct driver *d, bool listed)
 		st = now - d->failing_since_mono_ms >= d->cfg.timing.ttl_ms ? LISTING_FAILED
 									    : LISTING_FAILING;
 	}
-	keep_metrics_set(&d->metrics, "keep_watch_listing_failing_ms",
-			 d->failing_since_mono_ms ? now - d->failing_since_mono_ms : 0);
+	keep_metrics_set_ms(&d->metrics, "keep_watch_listing_failing_seconds",
+			    d->failing_since_mono_ms ? now - d->failing_since_mono_ms : 0);
 	if (st != d->lstate || !d->lstate_written) {
 		if (st == LISTING_FAILED)
 			keep_warn(d->prog,
@@ -594,6 +601,9 @@ static int follow(struct driver *d)
 	d->beating = true;
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
+	keep_metrics_inc(&d->metrics, "keep_stale_candidates_total", 0);
+	keep_metrics_declare_requests(&d->metrics);
+	keep_metrics_flush(&d->metrics);
 	while (!keep_stop_flag) {
 		int64_t now = keep_boot_ms(), wake, due;
 
@@ -643,9 +653,7 @@ int main(int argc, char **argv)
 	keep_cli_watch_parse(&cli, argc, argv, &o);
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
-	if (o.json && !o.once)
-		keep_cli_usage_error(&cli, "--json needs --once and excludes --table");
-	d.fmt = o.json ? KEEP_LINE_JSON : d.fmt;
+	d.fmt = keep_line_out_format();
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	if (d.cfg.node_id[0] && keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)
 		keep_die(KEEP_EXIT_USAGE, d.prog, "state directory path too long");

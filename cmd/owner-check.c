@@ -19,7 +19,8 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] KEY GENERATION\n"
+    "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] [--json] KEY\n"
+    "                   GENERATION\n"
     "\n"
     "Exit 0 only if this node holds KEY at exactly GENERATION, acquired by\n"
     "the current lease-write instance with no lapse of the node lease since,\n"
@@ -27,6 +28,7 @@ static const char usage[] =
     "  check key=K generation=G ok=yes|no reason=ok|no-hold|other-generation|\n"
     "        old-instance|lapsed|releasing|not-valid\n"
     "No store I/O.\n"
+    "  --json  the line as one JSON object, ok a boolean (docs/formats.md)\n"
     "\n"
     "exit: 0 the grant may act; 1 no such hold (none, another generation, an\n"
     "earlier instance, a lapse since, its release pending); 14 the lease ran\n"
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
 	keep_line_begin(&b, "check");
 	keep_line_str(&b, "key", key);
 	keep_line_int(&b, "generation", gen);
-	keep_line_str(&b, "ok", g == KEEP_GRANT_OK ? "yes" : "no");
+	keep_line_bool(&b, "ok", g == KEEP_GRANT_OK);
 	keep_line_str(&b, "reason", keep_grant_name(g));
 	keep_line_end(&b);
 	return code;

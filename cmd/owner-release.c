@@ -88,9 +88,10 @@ static void on_event(void *arg, const struct keep_res_event *ev)
 			keep_owncmd_gauges(x->node_dir, rl->metrics, rl->stats);
 		if (rl->deadline_mono_ms && ev->left > 0 && isatty(2))
 			/* a person waits: for what, how long */
-			fprintf(stderr, "%s: drain: %lld release(s) pending, %lld s left at most\n",
-				prog, (long long)ev->left,
-				(long long)((rl->deadline_mono_ms - keep_boot_ms() + 999) / 1000));
+			keep_info(
+			    prog, "drain: %lld release(s) pending, %lld s left at most",
+			    (long long)ev->left,
+			    (long long)((rl->deadline_mono_ms - keep_boot_ms() + 999) / 1000));
 		return;
 	default:
 		break;
@@ -213,6 +214,7 @@ int main(int argc, char **argv)
 
 		keep_metrics_init(&m, NULL, x.cfg.node_id);
 		keep_metrics_set_prog(&m, follow ? x.cfg.metrics_textfile : NULL, prog);
+		keep_metrics_declare_requests(&m); /* every counter from 0 */
 		rl.metrics = &m;
 		rl.stats = &stats;
 		worst = resolve(&x, follow ? KEEP_RES_FOLLOW : KEEP_RES_PASS, 0, stores, nstores);

@@ -137,7 +137,7 @@ static int cmd_check(const char *name)
 	int err = ENOENT;
 
 	if (!name[0]) {
-		fprintf(stderr, "%s: fatal: cannot run '': %s\n", prog, strerror(ENOENT));
+		keep_log(KEEP_LOG_FATAL, prog, "cannot run '': %s", strerror(ENOENT));
 		return 127;
 	}
 	if (strchr(name, '/')) {
@@ -167,7 +167,7 @@ static int cmd_check(const char *name)
 				break;
 		}
 	}
-	fprintf(stderr, "%s: fatal: cannot run '%s': %s\n", prog, name, strerror(err));
+	keep_log(KEEP_LOG_FATAL, prog, "cannot run '%s': %s", name, strerror(err));
 	return err == ENOENT ? 127 : 126;
 }
 
@@ -202,7 +202,7 @@ static void run_child(char **cmd, const char *key, int64_t gen, const char *node
 	    setenv("KEEP_NODE_ID", node, 1) != 0)
 		_exit(KEEP_EXIT_TEMP);
 	execvp(cmd[0], cmd);
-	fprintf(stderr, "%s: fatal: cannot run '%s': %s\n", prog, cmd[0], strerror(errno));
+	keep_log(KEEP_LOG_FATAL, prog, "cannot run '%s': %s", cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 

@@ -27,20 +27,17 @@ static const char usage[] =
     "        unreadable|- free=yes|no\n"
     "free=yes: an acquisition may take it now (nobody, absent, or the §2 free\n"
     "rule holds on the read of nodes/N made after the record read).\n"
-    "  --json  the line as one JSON object, same fields (docs/formats.md)\n"
+    "  --json  the line as one JSON object, same fields, free a boolean\n"
+    "          (docs/formats.md)\n"
     "\n"
     "exit: 0 shown; 1 the store refused a read (403, no such bucket); 17 the\n"
     "record is not ours; 100 usage; 111 a read failed for now (timeout, 5xx).\n";
 
 static const char *prog = "owner-show";
 
-enum { OPT_JSON = 0x2000 };
-
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    KEEP_CLI_LONGOPTS, {"json", no_argument, NULL, OPT_JSON}, {NULL, 0, NULL, 0}};
-	enum keep_line_format fmt = KEEP_LINE_TEXT;
+	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_store *store;
@@ -50,15 +47,13 @@ int main(int argc, char **argv)
 	struct keep_owner_read orr;
 	struct keep_buf b;
 	char shown[300];
-	const char *key, *state, *holder = NULL, *free_s = "yes";
+	const char *key, *state, *holder = NULL;
+	bool is_free = true;
 	int c;
 
 	keep_cli_init(&cli, prog, usage);
-	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1) {
-		if (c != OPT_JSON)
-			keep_cli_usage_error(&cli, "unknown option");
-		fmt = KEEP_LINE_JSON;
-	}
+	while ((c = keep_cli_next(&cli, argc, argv, "hc:", opts)) != -1)
+		keep_cli_usage_error(&cli, "unknown option");
 	if (argc - optind != 1)
 		keep_cli_usage_error(&cli, "exactly one KEY");
 	key = argv[optind];
@@ -106,13 +101,13 @@ int main(int argc, char **argv)
 		f = keep_node_free(rec.node, rec.instance, nr.reply.outcome == KEEP_STORE_OK,
 				   nr.ok ? &obj : NULL, keep_judge_wall_cfg(&cfg), &cfg.timing,
 				   NULL);
-		free_s = f == KEEP_FREE_YES ? "yes" : "no";
+		is_free = f == KEEP_FREE_YES;
 		/* live naming the record's instance shows as live; live naming
 		 * another instance is a newer process of that node */
 		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
 			holder = "live-other-instance";
 	}
-	keep_line_begin_fmt(&b, "owner", fmt);
+	keep_line_begin(&b, "owner");
 	keep_line_str(&b, "key", key);
 	keep_line_str(&b, "state", state);
 	keep_line_str(&b, "node", rec.held ? rec.node : NULL);
@@ -122,7 +117,7 @@ int main(int argc, char **argv)
 	else
 		keep_line_str(&b, "generation", NULL);
 	keep_line_str(&b, "holder", holder);
-	keep_line_str(&b, "free", free_s);
+	keep_line_bool(&b, "free", is_free);
 	keep_line_end(&b);
 	keep_store_free(store);
 	return KEEP_EXIT_OK;

@@ -442,7 +442,7 @@ static int print_owner_line(struct driver *d, const struct rec *r, int64_t wall)
 		      : r->v.holder == KEEP_HOLDER_UNKNOWN
 			  ? keep_holder_name(KEEP_HOLDER_UNREADABLE)
 			  : keep_holder_name(r->v.holder));
-	keep_line_str(&b, "free", is_free(d, r, wall) ? "yes" : "no");
+	keep_line_bool(&b, "free", is_free(d, r, wall));
 	if (!r->v.readable)
 		keep_line_str(&b, "reason", r->why);
 	return emit(&b);
@@ -636,7 +636,7 @@ int main(int argc, char **argv)
 	if (!prefix_valid(d.prefix))
 		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
 				     keep_line_escaped(d.prefix, shown, sizeof(shown)));
-	d.fmt = o.json ? KEEP_LINE_JSON : d.fmt;
+	d.fmt = keep_line_out_format();
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	snprintf(d.want_prefix, sizeof(d.want_prefix), "%s%s", KEEP_OWNER_PREFIX, d.prefix);
 	slash = strrchr(d.prefix, '/');

@@ -47,7 +47,7 @@ static void emit(struct probe *p)
 
 static void say_step(struct probe *p, const char *step, enum keep_outcome o)
 {
-	keep_line_start(&p->line, "probe");
+	keep_line_start_out(&p->line, "probe");
 	keep_line_str(&p->line, "step", step);
 	keep_line_str(&p->line, "outcome", keep_outcome_name(o));
 	emit(p);
@@ -68,7 +68,7 @@ static void cleanup(struct probe *p)
 static int failed(struct probe *p, const char *step, const char *want, const char *got,
 		  const struct keep_reply *r)
 {
-	keep_line_start(&p->line, "probe");
+	keep_line_start_out(&p->line, "probe");
 	keep_line_str(&p->line, "result", "failed");
 	keep_line_str(&p->line, "step", step);
 	keep_line_str(&p->line, "want", want);
@@ -150,7 +150,7 @@ static int run(struct probe *p)
 	if ((x = expect(p, "gone", rc, &r, KEEP_STORE_NOT_FOUND)))
 		return x;
 
-	keep_line_start(&p->line, "probe");
+	keep_line_start_out(&p->line, "probe");
 	keep_line_str(&p->line, "result", "ok");
 	keep_line_str(&p->line, "store", p->url);
 	emit(p);

@@ -27,6 +27,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownerrec.h"
+#include "../lib/ownstore.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
 #include "../lib/upgrade.h"
@@ -52,9 +53,13 @@ static const char usage[] =
     "          held key=K node=N generation=G expires_at_ms=E live_until_ms=U\n"
     "          error key=K reason=invalid-key|bad-object|bad-key|store\n"
     "forget  delete NODE's old-format heartbeat, or (--stale) every one, once stale\n"
-    "        by the guard's test; never a format-3 object:\n"
-    "          forgot node=N format=F written_at_ms=W\n"
+    "        by the guard's test; never a node lease (format 3), except (NODE\n"
+    "        only) an operator's fence created over an absent object (`lease-fence\n"
+    "        --create`, instance -) when no ownership record names NODE (every\n"
+    "        record under owners/ is read first):\n"
+    "          forgot node=N format=F written_at_ms=W [checked_records=R]\n"
     "          kept node=N reason=fresh|format-3|bad-object [left_ms=L]\n"
+    "          kept node=N reason=named|unreadable key=K   (a record names N)\n"
     "          absent node=N\n"
     "native  on a bucket with no leases/, wal/ or snapshot/ object, create the\n"
     "        cluster object `cluster` (If-None-Match): first acquisitions then\n"
@@ -264,11 +269,11 @@ static int guard(struct ctx *x)
 				keep_line_int(&b, "written_at_ms", e->written_at_ms);
 				keep_line_int(&b, "previous_written_at_ms", e->prev_written_at_ms);
 				keep_line_end(&b);
-				fprintf(stderr,
-					"%s: fatal: an old (per-actor lease) node is running: "
-					"'nodes/%s' was rewritten; stop it first "
-					"(docs/runbooks/upgrade.md)\n",
-					prog, e->node);
+				keep_log(KEEP_LOG_FATAL, prog,
+					 "an old (per-actor lease) node is running: "
+					 "'nodes/%s' was rewritten; stop it first "
+					 "(docs/runbooks/upgrade.md)",
+					 e->node);
 			}
 			rc = KEEP_EXIT_OLD_RUNNING;
 			goto out;
@@ -295,7 +300,8 @@ static int guard(struct ctx *x)
 			keep_line_int(&b, "left_ms", e->left_ms);
 			keep_line_end(&b);
 		}
-		keep_metrics_set(&m, "keep_start_guard_wait_ms", g.left_ms > 0 ? g.left_ms : 0);
+		keep_metrics_set_ms(&m, "keep_start_guard_wait_seconds",
+				    g.left_ms > 0 ? g.left_ms : 0);
 		keep_metrics_flush(&m);
 		if (g.left_ms > 0)
 			keep_info(prog,
@@ -306,7 +312,7 @@ static int guard(struct ctx *x)
 		keep_sleep_until_boot(g.next_mono_ms);
 	}
 out:
-	keep_metrics_set(&m, "keep_start_guard_wait_ms", 0);
+	keep_metrics_set_ms(&m, "keep_start_guard_wait_seconds", 0);
 	keep_metrics_flush(&m);
 	keep_guard_release(&g);
 	free(objs);
@@ -480,6 +486,90 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
 
 /* ---- forget ------------------------------------------------------------------ */
 
+/* The created fence of id (KEEP_FORGET_FENCE) may go only when no
+ * ownership record names id: list owners/ and read every record
+ * (keep_upgrade_forget_fence_record), saying how many were checked. 0 when
+ * none names it (*checked: records read); else the exit code, with the
+ * `kept` line said (1: a record names id, or one could not be read). */
+static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked)
+{
+	struct keep_owner_rec rec;
+	struct keep_owner_read orr;
+	struct keep_list l;
+	struct keep_reply r;
+	struct keep_buf b;
+	int64_t next_say = keep_boot_ms() + x->cfg.timing.period_ms;
+	size_t i, plen = strlen(KEEP_OWNER_PREFIX);
+	int rc = 0;
+
+	*checked = 0;
+	keep_list_init(&l);
+	keep_store_list(x->store, KEEP_OWNER_PREFIX, &l, &r);
+	if (r.outcome != KEEP_STORE_OK) {
+		keep_warn(prog, "unable to list " KEEP_OWNER_PREFIX ": %s: %s",
+			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+		keep_list_release(&l);
+		return keep_exit_of_reply(&r);
+	}
+	keep_warn_skipped(prog, KEEP_OWNER_PREFIX, &l);
+	if (l.nskipped) { /* a key it cannot read may name id */
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		keep_line_start_out(&b, "kept");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", "unreadable");
+		keep_line_str(&b, "key", l.skipped[0].key);
+		keep_line_end(&b);
+		keep_warn(prog,
+			  "the listing of " KEEP_OWNER_PREFIX " skipped %zu key(s) it cannot read: "
+			  "the fence of nodes/%s stays",
+			  l.nskipped, id);
+		keep_list_release(&l);
+		return KEEP_EXIT_NO;
+	}
+	for (i = 0; i < l.n && !rc; i++) {
+		const char *key = l.v[i].key + plen;
+		enum keep_forget_record fr;
+
+		if (strncmp(l.v[i].key, KEEP_OWNER_PREFIX, plen) != 0 ||
+		    !keep_owner_key_valid(key)) {
+			keep_warn(prog, "'%s' is no ownership record key: skipped", l.v[i].key);
+			continue;
+		}
+		keep_owner_read(x->store, key, &rec, &orr);
+		fr = keep_upgrade_forget_fence_record(id, orr.reply.outcome, orr.ok ? &rec : NULL);
+		(*checked)++;
+		if (fr == KEEP_FORGET_REC_CLEAR) {
+			if (keep_boot_ms() >= next_say) { /* a long check says how far it is */
+				keep_info(prog, "forget %s: %lld of %zu ownership records checked",
+					  id, (long long)*checked, l.n);
+				next_say = keep_boot_ms() + x->cfg.timing.period_ms;
+			}
+			continue;
+		}
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		keep_line_start_out(&b, "kept");
+		keep_line_str(&b, "node", id);
+		keep_line_str(&b, "reason", fr == KEEP_FORGET_REC_NAMED ? "named" : "unreadable");
+		keep_line_str(&b, "key", key);
+		keep_line_end(&b);
+		if (fr == KEEP_FORGET_REC_NAMED) {
+			keep_info(prog,
+				  "owners/%s names %s (generation %lld): the fence of nodes/%s "
+				  "frees it, so it stays",
+				  key, id, (long long)rec.generation, id);
+			rc = KEEP_EXIT_NO;
+		} else {
+			keep_warn(prog,
+				  "owners/%s could not be read (%s): the fence of nodes/%s stays",
+				  key, orr.why, id);
+			rc = orr.reply.outcome == KEEP_STORE_OK ? KEEP_EXIT_NO
+								: keep_exit_of_reply(&orr.reply);
+		}
+	}
+	keep_list_release(&l);
+	return rc;
+}
+
 /* Forget one node. quiet: --stale (no line for format-3 objects). */
 static int forget_one(struct ctx *x, const char *id, bool quiet)
 {
@@ -489,7 +579,8 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	struct keep_reply r;
 	struct keep_buf b;
 	char k[KEEP_NODE_ID_MAX + 8];
-	int64_t left = 0;
+	int64_t left = 0, checked = -1;
+	int rc;
 
 	keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o, &nr);
 	v = keep_upgrade_forget_decide(nr.reply.outcome, nr.ok ? &o : NULL, nr.derr,
@@ -499,7 +590,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	switch (v) {
 	case KEEP_FORGET_ABSENT:
 		if (!quiet) {
-			keep_line_start(&b, "absent");
+			keep_line_start_out(&b, "absent");
 			keep_line_str(&b, "node", id);
 			keep_line_emit(&b);
 		}
@@ -507,14 +598,30 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		return KEEP_EXIT_OK;
 	case KEEP_FORGET_FAILED:
 		keep_warn(prog, "unable to read nodes/%s: %s", id, nr.why);
-		keep_line_start(&b, "error");
+		keep_line_start_out(&b, "error");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "store");
 		keep_line_end(&b);
 		return keep_exit_of_reply(&nr.reply);
+	case KEEP_FORGET_FENCE:
+		if (quiet) { /* --stale forgets old heartbeats only */
+			keep_buf_release(&b);
+			return KEEP_EXIT_OK;
+		}
+		keep_buf_release(&b);
+		rc = fence_unnamed(x, id, &checked);
+		if (rc)
+			return rc;
+		keep_info(prog,
+			  "nodes/%s is an operator's fence created over an absent object; none of "
+			  "the %lld ownership records under " KEEP_OWNER_PREFIX
+			  " names %s: removing it",
+			  id, (long long)checked, id);
+		keep_buf_init(&b, KEEP_LINE_MAX);
+		break;
 	case KEEP_FORGET_FORMAT3:
 		if (!quiet) {
-			keep_line_start(&b, "kept");
+			keep_line_start_out(&b, "kept");
 			keep_line_str(&b, "node", id);
 			keep_line_str(&b, "reason", "format-3");
 			keep_line_emit(&b);
@@ -523,13 +630,13 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
 	case KEEP_FORGET_BAD_OBJECT:
 		keep_warn(prog, "nodes/%s is not ours or malformed (%s): not deleted", id, nr.why);
-		keep_line_start(&b, "kept");
+		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "bad-object");
 		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_BAD_OBJECT;
 	case KEEP_FORGET_FRESH:
-		keep_line_start(&b, "kept");
+		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "fresh");
 		keep_line_int(&b, "format", o.format);
@@ -546,10 +653,12 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	snprintf(k, sizeof(k), "nodes/%s", id);
 	keep_store_del(x->store, k, nr.reply.version, &r);
 	if (r.outcome == KEEP_STORE_OK || r.outcome == KEEP_STORE_NOT_FOUND) {
-		keep_line_start(&b, "forgot");
+		keep_line_start_out(&b, "forgot");
 		keep_line_str(&b, "node", id);
 		keep_line_int(&b, "format", o.format);
 		keep_line_int(&b, "written_at_ms", o.written_at_ms);
+		if (checked >= 0) /* a created fence: the records it checked */
+			keep_line_int(&b, "checked_records", checked);
 		keep_line_end(&b);
 		return KEEP_EXIT_OK;
 	}
@@ -561,7 +670,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		struct keep_node_obj o2;
 
 		keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o2, &again);
-		keep_line_start(&b, "kept");
+		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason",
 			      again.reply.outcome == KEEP_STORE_OK &&
@@ -573,7 +682,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	}
 	keep_warn(prog, "unable to delete nodes/%s: %s: %s", id, keep_outcome_name(r.outcome),
 		  r.detail[0] ? r.detail : "-");
-	keep_line_start(&b, "error");
+	keep_line_start_out(&b, "error");
 	keep_line_str(&b, "node", id);
 	keep_line_str(&b, "reason", "store");
 	keep_line_end(&b);
@@ -615,7 +724,7 @@ static int native_line(const char *type, const char *reason, const char *key, in
 	int rc;
 
 	keep_buf_init(&line, KEEP_LINE_MAX);
-	keep_line_start(&line, type);
+	keep_line_start_out(&line, type);
 	if (reason)
 		keep_line_str(&line, "reason", reason);
 	if (key)

@@ -12,7 +12,11 @@
 #include "exitcode.h"
 #include "holds.h"
 #include "line.h"
+#include "log.h"
 #include "parse.h"
+#include "version.h"
+
+#include <unistd.h>
 
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage)
 {
@@ -21,6 +25,27 @@ void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage)
 	cli->usage = usage;
 	cli->jobs = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+}
+
+/* --state-dir DIR: a relative DIR is taken from the working directory, as
+ * any command-line path is (the configuration's state_dir must be
+ * absolute: a service's working directory is /). Too long: usage error. */
+static const char *state_dir_flag(struct keep_cli *cli, const char *arg)
+{
+	char cwd[sizeof(cli->state_dir_abs)];
+	int n;
+
+	if (!arg[0] || arg[0] == '/')
+		return arg;
+	if (!getcwd(cwd, sizeof(cwd)))
+		keep_die(KEEP_EXIT_USAGE, cli->prog,
+			 "--state-dir '%s' is relative and the working directory is unknown: %s",
+			 arg, strerror(errno));
+	n = snprintf(cli->state_dir_abs, sizeof(cli->state_dir_abs), "%s%s%s", cwd,
+		     strcmp(cwd, "/") == 0 ? "" : "/", arg);
+	if (n < 0 || (size_t)n >= sizeof(cli->state_dir_abs))
+		keep_die(KEEP_EXIT_USAGE, cli->prog, "--state-dir '%s': path too long", arg);
+	return cli->state_dir_abs;
 }
 
 bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg)
@@ -42,7 +67,19 @@ bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg)
 		cli->node_id = arg;
 		return true;
 	case KEEP_OPT_STATE_DIR:
-		cli->state_dir = arg;
+		cli->state_dir = state_dir_flag(cli, arg);
+		return true;
+	case KEEP_OPT_VERSION:
+		printf("%s (keep) %s\n", cli->prog, keep_version());
+		fflush(stdout);
+		exit(KEEP_EXIT_OK);
+	case KEEP_OPT_JSON:
+		cli->json = true;
+		keep_line_set_out_format(KEEP_LINE_JSON);
+		return true;
+	case KEEP_OPT_TIMESTAMPS:
+		cli->timestamps = true;
+		keep_log_set_event_timestamps(true);
 		return true;
 	case KEEP_OPT_CHECK:
 		cli->check_only = true;
@@ -57,26 +94,56 @@ bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg)
 	return false;
 }
 
-static void put_usage(FILE *f, const char *usage)
+/* The usage's first synopsis form as one line into out: its first line
+ * and the lines continuing it (indented, not naming the program again),
+ * spaces collapsed. */
+static void first_form(const char *usage, const char *prog, char *out, size_t n)
 {
-	if (!usage || !*usage)
-		return;
-	fputs(usage, f);
-	if (usage[strlen(usage) - 1] != '\n')
-		fputc('\n', f);
+	size_t o = 0, pl = strlen(prog);
+	const char *p = usage;
+	bool space = false, first = true;
+
+	while (*p && o + 1 < n) {
+		const char *eol = strchr(p, '\n'), *q = p;
+
+		if (!eol)
+			eol = p + strlen(p);
+		if (!first) {
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q == p || q == eol ||
+			    ((size_t)(eol - q) > pl && strncmp(q, prog, pl) == 0 && q[pl] == ' '))
+				break; /* not indented, empty, or the next form */
+		}
+		for (; q < eol && o + 1 < n; q++) {
+			if (*q == ' ' || *q == '\t') {
+				space = o > 0;
+				continue;
+			}
+			if (space && o + 2 < n)
+				out[o++] = ' ';
+			space = false;
+			out[o++] = *q;
+		}
+		space = o > 0;
+		first = false;
+		p = *eol ? eol + 1 : eol;
+	}
+	out[o] = '\0';
 }
 
 void keep_cli_usage_error(const struct keep_cli *cli, const char *fmt, ...)
 {
+	char form[512];
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: ", cli->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	keep_vlog(KEEP_LOG_FATAL, cli->prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	put_usage(stderr, cli->usage);
+	/* the hint: the synopsis' first form, not the whole usage */
+	first_form(cli->usage ? cli->usage : "", cli->prog, form, sizeof(form));
+	if (form[0])
+		keep_info(cli->prog, "%s (`%s -h` prints the whole usage)", form, cli->prog);
 	exit(KEEP_EXIT_USAGE);
 }
 
@@ -113,14 +180,8 @@ void keep_cli_load_config(const struct keep_cli *cli, struct keep_config *c)
 		set_flag(cli, "--state-dir", c->state_dir, sizeof(c->state_dir), cli->state_dir);
 	if (keep_config_check(c, err, sizeof(err)))
 		keep_die(KEEP_EXIT_USAGE, cli->prog, "invalid configuration: %s", err);
-}
-
-static void vsay(const char *prog, const char *what, const char *fmt, va_list ap)
-{
-	fflush(stdout);
-	fprintf(stderr, "%s: %s", prog ? prog : "keep", what);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	keep_log_set_timestamps(c->log_timestamps);
+	keep_log_set_event_timestamps(cli->timestamps || c->log_event_timestamps);
 }
 
 void keep_die(int code, const char *prog, const char *fmt, ...)
@@ -128,7 +189,7 @@ void keep_die(int code, const char *prog, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(prog, "fatal: ", fmt, ap);
+	keep_vlog(KEEP_LOG_FATAL, prog, fmt, ap);
 	va_end(ap);
 	exit(code);
 }
@@ -138,7 +199,7 @@ void keep_warn(const char *prog, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(prog, "warning: ", fmt, ap);
+	keep_vlog(KEEP_LOG_WARNING, prog, fmt, ap);
 	va_end(ap);
 }
 
@@ -147,7 +208,7 @@ void keep_info(const char *prog, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(prog, "", fmt, ap);
+	keep_vlog(KEEP_LOG_INFO, prog, fmt, ap);
 	va_end(ap);
 }
 
@@ -229,13 +290,28 @@ void keep_cli_node_dir(const struct keep_cli *cli, const struct keep_config *c, 
 int keep_cli_next(struct keep_cli *cli, int argc, char **argv, const char *shortopts,
 		  const struct option *opts)
 {
+	char so[64];
 	int c;
 
-	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+	/* a leading ':' tells a missing value (':') from an unknown option
+	 * ('?'); getopt's own messages are off: ours name the option */
+	snprintf(so, sizeof(so), ":%s", shortopts[0] == ':' ? shortopts + 1 : shortopts);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, so, opts, NULL)) != -1) {
+		const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+		char shown[200];
+
 		if (keep_cli_common_opt(cli, c, optarg))
 			continue;
-		if (c == '?' || c == ':')
-			keep_cli_usage_error(cli, "unknown option or missing argument");
+		if (c == ':')
+			keep_cli_usage_error(cli, "option '%s' needs a value",
+					     keep_line_escaped(arg, shown, sizeof(shown)));
+		if (c == '?') {
+			if (optopt && !(arg[0] == '-' && arg[1] == '-'))
+				keep_cli_usage_error(cli, "unknown option '-%c'", optopt);
+			keep_cli_usage_error(cli, "unknown option '%s'",
+					     keep_line_escaped(arg, shown, sizeof(shown)));
+		}
 		return c;
 	}
 	return -1;
@@ -269,9 +345,9 @@ void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct ke
 		o->once |= c == KEEP_OPT_ONCE;
 		o->follow |= c == KEEP_OPT_FOLLOW;
 		o->table |= c == KEEP_OPT_TABLE;
-		o->json |= c == KEEP_OPT_JSON;
 	}
-	o->stats = cli->stats; /* --stats: taken by keep_cli_common_opt */
+	o->stats = cli->stats; /* --stats, --json: taken by keep_cli_common_opt */
+	o->json = cli->json;
 	if (o->once && o->follow)
 		keep_cli_usage_error(cli, "--once and --follow exclude each other");
 	if (o->table && !o->once)

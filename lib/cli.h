@@ -1,9 +1,12 @@
 /* keep — what every command shares: common flags, config, diagnostics.
  *
- * Every command takes: -h/--help, -c/--config FILE, --store URL,
- * --node-id ID, --state-dir DIR (flags override the file).
- * Diagnostics go to stderr as "prog: message" (keep_die / keep_warn);
- * never a secret. */
+ * Every command takes: -h/--help, --version, -c/--config FILE, --store URL,
+ * --node-id ID, --state-dir DIR (flags override the file; a relative
+ * --state-dir is taken from the working directory), --json (stdout's lines
+ * as JSON objects, lib/line.h) and --timestamps (stdout's lines end with
+ * ts=TIME, lib/log.h).
+ * Diagnostics go to stderr as "prog: LEVEL: message" (keep_die / keep_warn
+ * / keep_info, lib/log.h); never a secret. */
 #ifndef KEEP_CLI_H
 #define KEEP_CLI_H
 
@@ -26,17 +29,18 @@ enum {
 	KEEP_OPT_ONCE,	/* the rest: KEEP_CLI_WATCH_LONGOPTS */
 	KEEP_OPT_FOLLOW,
 	KEEP_OPT_TABLE,
-	KEEP_OPT_JSON,
+	KEEP_OPT_JSON,	     /* the common --json */
+	KEEP_OPT_VERSION,    /* --version */
+	KEEP_OPT_TIMESTAMPS, /* --timestamps */
 };
 
-/* --once, --follow, --table, --json, --stats and --check: the options of
- * the two watchers (node-watch, owner-watch; docs/fencing.md,
- * docs/ownership.md), one table for both. */
+/* --once, --follow, --table, --stats and --check: the options of the two
+ * watchers (node-watch, owner-watch; docs/fencing.md, docs/ownership.md),
+ * one table for both (--json is common). */
 #define KEEP_CLI_WATCH_LONGOPTS                                                                    \
 	{"once", no_argument, NULL, KEEP_OPT_ONCE},                                                \
 	    {"follow", no_argument, NULL, KEEP_OPT_FOLLOW},                                        \
 	    {"table", no_argument, NULL, KEEP_OPT_TABLE},                                          \
-	    {"json", no_argument, NULL, KEEP_OPT_JSON},                                            \
 	    {"stats", no_argument, NULL, KEEP_OPT_STATS},                                          \
 	{                                                                                          \
 		"check", no_argument, NULL, KEEP_OPT_CHECK                                         \
@@ -54,6 +58,9 @@ enum {
 	{"help", no_argument, NULL, 'h'}, {"config", required_argument, NULL, 'c'},                \
 	    {"store", required_argument, NULL, KEEP_OPT_STORE},                                    \
 	    {"node-id", required_argument, NULL, KEEP_OPT_NODE_ID},                                \
+	    {"version", no_argument, NULL, KEEP_OPT_VERSION},                                      \
+	    {"json", no_argument, NULL, KEEP_OPT_JSON},                                            \
+	    {"timestamps", no_argument, NULL, KEEP_OPT_TIMESTAMPS},                                \
 	{                                                                                          \
 		"state-dir", required_argument, NULL, KEEP_OPT_STATE_DIR                           \
 	}
@@ -68,6 +75,9 @@ struct keep_cli {
 	bool check_only; /* --check was given (commands that list it in their options) */
 	int jobs;	 /* --jobs N (1..KEEP_BATCH_JOBS_MAX), 1 when not given */
 	bool stats;	 /* --stats was given */
+	bool json;	 /* --json was given: stdout's lines are JSON (keep_line_out_format) */
+	bool timestamps; /* --timestamps was given: stdout's lines end with ts= */
+	char state_dir_abs[4096]; /* a relative --state-dir made absolute (state_dir points here) */
 };
 
 /* What a command needs from the configuration (keep_cli_setup). */
@@ -76,13 +86,15 @@ enum {
 	KEEP_NEED_STORE = 2, /* a store URL */
 };
 
-/* Set prog and usage; stdout line-buffered. */
+/* Set prog and usage; stdout line-buffered. The usage's first line is
+ * its synopsis ("usage: prog ..."): misuse prints it as the hint. */
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage);
 
 /* The next option of the command line that is the command's own: common
- * options are handled on the way (keep_cli_common_opt), an unknown one is a
- * usage error (exit 100). -1 at the end (optind is then the first operand).
- * shortopts: "hc:" plus the command's own short options. */
+ * options are handled on the way (keep_cli_common_opt), an unknown one, or
+ * one without its value, is a usage error naming it (exit 100). -1 at the
+ * end (optind is then the first operand). shortopts: "hc:" plus the
+ * command's own short options (getopt's own messages are off). */
 int keep_cli_next(struct keep_cli *cli, int argc, char **argv, const char *shortopts,
 		  const struct option *opts);
 
@@ -92,9 +104,9 @@ struct keep_watch_opts {
 };
 
 /* Parse argv for a watcher (node-watch, owner-watch): the common options
- * and KEEP_CLI_WATCH_LONGOPTS into *o (zeroed first). A usage error (exit
- * 100) for --once with --follow, --table without --once, --table with
- * --json. optind is then the first operand. */
+ * and KEEP_CLI_WATCH_LONGOPTS into *o (zeroed first; o->json is the common
+ * --json). A usage error (exit 100) for --once with --follow, --table
+ * without --once, --table with --json. optind is then the first operand. */
 void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct keep_watch_opts *o);
 
 /* An invalid actor key given to a command: the warning on stderr (what a
@@ -103,15 +115,20 @@ void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct ke
 int keep_cli_invalid_key(const char *prog, const char *key);
 
 /* Handle a common option returned by getopt_long. true if it was one
- * (and was consumed); 'h' prints usage to stdout and exits 0. */
+ * (and was consumed); 'h' prints usage to stdout and exits 0; --version
+ * prints `PROG (keep) VERSION` (lib/version.h) and exits 0. */
 bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg);
 
-/* Misuse: "prog: why" plus the usage to stderr, exit KEEP_EXIT_USAGE. */
+/* Misuse: two lines on stderr, exit KEEP_EXIT_USAGE: "prog: fatal: why",
+ * then "prog: info: usage: SYNOPSIS (`prog -h` prints the whole usage)"
+ * with the first line of the usage text (not the whole text). */
 void keep_cli_usage_error(const struct keep_cli *cli, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), noreturn));
 
-/* Load defaults, the config file, then the flags into c; validate.
- * On any error prints "prog: fatal: ..." and exits KEEP_EXIT_USAGE. */
+/* Load defaults, the config file, then the flags into c; validate; apply
+ * log.timestamps and log.event_timestamps (or --timestamps) to the
+ * diagnostics and stdout's lines (lib/log.h). On any error prints "prog:
+ * fatal: ..." and exits KEEP_EXIT_USAGE. */
 void keep_cli_load_config(const struct keep_cli *cli, struct keep_config *c);
 
 /* keep_cli_load_config, then keep_cli_require. */
@@ -149,12 +166,12 @@ int keep_cli_jobs_arg(const struct keep_cli *cli, const char *arg);
 extern volatile sig_atomic_t keep_stop_flag;
 void keep_cli_stop_signals(void);
 
-/* "prog: fatal: <msg>" to stderr and exit(code). */
+/* "prog: fatal: <msg>" to stderr (keep_log) and exit(code). */
 void keep_die(int code, const char *prog, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
-/* "prog: warning: <msg>" to stderr. */
+/* "prog: warning: <msg>" to stderr (keep_log). */
 void keep_warn(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* "prog: <msg>" to stderr (informational). */
+/* "prog: info: <msg>" to stderr (keep_log): what it does or waits for. */
 void keep_info(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

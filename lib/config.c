@@ -25,6 +25,8 @@ void keep_config_defaults(struct keep_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", "/var/lib/keep");
 	keep_timing_defaults(&c->timing);
 	c->s3_timeout_ms = 10000;
+	c->log_timestamps = KEEP_LOG_TS_AUTO;
+	keep_log_ts_parse(getenv(KEEP_LOG_TS_ENV), &c->log_timestamps);
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -157,8 +159,22 @@ static int set_bool(struct loader *ld, const yaml_node_t *n, const char *key, bo
 	return 0;
 }
 
+/* log.timestamps: auto, always or never (lib/log.h). */
+static int set_log_ts(struct loader *ld, const yaml_node_t *n, const char *key,
+		      enum keep_log_ts *dst)
+{
+	const char *v;
+	int rc = 0;
+
+	if (!(v = scalar(ld, n, key, &rc)))
+		return rc;
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !keep_log_ts_parse(v, dst))
+		return fail(ld, n, "'%s' must be auto, always or never", key);
+	return 0;
+}
+
 /* Field kinds of the schema. */
-enum kind { K_STR, K_MS, K_BOOL, K_MAP };
+enum kind { K_STR, K_MS, K_BOOL, K_MAP, K_LOGTS };
 
 struct field {
 	const char *key;
@@ -203,11 +219,17 @@ static const struct field metrics_fields[] = {
     {NULL, K_STR, 0, 0, NULL},
 };
 
-static const struct field top_fields[] = {
-    STR("node_id", node_id),	    STR("store", store),
-    STR("state_dir", state_dir),    {"lease", K_MAP, 0, 0, lease_fields},
-    {"s3", K_MAP, 0, 0, s3_fields}, {"metrics", K_MAP, 0, 0, metrics_fields},
+static const struct field log_fields[] = {
+    {"timestamps", K_LOGTS, offsetof(struct keep_config, log_timestamps), 0, NULL},
+    {"event_timestamps", K_BOOL, offsetof(struct keep_config, log_event_timestamps), 0, NULL},
     {NULL, K_STR, 0, 0, NULL},
+};
+
+static const struct field top_fields[] = {
+    STR("node_id", node_id),	      STR("store", store),
+    STR("state_dir", state_dir),      {"lease", K_MAP, 0, 0, lease_fields},
+    {"s3", K_MAP, 0, 0, s3_fields},   {"metrics", K_MAP, 0, 0, metrics_fields},
+    {"log", K_MAP, 0, 0, log_fields}, {NULL, K_STR, 0, 0, NULL},
 };
 
 /* state_dir: absolute (every command resolves it the same way, whatever
@@ -296,6 +318,10 @@ static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *
 			break;
 		case K_BOOL:
 			rc = set_bool(ld, v, f->key, (bool *)(void *)((char *)ld->c + f->off));
+			break;
+		case K_LOGTS:
+			rc = set_log_ts(ld, v, f->key,
+					(enum keep_log_ts *)(void *)((char *)ld->c + f->off));
 			break;
 		case K_MAP:
 		default:

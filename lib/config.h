@@ -25,6 +25,9 @@
  *     timeout_ms: 10000
  *   metrics:
  *     textfile: /var/lib/prometheus/node-exporter/keep.prom   # "" = none
+ *   log:
+ *     timestamps: auto               # auto | always | never (lib/log.h)
+ *     event_timestamps: false        # stdout's lines end with ts=
  */
 #ifndef KEEP_CONFIG_H
 #define KEEP_CONFIG_H
@@ -32,6 +35,7 @@
 #include <stdbool.h>
 
 #include "core/timing.h"
+#include "log.h"
 #include "nodeobj.h"
 #include "store/store.h"
 
@@ -50,10 +54,14 @@ struct keep_config {
 	bool s3_tls_insecure;
 	int64_t s3_timeout_ms;
 	char metrics_textfile[KEEP_PATH_MAX + 1];
+	enum keep_log_ts log_timestamps; /* log.timestamps (lib/log.h) */
+	bool log_event_timestamps;	 /* log.event_timestamps */
 };
 
 /* Defaults: node_id "", store "", state_dir "/var/lib/keep", ADR timings,
- * s3 fields empty, timeout 10000, metrics "". */
+ * s3 fields empty, timeout 10000, metrics "", log.timestamps from
+ * $KEEP_LOG_TIMESTAMPS (auto when unset or not a value of it),
+ * event_timestamps false. */
 void keep_config_defaults(struct keep_config *c);
 
 /* Load path into c (over whatever c holds). path NULL: $KEEP_CONFIG, else

@@ -7,7 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "err.h"
+#include "log.h"
+
+static enum keep_line_format out_format = KEEP_LINE_TEXT;
+
+void keep_line_set_out_format(enum keep_line_format fmt)
+{
+	out_format = fmt;
+}
+
+enum keep_line_format keep_line_out_format(void)
+{
+	return out_format;
+}
 
 /* TYPE and keys: 1..63 bytes of [a-z0-9_-] (they must fit type[64] / key[64]). */
 static int name_char(unsigned char c)
@@ -54,6 +68,11 @@ static void truncate_to(struct keep_buf *b, size_t len)
 int keep_line_start(struct keep_buf *b, const char *type)
 {
 	return keep_line_start_fmt(b, type, KEEP_LINE_TEXT);
+}
+
+int keep_line_start_out(struct keep_buf *b, const char *type)
+{
+	return keep_line_start_fmt(b, type, out_format);
 }
 
 /* A line started in JSON: its first byte is '{' (a TYPE never is). */
@@ -292,11 +311,24 @@ int keep_line_int(struct keep_buf *b, const char *key, int64_t v)
 	return keep_line_str(b, key, num);
 }
 
+int keep_line_bool(struct keep_buf *b, const char *key, bool v)
+{
+	if (key && name_valid(key) && is_json(b))
+		return json_field(b, key, v ? "true" : "false", true);
+	return keep_line_str(b, key, v ? "yes" : "no");
+}
+
 int keep_line_emit(struct keep_buf *b)
 {
-	const char *s = keep_buf_str(b);
+	const char *s;
 	int rc = 0;
 
+	if (keep_log_event_timestamps()) {
+		char ts[32];
+
+		keep_line_str(b, "ts", keep_log_time(keep_wall_ms(), ts, sizeof(ts)));
+	}
+	s = keep_buf_str(b);
 	flockfile(stdout);
 	if (fwrite(s, 1, b->len, stdout) != b->len || (is_json(b) && fputc('}', stdout) == EOF) ||
 	    fputc('\n', stdout) == EOF || fflush(stdout) != 0)
@@ -308,12 +340,12 @@ int keep_line_emit(struct keep_buf *b)
 void keep_line_begin_fmt(struct keep_buf *b, const char *type, enum keep_line_format fmt)
 {
 	keep_buf_init(b, KEEP_LINE_MAX);
-	keep_line_start_fmt(b, type, fmt);
+	keep_line_start_fmt(b, type, out_format == KEEP_LINE_JSON ? KEEP_LINE_JSON : fmt);
 }
 
 void keep_line_begin(struct keep_buf *b, const char *type)
 {
-	keep_line_begin_fmt(b, type, KEEP_LINE_TEXT);
+	keep_line_begin_fmt(b, type, out_format);
 }
 
 int keep_line_end(struct keep_buf *b)

@@ -14,13 +14,15 @@
  *   {"type":"TYPE","key":"value","n":123,"absent":null}
  *
  * keep_line_str gives a JSON string (NULL: null), keep_line_int a JSON
- * number; the fields, their order and their values are the text line's.
+ * number, keep_line_bool a JSON boolean (yes/no in the text line); the
+ * fields, their order and their values are the text line's.
  * The buffer itself tells the two apart: a JSON line starts with '{', a
  * text line with its TYPE ([a-z0-9_-]). Strings are escaped by
  * keep_json_add_str (docs/formats.md "JSON lines"). */
 #ifndef KEEP_LINE_H
 #define KEEP_LINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,9 +46,19 @@ enum keep_line_format {
 	KEEP_LINE_JSON,	    /* {"type":"TYPE","key":value,...} */
 };
 
-/* Start a text line "TYPE" in b (b is reset first). 0, KEEP_ERR_INVAL (bad
- * TYPE) or buffer errors. */
+/* The format of the lines a command writes to stdout: KEEP_LINE_TEXT
+ * unless --json set KEEP_LINE_JSON (lib/cli.c). keep_line_begin and
+ * keep_line_start_out follow it; keep_line_start (state files) never. */
+void keep_line_set_out_format(enum keep_line_format fmt);
+enum keep_line_format keep_line_out_format(void);
+
+/* Start a text line "TYPE" in b (b is reset first): for files (state
+ * files) and stdin parsing, always text. 0, KEEP_ERR_INVAL (bad TYPE) or
+ * buffer errors. */
 int keep_line_start(struct keep_buf *b, const char *type);
+/* Start a line "TYPE" for stdout in b, in keep_line_out_format(). Errors
+ * as keep_line_start. */
+int keep_line_start_out(struct keep_buf *b, const char *type);
 /* Start a line "TYPE" in b rendered as fmt (b is reset first); the
  * following keep_line_str/int/emit calls follow the format. Errors as
  * keep_line_start. */
@@ -70,14 +82,20 @@ const char *keep_line_escaped(const char *s, char *out, size_t outlen);
 /* Append " key=<decimal int>", or in JSON ,"key":<number>. Errors as
  * keep_line_str. */
 int keep_line_int(struct keep_buf *b, const char *key, int64_t v);
+/* Append " key=yes" or " key=no", or in JSON ,"key":true|false. Errors
+ * as keep_line_str. */
+int keep_line_bool(struct keep_buf *b, const char *key, bool v);
 /* Write b plus '\n' to stdout and flush (stdout is line-buffered by contract),
  * the whole line at once even with several threads writing (stdout's lock);
- * a JSON line gets its closing '}' first. 0 or KEEP_ERR_IO. */
+ * with event timestamps on (lib/log.h: --timestamps,
+ * log.event_timestamps) the field ts=TIME (RFC 3339, UTC, ms) is appended
+ * last; a JSON line gets its closing '}' first. 0 or KEEP_ERR_IO. */
 int keep_line_emit(struct keep_buf *b);
 
 /* The one emitter of answer lines: keep_line_begin initialises b (a caller's
- * struct, KEEP_LINE_MAX bytes at most) and starts the text line TYPE
- * (keep_line_begin_fmt: rendered as fmt); add fields with keep_line_str /
+ * struct, KEEP_LINE_MAX bytes at most) and starts the line TYPE in
+ * keep_line_out_format() (keep_line_begin_fmt: rendered as fmt, or as
+ * --json says when that is JSON); add fields with keep_line_str /
  * keep_line_int; keep_line_end emits it (keep_line_emit) and releases b. 0
  * or KEEP_ERR_IO (stdout closed). */
 void keep_line_begin(struct keep_buf *b, const char *type);

@@ -11,6 +11,46 @@
 #include "err.h"
 #include "statedir.h"
 
+/* Every series keep writes, with its HELP text (docs/metrics.md says
+ * more; tests/bats/0740-metrics.bats holds the two together). */
+static const struct {
+	const char *name, *help;
+} helps[] = {
+    {"keep_node_lease_writes_total",
+     "Node lease writes that landed (first write, renewals, adoptions, recovery, released)."},
+    {"keep_node_lease_failures_total", "Node lease writes that failed (write-failed)."},
+    {"keep_node_lease_ran_out_total", "Times the node lease ran out (no write landed in time)."},
+    {"keep_node_lease_valid_seconds",
+     "Validity left of the node lease when the file was written (0 when not valid)."},
+    {"keep_clock_steps_total", "Wall-clock steps seen by lease-write (each ended every hold)."},
+    {"keep_start_check_wait_seconds", "Wait left of the start check (0 outside it)."},
+    {"keep_store_requests_total", "Store requests by operation and classified outcome."},
+    {"keep_nodes_listed", "Node objects found by the last listing of nodes/."},
+    {"keep_watch_list_failures_total", "Listings of nodes/ that failed."},
+    {"keep_watch_listing_failing_seconds",
+     "How long the listings of nodes/ have been failing (0 while they succeed)."},
+    {"keep_list_skipped_keys", "Keys the last listing of nodes/ skipped (not usable by keep)."},
+    {"keep_stale_candidates_total", "Stale lines printed by node-watch (fence candidates)."},
+    {"keep_fence_candidates_total", "Stale lines received by lease-fence."},
+    {"keep_fence_bad_lines_total", "Malformed input lines lease-fence skipped."},
+    {"keep_fences_total", "Fences this fencer wrote (peer fencing)."},
+    {"keep_holds", "Holds registered in the state directory after the last pass."},
+    {"keep_pending_releases", "Releases kept pending after the last pass."},
+    {"keep_unresolved_acquires",
+     "Acquisitions whose outcome is still unknown after the last pass."},
+    {"keep_start_guard_wait_seconds", "Wait left of the start guard (0 once it passed)."},
+};
+
+const char *keep_metrics_help(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
+		if (strcmp(helps[i].name, name) == 0)
+			return helps[i].help;
+	return "A keep series (docs/metrics.md).";
+}
+
 void keep_metrics_init(struct keep_metrics *m, const char *textfile, const char *node)
 {
 	memset(m, 0, sizeof(*m));
@@ -75,6 +115,33 @@ void keep_metrics_set(struct keep_metrics *m, const char *name, int64_t v)
 	}
 }
 
+void keep_metrics_set_ms(struct keep_metrics *m, const char *name, int64_t ms)
+{
+	int i = find(m, name, "", true);
+
+	if (i < 0)
+		return;
+	m->s[i].ms = true;
+	if (m->s[i].value != ms) {
+		m->s[i].value = ms;
+		m->dirty = true;
+	}
+}
+
+void keep_metrics_declare_requests(struct keep_metrics *m)
+{
+	int op, o;
+
+	for (op = 0; op < KEEP_REQ_OPS; op++)
+		for (o = 0; o < KEEP_REQ_OUTCOMES; o++) {
+			char labels[96];
+
+			snprintf(labels, sizeof(labels), "op=\"%s\",outcome=\"%s\"",
+				 keep_req_op_name(op), keep_outcome_name(o));
+			find(m, "keep_store_requests_total", labels, false);
+		}
+}
+
 void keep_metrics_store(struct keep_metrics *m, const char *op, enum keep_outcome o)
 {
 	char labels[96];
@@ -103,13 +170,23 @@ void keep_metrics_flush(struct keep_metrics *m)
 			;
 		if (k < i)
 			continue; /* printed with the first of its name */
-		keep_buf_addf(&b, "# TYPE %s %s\n", m->s[i].name,
+		keep_buf_addf(&b, "# HELP %s %s\n# TYPE %s %s\n", m->s[i].name,
+			      keep_metrics_help(m->s[i].name), m->s[i].name,
 			      m->s[i].gauge ? "gauge" : "counter");
-		for (j = i; j < m->n; j++)
-			if (strcmp(m->s[j].name, m->s[i].name) == 0)
-				keep_buf_addf(&b, "%s{node=\"%s\"%s%s} %" PRId64 "\n", m->s[j].name,
-					      m->node, m->s[j].labels[0] ? "," : "", m->s[j].labels,
-					      m->s[j].value);
+		for (j = i; j < m->n; j++) {
+			int64_t v = m->s[j].value;
+
+			if (strcmp(m->s[j].name, m->s[i].name) != 0)
+				continue;
+			keep_buf_addf(&b, "%s{node=\"%s\"%s%s} ", m->s[j].name, m->node,
+				      m->s[j].labels[0] ? "," : "", m->s[j].labels);
+			if (m->s[j].ms) /* seconds, to the ms */
+				keep_buf_addf(&b, "%s%" PRId64 ".%03" PRId64 "\n", v < 0 ? "-" : "",
+					      (v < 0 ? -(v / 1000) : v / 1000),
+					      (v < 0 ? -(v % 1000) : v % 1000));
+			else
+				keep_buf_addf(&b, "%" PRId64 "\n", v);
+		}
 	}
 	if (keep_write_atomic(m->path, b.data ? b.data : "", b.len) == 0)
 		m->dirty = false;

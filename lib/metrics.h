@@ -6,7 +6,15 @@
  * series (PATH is metrics.textfile from the config, e.g. keep.prom; the
  * file name gets the command's name inserted: keep.lease-write.prom), so
  * separate processes never overwrite each other. No path: all no-ops.
- * docs/metrics.md lists every series. */
+ *
+ * The file is what `promtool check metrics` accepts: every name has one
+ * `# HELP` line (from the table in metrics.c) and one `# TYPE` line, its
+ * series together under them; counters end in _total; times are in
+ * seconds (a gauge set with keep_metrics_set_ms is kept in ms and written
+ * in seconds, to the ms). A command declares every counter it has at 0
+ * when it starts (keep_metrics_inc(.., 0), keep_metrics_declare_requests)
+ * and flushes, so `increase()` sees the first event. docs/metrics.md lists
+ * every series. */
 #ifndef KEEP_METRICS_H
 #define KEEP_METRICS_H
 
@@ -16,7 +24,7 @@
 #include "buf.h"
 #include "store/store.h"
 
-#define KEEP_METRICS_MAX 64 /* series per process */
+#define KEEP_METRICS_MAX 96 /* series per process */
 
 struct keep_metrics {
 	char path[1200]; /* "" = disabled */
@@ -27,6 +35,7 @@ struct keep_metrics {
 		char name[64];
 		char labels[96]; /* e.g. op="put",outcome="ok"; node label added on output */
 		bool gauge;
+		bool ms; /* value in ms, written in seconds (keep_metrics_set_ms) */
 		int64_t value;
 	} s[KEEP_METRICS_MAX];
 };
@@ -40,6 +49,15 @@ void keep_metrics_set_prog(struct keep_metrics *m, const char *textfile, const c
 void keep_metrics_inc(struct keep_metrics *m, const char *name, int64_t v);
 /* Set gauge name to v. */
 void keep_metrics_set(struct keep_metrics *m, const char *name, int64_t v);
+/* Set gauge name (a *_seconds name) to ms milliseconds: written in seconds
+ * with three decimals. */
+void keep_metrics_set_ms(struct keep_metrics *m, const char *name, int64_t ms);
+/* Every keep_store_requests_total{op,outcome} series (5 operations x 5
+ * outcomes) at 0, as a command that counts its requests starts. */
+void keep_metrics_declare_requests(struct keep_metrics *m);
+/* The HELP text of a series name (static; a generic line for a name the
+ * table does not know). */
+const char *keep_metrics_help(const char *name);
 /* Count one store request: keep_store_requests_total{op=,outcome=}. */
 void keep_metrics_store(struct keep_metrics *m, const char *op, enum keep_outcome o);
 /* Rewrite the file if anything changed. Errors are ignored (metrics never

@@ -353,8 +353,7 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 			started++;
 		}
 	if (workers > 1 && started == 0) {
-		fprintf(stderr, "keep: fatal: unable to start a thread\n");
-		exit(KEEP_EXIT_TEMP);
+		keep_die(KEEP_EXIT_TEMP, NULL, "unable to start a thread");
 	}
 	pthread_mutex_lock(&run.mu);
 	for (;;) {

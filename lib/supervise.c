@@ -3,15 +3,19 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
 
 #include "cli.h"
+#include "err.h"
 #include "exitcode.h"
 
 static pid_t parent_at_start; /* 0: not supervised */
@@ -61,4 +65,37 @@ bool keep_supervised(void)
 bool keep_supervisor_gone(void)
 {
 	return parent_at_start != 0 && getppid() != parent_at_start;
+}
+
+int keep_sd_notify(const char *msg)
+{
+	const char *path = getenv(KEEP_NOTIFY_ENV);
+	struct sockaddr_un sa;
+	size_t plen, mlen = msg ? strlen(msg) : 0;
+	socklen_t salen;
+	ssize_t n;
+	int fd, saved;
+
+	if (!path || !*path)
+		return 1;
+	plen = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || plen >= sizeof(sa.sun_path) || !mlen ||
+	    mlen > 4096)
+		return KEEP_ERR_INVAL;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, plen);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0'; /* the abstract namespace */
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen + (path[0] == '/'));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return KEEP_ERR_IO;
+	do
+		n = sendto(fd, msg, mlen, MSG_NOSIGNAL, (struct sockaddr *)&sa, salen);
+	while (n < 0 && errno == EINTR);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)mlen ? 0 : KEEP_ERR_IO;
 }

@@ -39,6 +39,22 @@ void keep_supervised_start(const char *prog);
  * found KEEP_SUPERVISOR_PID). */
 bool keep_supervised(void);
 
+/* ---- systemd's notify socket (Type=notify; docs/operations.md) ---------------
+ *
+ * keep-agent tells systemd READY=1 when the node is live and STOPPING=1
+ * when its clean stop starts, through `lease-status --notify` (the agent
+ * is a shell script). */
+
+#define KEEP_NOTIFY_ENV "NOTIFY_SOCKET"
+
+/* Send msg (newline-separated VAR=VALUE assignments, at most 4096 bytes)
+ * as one datagram to the unix socket named by $NOTIFY_SOCKET (a path, or
+ * "@name" for the abstract namespace), as sd_notify(3) does. 0 when sent;
+ * 1 when NOTIFY_SOCKET is unset or empty (nothing to do); KEEP_ERR_INVAL
+ * for an unusable address or message; KEEP_ERR_IO when the send failed
+ * (errno kept). msg borrowed. */
+int keep_sd_notify(const char *msg);
+
 /* True when it runs under keep-agent and the parent it started with is
  * gone (getppid() changed: re-parented to init or a subreaper). One
  * system call; cheap enough for every loop iteration. */

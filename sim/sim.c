@@ -1951,6 +1951,7 @@ static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 	snprintf(node, sizeof(node), "n%d", q->idx + 1);
 	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, op_wall(s),
 			    &s->t, &d);
+	keep_fence_operator_absent(&d, true); /* the operator fences on purpose: --create */
 	if (d.verdict != KEEP_FV_FENCE && d.verdict != KEEP_FV_CREATE) {
 		tr(s, "operator: no fence of n%d: %s", q->idx + 1,
 		   keep_fence_verdict_name(d.verdict));

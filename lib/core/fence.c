@@ -601,6 +601,76 @@ void keep_fence_operator(const char *node, enum keep_outcome outcome,
 	verdict(d, KEEP_FV_BAD_OBJECT, "unreadable");
 }
 
+void keep_fence_operator_absent(struct keep_fence_decision *d, bool create)
+{
+	if (d->verdict == KEEP_FV_CREATE && !create) {
+		memset(&d->obj, 0, sizeof(d->obj));
+		d->free_at_ms = 0;
+		verdict(d, KEEP_FV_REFUSED, "absent");
+	}
+}
+
+/* Edit distance of a and b (optimal string alignment: a swap of two
+ * neighbours counts 1), both at most KEEP_NODE_ID_MAX bytes. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t rows[3][KEEP_NODE_ID_MAX + 1], *pp = rows[0], *p = rows[1], *c = rows[2], *t;
+	size_t i, j;
+
+	for (j = 0; j <= lb; j++)
+		p[j] = j;
+	for (i = 1; i <= la; i++) {
+		c[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t best = p[j] + 1, x = c[j - 1] + 1;
+
+			if (x < best)
+				best = x;
+			x = p[j - 1] + (a[i - 1] != b[j - 1]);
+			if (x < best)
+				best = x;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < best)
+				best = pp[j - 2] + 1;
+			c[j] = best;
+		}
+		t = pp;
+		pp = p;
+		p = c;
+		c = t;
+	}
+	return p[lb];
+}
+
+size_t keep_fence_closest(const char *node, const char *const *ids, size_t n, size_t *out, size_t k)
+{
+	size_t dist[16], got = 0, i, ln = strnlen(node, KEEP_NODE_ID_MAX + 1);
+
+	if (k > sizeof(dist) / sizeof(dist[0]))
+		k = sizeof(dist) / sizeof(dist[0]);
+	if (ln > KEEP_NODE_ID_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		size_t li = strnlen(ids[i], KEEP_NODE_ID_MAX + 1), dd, pos;
+
+		if (li > KEEP_NODE_ID_MAX)
+			continue;
+		dd = edit_distance(node, ln, ids[i], li);
+		/* insertion into the sorted top k (stable: later ties go after) */
+		for (pos = got; pos > 0 && dist[pos - 1] > dd; pos--)
+			;
+		if (pos >= k)
+			continue;
+		if (got < k)
+			got++;
+		memmove(&out[pos + 1], &out[pos], (got - 1 - pos) * sizeof(out[0]));
+		memmove(&dist[pos + 1], &dist[pos], (got - 1 - pos) * sizeof(dist[0]));
+		out[pos] = i;
+		dist[pos] = dd;
+	}
+	return got;
+}
+
 /* ---- the free rule ------------------------------------------------------------ */
 
 enum keep_free keep_node_free(const char *node, const char *instance, bool present,

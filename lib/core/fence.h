@@ -280,6 +280,25 @@ void keep_fence_operator(const char *node, enum keep_outcome outcome,
 			 const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
 			 const struct keep_timing *t, struct keep_fence_decision *d);
 
+/* The operator's consent to a created fence (issue 27): a fence over an
+ * absent nodes/NODE is written only when asked for (`lease-fence --create
+ * NODE`), never by a mistyped id. create false turns a CREATE decision of
+ * keep_fence_operator into REFUSED, reason "absent" (nothing written; the
+ * driver names the known ids closest to NODE, keep_fence_closest); any
+ * other decision, and every decision with create true, is left as it is.
+ * ADR 0020 §2 (a fence over an absent object stays possible: a deleted
+ * object, a machine gone before it ever wrote). d is caller-owned. */
+void keep_fence_operator_absent(struct keep_fence_decision *d, bool create);
+
+/* The ids of ids[0..n) closest to node by edit distance (insertions,
+ * deletions, substitutions and swaps of two neighbours, each 1), closest
+ * first, ties in the order of ids: their indexes into out[0..k). Returns
+ * how many (min(n, k)). Ids longer than KEEP_NODE_ID_MAX are skipped. All
+ * pointers borrowed; no allocation. For the refusal of a fence of an
+ * absent node (lease-fence: "did you mean"). */
+size_t keep_fence_closest(const char *node, const char *const *ids, size_t n, size_t *out,
+			  size_t k);
+
 /* ---- the free rule (§2) ------------------------------------------------------ */
 
 enum keep_free {

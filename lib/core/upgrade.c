@@ -502,6 +502,8 @@ const char *keep_forget_verdict_name(enum keep_forget_verdict v)
 		return "bad-object";
 	case KEEP_FORGET_FAILED:
 		return "failed";
+	case KEEP_FORGET_FENCE:
+		return "created-fence";
 	}
 	return "unknown";
 }
@@ -523,11 +525,26 @@ enum keep_forget_verdict keep_upgrade_forget_decide(enum keep_outcome outcome,
 	if (decode_err || !o)
 		return KEEP_FORGET_BAD_OBJECT;
 	if (o->format == 3)
-		return KEEP_FORGET_FORMAT3;
+		return o->state == KEEP_NODE_FENCED && strcmp(o->instance, "-") == 0 &&
+			       strcmp(o->fenced_by, "operator") == 0
+			   ? KEEP_FORGET_FENCE
+			   : KEEP_FORGET_FORMAT3;
 	if (o->format != 1 && o->format != 2)
 		return KEEP_FORGET_BAD_OBJECT;
 	left = keep_upgrade_old_left_ms(o->written_at_ms, now_wall_ms, t, horizon_ms);
 	if (left_ms)
 		*left_ms = left > 0 ? left : 0;
 	return left <= 0 ? KEEP_FORGET_DELETE : KEEP_FORGET_FRESH;
+}
+
+enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
+							 enum keep_outcome outcome,
+							 const struct keep_owner_rec *rec)
+{
+	if (outcome == KEEP_STORE_NOT_FOUND)
+		return KEEP_FORGET_REC_CLEAR; /* deleted since it was listed */
+	if (outcome != KEEP_STORE_OK || !rec)
+		return KEEP_FORGET_REC_UNKNOWN;
+	return rec->held && strcmp(rec->node, node) == 0 ? KEEP_FORGET_REC_NAMED
+							 : KEEP_FORGET_REC_CLEAR;
 }

@@ -26,6 +26,7 @@
 
 #include "../buf.h"
 #include "../nodeobj.h"
+#include "../ownerrec.h"
 #include "../vocab.h"
 #include "timing.h"
 
@@ -217,20 +218,43 @@ enum keep_forget_verdict {
 	KEEP_FORGET_ABSENT,	/* nothing to delete */
 	KEEP_FORGET_BAD_OBJECT, /* not ours or malformed: never deleted */
 	KEEP_FORGET_FAILED,	/* the read failed */
+	KEEP_FORGET_FENCE,	/* an operator's fence created over an absent object
+				   (instance "-"): deleted only when no ownership record
+				   names the node (keep_upgrade_forget_fence_record) */
 };
 
-/* "delete", "fresh", "format-3", "absent", "bad-object", "failed". */
+/* "delete", "fresh", "format-3", "absent", "bad-object", "failed",
+ * "created-fence". */
 const char *keep_forget_verdict_name(enum keep_forget_verdict v);
 
 /* Decide on one versioned GET of nodes/<id>: outcome, o (NULL unless OK
  * and decoded), decode_err. DELETE only for format 1 or 2 with
  * keep_upgrade_old_left_ms <= 0; *left_ms (may be NULL) gets that value
  * for old formats, else 0. A body dated ahead is FRESH: forget has no
- * monotonic count of it (docs/runbooks/forget-old-heartbeats.md). */
+ * monotonic count of it (docs/runbooks/forget-old-heartbeats.md).
+ * A format-3 fence with instance "-" by the operator (`lease-fence
+ * --create` over an absent object: it names no process that ever wrote)
+ * is FENCE: the driver checks every ownership record first (issue 27: a
+ * mistyped fence can be removed); any other format-3 object is FORMAT3,
+ * never deleted. */
 enum keep_forget_verdict keep_upgrade_forget_decide(enum keep_outcome outcome,
 						    const struct keep_node_obj *o, int decode_err,
 						    int64_t now_wall_ms,
 						    const struct keep_timing *t, int64_t horizon_ms,
 						    int64_t *left_ms);
+
+/* What one read of an ownership record says about removing the created
+ * fence of `node` (KEEP_FORGET_FENCE): the fence frees the records that
+ * name node (ADR 0020 §2: the free rule reads nodes/<node>, and an absent
+ * object frees nothing), so it stays while any record names it. */
+enum keep_forget_record {
+	KEEP_FORGET_REC_CLEAR = 0, /* absent, nobody, or held by another node */
+	KEEP_FORGET_REC_NAMED,	   /* held by node: the fence stays */
+	KEEP_FORGET_REC_UNKNOWN,   /* unreadable or the read failed: the fence stays */
+};
+/* outcome and rec (NULL unless OK and decoded) of one GET of owners/KEY. */
+enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
+							 enum keep_outcome outcome,
+							 const struct keep_owner_rec *rec);
 
 #endif

@@ -145,7 +145,7 @@ need_faults() {
 	run -100 --separate-stderr ks frob k
 	run -100 --separate-stderr ks get
 	run -100 --separate-stderr ks get ../x
-	[[ $stderr == "keep-store: invalid key '../x'"* ]]
+	[[ $stderr == "keep-store: fatal: invalid key '../x'"* ]]
 	run -100 --separate-stderr ks get a//b
 	run -100 --separate-stderr ks stat /abs
 	run -100 --separate-stderr ks put k --if-match v --if-none-match </dev/null

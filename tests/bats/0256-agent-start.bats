@@ -14,20 +14,22 @@ put_old_hb() { # NODE WRITTEN_AT_MS
 	printf 'wasmkeep-node 2\nnode %s\nwritten_at_ms %s\n' "$1" "$2" | keep-store put "nodes/$1" >/dev/null
 }
 
-@test "keep-agent: a flag without its value is a usage error (100, one line), nothing started" {
-	local args
+@test "keep-agent: a flag without its value is a usage error (100, why and the synopsis), nothing started" {
+	local args hint
+	hint="keep-agent: info: usage: keep-agent [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR] [--timestamps] (\`keep-agent -h\` prints the whole usage)"
 	for args in "--node-id n1 --store" "--store --node-id n1" "--node-id" "-c" "--node-id n1 --state-dir" \
 		"--store= --node-id n1" "--node-id=" "status --node-id" "status --node-id n1 -c" "status --config="; do
 		# shellcheck disable=SC2086 # word splitting wanted
 		run -100 --separate-stderr keep-agent $args
-		[ "${#stderr_lines[@]}" -eq 1 ] || { echo "$args: $stderr"; false; }
-		[[ "$stderr" == "keep-agent: option '-"*"' needs a value (keep-agent -h for the usage)" ]] || { echo "$args: $stderr"; false; }
+		[ "${#stderr_lines[@]}" -eq 2 ] || { echo "$args: $stderr"; false; }
+		[[ "${stderr_lines[0]}" == "keep-agent: fatal: option '-"*"' needs a value" ]] || { echo "$args: $stderr"; false; }
+		[ "${stderr_lines[1]}" = "$hint" ]
 		[ -z "$output" ]
 	done
 	run -100 --separate-stderr keep-agent --node-id n1 --bogus
-	[ "$stderr" = "keep-agent: unknown argument '--bogus' (keep-agent -h for the usage)" ]
+	[ "$stderr" = "keep-agent: fatal: unknown argument '--bogus'"$'\n'"$hint" ]
 	run -100 --separate-stderr keep-agent status n1
-	[ "$stderr" = "keep-agent: unknown argument 'n1' (keep-agent -h for the usage)" ]
+	[ "${stderr_lines[0]}" = "keep-agent: fatal: unknown argument 'n1'" ]
 	run -1 keep-store stat nodes/n1
 	[ ! -e "$STATE_DIR/n1" ]
 }

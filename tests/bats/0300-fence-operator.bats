@@ -52,9 +52,9 @@ version_of() { keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p
 	assert_line --index 1 "fenced $INST_A"
 }
 
-@test "fence-operator: over an absent object it creates the fence with instance -" {
+@test "fence-operator: over an absent object it creates the fence with instance - (--create)" {
 	t0=$(now_ms)
-	run -0 --separate-stderr lease-fence n9
+	run -0 --separate-stderr lease-fence --create n9
 	assert_output --regexp '^fenced node=n9 instance=- written_at_ms=[0-9]+ free_at_ms=[0-9]+$'
 	w=$(echo "$output" | sed -n 's/.*written_at_ms=\([0-9]*\).*/\1/p')
 	[ "$w" -ge "$t0" ]

@@ -30,7 +30,7 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	assert_line --index 4 --regexp "^node id=n5 state=old-retired instance=- written_at_ms=$((now - 100000)) age_ms=[0-9]+ format=1\$"
 	assert_line --index 5 'node id=n6 state=unreadable instance=- written_at_ms=- age_ms=- format=- reason="not a node object"'
 	run -0 node-watch --once --table
-	assert_line --index 0 --regexp '^NODE +STATE +FORMAT +INSTANCE +WRITTEN_AT_MS +AGE +NOTE$'
+	assert_line --index 0 --regexp '^NODE +STATE +FORMAT +HOST +INSTANCE +WRITTEN_AT_MS +AGE +NOTE$'
 	assert_line --regexp '^n4 +old-running .*an old version is running$'
 	assert_line --regexp '^n5 +old-retired .*retired'
 	refute_sanitizer_reports

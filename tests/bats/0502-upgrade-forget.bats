@@ -49,7 +49,10 @@ put_old_hb() {
 	sleep 5
 	run -1 upgrade-mark --horizon-ms 0 forget n1
 	[ "$output" = "kept node=n1 reason=format-3" ]
-	run -0 lease-fence n9
+	# a peer's fence: a process wrote, never deleted
+	run -0 lease-fence --create n9
+	keep-store get nodes/n9 | sed 's/^fenced_by operator$/fenced_by n2/' |
+		keep-store put nodes/n9 --if-match "$(keep-store stat nodes/n9 | sed 's/.* version=//')" >/dev/null
 	run -1 upgrade-mark --horizon-ms 0 forget n9
 	[ "$output" = "kept node=n9 reason=format-3" ]
 	printf 'something else\n' | keep-store put nodes/x1 >/dev/null

@@ -97,7 +97,7 @@ complete_words() {
 
 @test "completion: lease-fence NODE offers the node ids of the bucket" {
 	keep_setup
-	run -0 lease-fence n7
+	run -0 lease-fence --create n7
 	run -0 complete_words lease-fence ""
 	[ "$output" = n7 ] || { echo "got: $output"; node-watch --once; false; }
 }

@@ -96,7 +96,7 @@ value() {
 }
 
 @test "metrics: node-watch and lease-fence textfiles are valid and counted; one-shot runs write none" {
-	lease-fence n9 >/dev/null
+	lease-fence --create n9 >/dev/null
 	run -0 node-watch --once
 	# one-shot runs must not replace the running pipeline's files
 	[ ! -e "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom" ]

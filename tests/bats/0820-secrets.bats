@@ -111,10 +111,12 @@ YAML
 	logged owner-release --node-id n1 --pending
 	logged upgrade-mark actors t/c/b
 	logged upgrade-mark guard
-	logged lease-fence n9
+	logged lease-fence --create n9
+	logged lease-fence n9 # refused: already fenced
+	[ "$status" -eq 1 ]
 	logged upgrade-mark forget n9
 	logged upgrade-mark forget --stale
-	logged lease-fence n9 # refused: already fenced
+	logged lease-fence n9 # refused: absent (forgotten above)
 	[ "$status" -eq 1 ]
 	printf 'wasmkeep-node 7\n' | keep-store put nodes/bad >/dev/null
 	logged node-watch --once

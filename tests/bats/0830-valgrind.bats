@@ -43,7 +43,7 @@ VG=(valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite
 	vg keep-store get k
 	[ "$output" = body ]
 	vg keep-store list ''
-	vg lease-fence n9
+	vg lease-fence --create n9
 	[ "$status" -eq 0 ]
 	vg node-watch --once
 	[ "$status" -eq 0 ]

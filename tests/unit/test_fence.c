@@ -496,6 +496,49 @@ TEST(operator_fence_absent_creates)
 	CHECK_EQ_INT(d.free_at_ms, W0 + 4500);
 }
 
+/* issue 27: without --create an absent object is refused, nothing else
+ * changes */
+TEST(operator_absent_needs_create)
+{
+	struct keep_timing t;
+	struct keep_node_obj a;
+	struct keep_fence_decision d;
+
+	timing(&t);
+	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, &d);
+	keep_fence_operator_absent(&d, false);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_REFUSED);
+	CHECK_EQ_STR(d.reason, "absent");
+	CHECK_EQ_INT(d.free_at_ms, 0);
+	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, &d);
+	keep_fence_operator_absent(&d, true);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_CREATE);
+	/* a live object is fenced either way */
+	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0, &t, &d);
+	keep_fence_operator_absent(&d, false);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
+}
+
+TEST(closest_ids)
+{
+	const char *ids[] = {"n1", "n2", "web-3", "n12", "db", "n11x"};
+	size_t out[3], n;
+
+	n = keep_fence_closest("n11", ids, 6, out, 3);
+	CHECK_EQ_INT(n, 3);
+	/* n1 (1: one deletion), n12 (1), n11x (1): ties in the given order */
+	CHECK_EQ_STR(ids[out[0]], "n1");
+	CHECK_EQ_STR(ids[out[1]], "n12");
+	CHECK_EQ_STR(ids[out[2]], "n11x");
+	/* a swap of two neighbours counts one */
+	n = keep_fence_closest("wbe-3", ids, 6, out, 1);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_STR(ids[out[0]], "web-3");
+	CHECK_EQ_INT(keep_fence_closest("n1", ids, 0, out, 3), 0);
+	CHECK_EQ_INT(keep_fence_closest("n1", ids, 2, out, 3), 2);
+}
+
 TEST(operator_refuses_fence_released_old)
 {
 	struct keep_timing t;
@@ -880,6 +923,8 @@ int main(void)
 	RUN(after_write_conflict);
 	RUN(operator_fence_live_keeps_written_at);
 	RUN(operator_fence_absent_creates);
+	RUN(operator_absent_needs_create);
+	RUN(closest_ids);
 	RUN(operator_refuses_fence_released_old);
 	RUN(free_rule);
 	RUN(stale_event_carries_live_since_and_watch_start);

@@ -456,6 +456,50 @@ TEST(forget_only_stale_old_formats)
 		     KEEP_FORGET_FAILED);
 }
 
+/* issue 27: an operator's fence created over an absent object may go once
+ * no record names the node; every other format-3 object stays */
+TEST(forget_created_fence_only_unnamed)
+{
+	struct keep_timing t;
+	struct keep_node_obj o;
+	struct keep_owner_rec r;
+
+	timing(&t);
+	memset(&o, 0, sizeof(o));
+	o.format = 3;
+	o.state = KEEP_NODE_FENCED;
+	snprintf(o.instance, sizeof(o.instance), "-");
+	snprintf(o.node, sizeof(o.node), "n11");
+	snprintf(o.fenced_by, sizeof(o.fenced_by), "operator");
+	o.written_at_ms = W0;
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_FENCE);
+	snprintf(o.fenced_by, sizeof(o.fenced_by), "n2"); /* a peer's fence: a process */
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_FORMAT3);
+	snprintf(o.fenced_by, sizeof(o.fenced_by), "operator");
+	snprintf(o.instance, sizeof(o.instance), "0123456789abcdef0123456789abcdef");
+	CHECK_EQ_INT(keep_upgrade_forget_decide(KEEP_STORE_OK, &o, 0, W0, &t, H, NULL),
+		     KEEP_FORGET_FORMAT3);
+	memset(&r, 0, sizeof(r));
+	r.held = true;
+	snprintf(r.node, sizeof(r.node), "n11");
+	r.generation = 4;
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n11", KEEP_STORE_OK, &r),
+		     KEEP_FORGET_REC_NAMED);
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n1", KEEP_STORE_OK, &r),
+		     KEEP_FORGET_REC_CLEAR);
+	r.held = false;
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n11", KEEP_STORE_OK, &r),
+		     KEEP_FORGET_REC_CLEAR);
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n11", KEEP_STORE_NOT_FOUND, NULL),
+		     KEEP_FORGET_REC_CLEAR);
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n11", KEEP_STORE_OK, NULL),
+		     KEEP_FORGET_REC_UNKNOWN);
+	CHECK_EQ_INT(keep_upgrade_forget_fence_record("n11", KEEP_STORE_AMBIGUOUS, NULL),
+		     KEEP_FORGET_REC_UNKNOWN);
+}
+
 /* Times bounded at decode, deadlines saturated (issue 18 item 4). */
 TEST(absurd_times_refused_or_saturated)
 {
@@ -526,6 +570,7 @@ int main(void)
 	RUN(guard_read_failure_never_passes);
 	RUN(guard_two_heartbeats_wait_for_the_longest);
 	RUN(forget_only_stale_old_formats);
+	RUN(forget_created_fence_only_unnamed);
 	RUN(absurd_times_refused_or_saturated);
 	return unit_done();
 }

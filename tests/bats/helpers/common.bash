@@ -17,6 +17,10 @@ load '/usr/lib/bats/bats-assert/load'
 export PATH="${KEEP_BINDIR:?KEEP_BINDIR not set}:$PATH"
 # test tools and LD_PRELOAD libraries built from tests/tools, tests/preload
 export KEEP_TOOLDIR="${KEEP_TOOLDIR:-${KEEP_BINDIR%/bin}/tools}"
+# Diagnostics without the time (lib/log.h: log.timestamps' default, auto,
+# would put one first on every stderr line written to a file): tests
+# compare whole lines. tests/bats/0750-logs.bats tests the default.
+export KEEP_LOG_TIMESTAMPS=never
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}"
 
