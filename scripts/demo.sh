@@ -3,7 +3,8 @@
 #
 #   KEEP_BINDIR=build/rel/bin sh scripts/demo.sh     (make demo)
 #
-# Starts lease-write for n1, n2, n3 (short ttls), and for n2 and n3 the
+# Makes the fresh bucket a native cluster (keep init), starts lease-write
+# for n1, n2, n3 (short ttls), and for n2 and n3 the
 # peer-fencing pipeline `node-watch --follow | lease-fence --stdin`; shows
 # cluster status; kills n1's lease-write with SIGKILL; waits (with a
 # deadline) until a peer fences n1; shows status again. Every child is
@@ -44,6 +45,9 @@ KEEP_CONFIG=$DIR/keep.yaml
 export KEEP_CONFIG
 
 echo "== keep demo: store $DIR/bucket, ttl 3 s, grace 1.5 s, safety 0.6 s, period 1 s"
+echo "== keep init: a fresh bucket becomes a native cluster (docs/operations.md)"
+keep init >"$DIR/init.out" || exit 1
+sed 's/^/   /' "$DIR/init.out"
 for n in n1 n2 n3; do
 	lease-write --node-id "$n" >"$DIR/$n.out" 2>"$DIR/$n.err" &
 	eval "PID_$n=\$!"
