@@ -181,7 +181,8 @@ build/rel/libkeep.so: $(rel_OBJ)
 # pages, libkeep (static and shared), libkeep-core.a, their headers
 # (include/keep/, with core/ and store/), keep.pc and keep-core.pc, bash
 # completion, systemd units and the cron job (their /usr/local paths
-# rewritten to PREFIX) and the docs.
+# rewritten to PREFIX), the service user (lib/sysusers.d/keep.conf), the
+# Prometheus alert rules (share/keep/prometheus/keep-rules.yml) and the docs.
 # The cron job goes where cron reads it, /etc/cron.d, for PREFIX=/usr or
 # /usr/local; for any other PREFIX to PREFIX/etc/cron.d (an example to
 # copy; cron does not read it). CRONDIR=DIR puts it elsewhere, CRONDIR=
@@ -193,6 +194,8 @@ MANDIR = $(PREFIX)/share/man
 DOCDIR = $(PREFIX)/share/doc/keep
 UNITDIR = $(PREFIX)/lib/systemd/system
 COMPDIR = $(PREFIX)/share/bash-completion/completions
+SYSUSERSDIR = $(PREFIX)/lib/sysusers.d
+RULESDIR = $(PREFIX)/share/keep/prometheus
 ifneq ($(filter /usr /usr/local,$(patsubst %/,%,$(PREFIX))),)
 CRONDIR ?= /etc/cron.d
 else
@@ -201,7 +204,8 @@ endif
 install: rel build/rel/libkeep.so
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/core \
 		$(DESTDIR)$(INCDIR)/store $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(DOCDIR)/runbooks $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR)
+		$(DESTDIR)$(DOCDIR)/runbooks $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(RULESDIR)
 	install -m 755 $(addprefix build/rel/bin/,$(CMDS) keep-agent) $(DESTDIR)$(BINDIR)/
 	install -m 644 build/rel/libkeep.a $(DESTDIR)$(LIBDIR)/libkeep.a
 	install -m 644 build/rel/libkeep-core.a $(DESTDIR)$(LIBDIR)/libkeep-core.a
@@ -231,6 +235,8 @@ install: rel build/rel/libkeep.so
 		install -d $(DESTDIR)$(CRONDIR) && \
 		sed 's|/usr/local/|$(PREFIX)/|g' etc/cron.d/keep-forget >$(DESTDIR)$(CRONDIR)/keep-forget && \
 		chmod 644 $(DESTDIR)$(CRONDIR)/keep-forget || exit 1; fi
+	install -m 644 etc/sysusers.d/keep.conf $(DESTDIR)$(SYSUSERSDIR)/keep.conf
+	install -m 644 etc/prometheus/keep-rules.yml $(DESTDIR)$(RULESDIR)/keep-rules.yml
 	install -m 644 README.md $(wildcard docs/*.md) etc/keep.yaml $(DESTDIR)$(DOCDIR)/
 	install -m 644 $(wildcard docs/runbooks/*.md) $(DESTDIR)$(DOCDIR)/runbooks/
 

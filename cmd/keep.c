@@ -59,22 +59,22 @@ static const char *prog = "keep";
 static const struct alias {
 	const char *name, *program, *first;
 } aliases[] = {
-    {"init", "upgrade-mark", "native"},  {"agent", "keep-agent", NULL},
-    {"status", "keep-agent", "status"},	 {"check", "keep-agent", "--check"},
-    {"nodes", "node-watch", "--once"},	 {"watch", "node-watch", NULL},
-    {"fence", "lease-fence", NULL},	 {"forget", "upgrade-mark", "forget"},
-    {"lease", "lease-status", NULL},	 {"acquire", "owner-acquire", NULL},
-    {"release", "owner-release", NULL},	 {"show", "owner-show", NULL},
-    {"grant", "owner-check", NULL},	 {"run", "owner-run", NULL},
-    {"owners", "owner-watch", NULL},	 {"upgrade", "upgrade-mark", NULL},
-    {"store", "keep-store", NULL},	 {"probe", "store-probe", NULL},
+    {"init", "upgrade-mark", "native"}, {"agent", "keep-agent", NULL},
+    {"status", "keep-agent", "status"}, {"check", "keep-agent", "--check"},
+    {"nodes", "node-watch", "--once"},	{"watch", "node-watch", NULL},
+    {"fence", "lease-fence", NULL},	{"forget", "upgrade-mark", "forget"},
+    {"lease", "lease-status", NULL},	{"acquire", "owner-acquire", NULL},
+    {"release", "owner-release", NULL}, {"show", "owner-show", NULL},
+    {"grant", "owner-check", NULL},	{"run", "owner-run", NULL},
+    {"owners", "owner-watch", NULL},	{"upgrade", "upgrade-mark", NULL},
+    {"store", "keep-store", NULL},	{"probe", "store-probe", NULL},
 };
 
 /* The programs a full name may name. */
 static const char *const programs[] = {
-    "keep-agent",    "keep-store",    "lease-fence", "lease-status", "lease-write",
-    "node-watch",    "owner-acquire", "owner-check", "owner-release", "owner-run",
-    "owner-show",    "owner-watch",   "store-probe", "upgrade-mark",
+    "keep-agent", "keep-store",	   "lease-fence", "lease-status",  "lease-write",
+    "node-watch", "owner-acquire", "owner-check", "owner-release", "owner-run",
+    "owner-show", "owner-watch",   "store-probe", "upgrade-mark",
 };
 
 /* The alias or program name resolves to (*program, *first); false for an

@@ -7,6 +7,8 @@
 #include "cli.h"
 #include "err.h"
 #include "exitcode.h"
+#include "progress.h"
+#include "supervise.h"
 
 int keep_exit_of_open(int err)
 {
@@ -25,6 +27,15 @@ struct keep_store *keep_store_open_or_die(const char *prog, const struct keep_co
 	rc = keep_store_open(cfg->store, &so, &s, err, sizeof(err));
 	if (rc == 0 && stats) {
 		rc = keep_store_counted(s, stats, &s);
+		if (rc)
+			snprintf(err, sizeof(err), "out of memory");
+	}
+	/* a command run by a person or a script says what it waits for; the
+	 * agent's children bound their requests and warn themselves */
+	if (rc == 0 && !keep_supervised()) {
+		rc = keep_store_progress(
+		    s, prog, cfg->timing.period_ms,
+		    strncmp(cfg->store, "s3://", 5) == 0 ? cfg->s3_timeout_ms : 0, &s);
 		if (rc)
 			snprintf(err, sizeof(err), "out of memory");
 	}

@@ -23,7 +23,9 @@
 int keep_exit_of_open(int err);
 
 /* Open cfg's store (keep_config_store_opts) for prog. With stats, every
- * request is counted (keep_store_counted). On failure print
+ * request is counted (keep_store_counted). Unless the process runs under
+ * keep-agent (keep_supervised), a request still waiting after a heartbeat
+ * period says so on stderr, once a period (keep_store_progress). On failure print
  * "PROG: fatal: unable to open store 'URL': why" and exit with
  * keep_exit_of_open(err). Returns the store, owned by the caller
  * (keep_store_free). */

@@ -112,3 +112,13 @@ int64_t keep_sub_sat_ms(int64_t a, int64_t b)
 		return b < 0 ? INT64_MAX : INT64_MIN;
 	return r;
 }
+
+int64_t keep_timing_progress_due_ms(int64_t since_mono_ms, int64_t period_ms, int64_t n)
+{
+	int64_t step = period_ms > 0 ? period_ms : 3000, off;
+
+	if (n < 1)
+		n = 1;
+	off = n > INT64_MAX / step ? INT64_MAX : n * step;
+	return keep_add_sat_ms(since_mono_ms, off);
+}

@@ -72,4 +72,11 @@ int64_t keep_timing_takeover_ms(const struct keep_timing *t);
  * default max(max_skew / 2, KEEP_CLOCK_STEP_MIN_MS). */
 int64_t keep_timing_clock_step_ms(const struct keep_timing *t);
 
+/* When the n-th progress line of a wait that began at since_mono_ms is
+ * due (n >= 1): since + n * period_ms, saturated; a period <= 0 is one
+ * heartbeat period of the defaults (3000 ms). Progress lines say what a
+ * command waits for, once per period, while it waits (issue 27: never
+ * silent for longer than a period; docs/operations.md "Logs"). */
+int64_t keep_timing_progress_due_ms(int64_t since_mono_ms, int64_t period_ms, int64_t n);
+
 #endif

@@ -51,7 +51,7 @@ setup() {
 	[ -f "$DEST/usr/lib/pkgconfig/keep.pc" ]
 }
 
-@test "install: bash completion, systemd units with PREFIX paths, docs and runbooks" {
+@test "install: bash completion, systemd units with PREFIX paths, service user, alert rules, docs and runbooks" {
 	[ -f "$DEST/usr/share/bash-completion/completions/keep" ]
 	[ -L "$DEST/usr/share/bash-completion/completions/lease-write" ]
 	for u in "$ROOT"/etc/systemd/*.service "$ROOT"/etc/systemd/*.timer; do
@@ -64,6 +64,9 @@ setup() {
 	grep -q '^ExecStart=/usr/bin/keep-agent ' "$DEST/usr/lib/systemd/system/keep-agent@.service"
 	[ -f "$DEST/usr/share/doc/keep/exit-codes.md" ]
 	[ -f "$DEST/usr/share/doc/keep/keep.yaml" ]
+	# the service user the units name, and the alert rules
+	grep -q '^u keep ' "$DEST/usr/lib/sysusers.d/keep.conf"
+	run -0 promtool check rules "$DEST/usr/share/keep/prometheus/keep-rules.yml"
 	for r in "$ROOT"/docs/runbooks/*.md; do
 		[ -f "$DEST/usr/share/doc/keep/runbooks/${r##*/}" ] || { echo "missing ${r##*/}"; false; }
 	done

@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # Metrics (docs/metrics.md): every series the code writes is documented, the
-# textfiles are valid exposition format, and the lease series move as the
-# lease does (a failed write shows in keep_node_lease_failures_total).
+# textfiles are valid exposition format that `promtool check metrics`
+# accepts (HELP and TYPE lines, base units, counters _total; Debian's
+# prometheus package, scripts/install-deps.sh --test), every counter is
+# there from 0, and the lease series move as the lease does (a failed write
+# shows in keep_node_lease_failures_total).
 
 load helpers/common
 
@@ -14,27 +17,39 @@ setup() {
 }
 teardown() { keep_teardown; }
 
-# check_exposition FILE : the text format node_exporter accepts: one TYPE line
-# per name, before its series, all of a name's series together, no duplicate
-# series, values integers
+# check_exposition FILE : the text format node_exporter accepts: one HELP
+# and one TYPE line per name, before its series, all of a name's series
+# together, no duplicate series, values integers (counters) or decimals
+# (gauges in seconds); and `promtool check metrics` has nothing to say
 check_exposition() {
 	awk '
+		/^# HELP / {
+			if ($3 in helped) { print FILENAME ": second HELP for " $3; bad = 1 }
+			helped[$3] = 1; next
+		}
 		/^# TYPE / {
 			if ($3 in typed) { print FILENAME ": second TYPE for " $3; bad = 1 }
-			typed[$3] = 1; cur = $3
+			if (!($3 in helped)) { print "no HELP line for " $3; bad = 1 }
+			typed[$3] = 1; cur = $3; kind = $4
 			if ($4 != "counter" && $4 != "gauge") { print "bad type: " $0; bad = 1 }
 			next
 		}
 		/^#/ { next }
 		{
-			if ($0 !~ /^[a-z_]+\{node="[^"]*"(,[a-z_]+="[^"]*")*\} -?[0-9]+$/) { print "bad line: " $0; bad = 1; next }
+			if ($0 !~ /^[a-z_]+\{node="[^"]*"(,[a-z_]+="[^"]*")*\} -?[0-9]+(\.[0-9]+)?$/) { print "bad line: " $0; bad = 1; next }
+			if (kind == "counter" && $0 !~ / [0-9]+$/) { print "counter not an integer: " $0; bad = 1 }
 			name = $0; sub(/\{.*/, "", name)
 			if (name != cur) { print "series of " name " not under its TYPE line"; bad = 1 }
 			series = $0; sub(/ [^ ]*$/, "", series)
 			if (series in seen) { print "duplicate series " series; bad = 1 }
 			seen[series] = 1
 		}
-		END { exit bad }' "$1"
+		END { exit bad }' "$1" || return 1
+	command -v promtool >/dev/null || {
+		echo "promtool not installed (scripts/install-deps.sh --test installs prometheus)"
+		return 1
+	}
+	promtool check metrics <"$1"
 }
 
 # value FILE SERIES : the value of one series (exact, labels included)
@@ -50,6 +65,10 @@ value() {
 			{ echo "docs/metrics.md does not list $n (with its type)"; false; }
 	done
 	grep -q 'keep_node_lease_failures_total\[' "$ROOT/docs/metrics.md" # the alert example
+	# and every series name has its HELP text in lib/metrics.c
+	for n in $names; do
+		grep -q "{\"$n\"," "$ROOT/lib/metrics.c" || { echo "lib/metrics.c has no HELP text for $n"; false; }
+	done
 }
 
 @test "metrics: lease-write's textfile: valid, counters from 0, validity while live, a failed write counted" {
@@ -61,10 +80,12 @@ value() {
 	run -0 check_exposition "$f"
 	[ "$(value "$f" 'keep_node_lease_failures_total{node="n1"}')" = 0 ]
 	[ "$(value "$f" 'keep_node_lease_ran_out_total{node="n1"}')" = 0 ]
-	[ "$(value "$f" 'keep_start_check_wait_ms{node="n1"}')" = 0 ]
-	v=$(value "$f" 'keep_node_lease_valid_ms{node="n1"}')
-	[ "$v" -gt 0 ] && [ "$v" -le 2400 ]
+	[ "$(value "$f" 'keep_start_check_wait_seconds{node="n1"}')" = 0.000 ]
+	v=$(value "$f" 'keep_node_lease_valid_seconds{node="n1"}')
+	awk -v v="$v" 'BEGIN { exit !(v > 0 && v <= 2.4) }'
 	grep -q '^keep_store_requests_total{node="n1",op="put",outcome="ok"} [1-9]' "$f"
+	# every request series from 0, not only those seen
+	[ "$(value "$f" 'keep_store_requests_total{node="n1",op="delete",outcome="refused"}')" = 0 ]
 	# one failed renewal (a 503), then the retry lands
 	echo "put nodes/n1 error 503 count=1" >"$FAULT_FILE"
 	wait_for 10 grep -q 'keep_node_lease_failures_total{node="n1"} 1$' "$f"
@@ -75,13 +96,13 @@ value() {
 	refute_sanitizer_reports
 }
 
-@test "metrics: during the start check keep_start_check_wait_ms counts down; no progress lines off a terminal" {
+@test "metrics: during the start check keep_start_check_wait_seconds counts down; no progress lines off a terminal" {
 	f="$BATS_TEST_TMPDIR/prom/keep.lease-write.prom"
 	start_bg n1 lease-write --node-id n1
 	wait_line 10 n1 '^check-read '
-	wait_for 5 grep -qE '^keep_start_check_wait_ms\{node="n1"\} [1-9]' "$f"
-	v=$(value "$f" 'keep_start_check_wait_ms{node="n1"}')
-	[ "$v" -le 4500 ]
+	wait_for 5 grep -qE '^keep_start_check_wait_seconds\{node="n1"\} [0-9]+\.[0-9]*[1-9]' "$f"
+	v=$(value "$f" 'keep_start_check_wait_seconds{node="n1"}')
+	awk -v v="$v" 'BEGIN { exit !(v > 0 && v <= 4.5) }'
 	wait_line 20 n1 '^live '
 	run grep -c 'start check: waiting' "$BATS_TEST_TMPDIR/n1.err"
 	[ "$output" = 0 ]
@@ -91,7 +112,7 @@ value() {
 	command -v script >/dev/null || skip "script(1) not installed"
 	# timeout exits 124 (the INT is lease-write's clean stop): ignored
 	run -0 timeout 20 script -qec "timeout -s INT 6 lease-write --node-id n1 >/dev/null; true" /dev/null
-	assert_output --regexp 'lease-write: start check: waiting [45] s more for nodes/n1 \(ttl \+ grace\)'
+	assert_output --regexp 'lease-write: info: start check: waiting [45] s more for nodes/n1 \(ttl \+ grace\)'
 	assert_output --partial 'waiting 1 s more for nodes/n1'
 }
 
@@ -102,8 +123,15 @@ value() {
 	[ ! -e "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom" ]
 	[ ! -e "$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom" ]
 	start_bg nw node-watch --follow --node-id n2
-	wait_for 10 grep -q 'op="list",outcome="ok"' "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom"
-	echo "stale bogus" | lease-fence --stdin --node-id n2 >/dev/null 2>&1 || true
+	wait_for 10 grep -q 'op="list",outcome="ok"} [1-9]' "$BATS_TEST_TMPDIR/prom/keep.node-watch.prom"
+	# a fencer that never fenced has its counters, at 0, from its start
+	start_bg lf lease-fence --stdin --node-id n2 </dev/null
+	wait_exit 10 lf >/dev/null
+	f="$BATS_TEST_TMPDIR/prom/keep.lease-fence.prom"
+	[ "$(value "$f" 'keep_fences_total{node="n2"}')" = 0 ]
+	[ "$(value "$f" 'keep_fence_candidates_total{node="n2"}')" = 0 ]
+	run -0 check_exposition "$f"
+	run -0 lease-fence --stdin --node-id n2 <<<"stale bogus"
 	for p in node-watch lease-fence; do
 		f="$BATS_TEST_TMPDIR/prom/keep.$p.prom"
 		[ -s "$f" ] || { echo "no $f"; false; }
@@ -127,6 +155,6 @@ value() {
 	wait_for 10 grep -q '^keep_holds{node="n1"} 1$' "$f"
 	run -0 upgrade-mark --node-id n1 guard
 	g="$BATS_TEST_TMPDIR/prom/keep.upgrade-mark.prom"
-	grep -q '^keep_start_guard_wait_ms{node="n1"} 0$' "$g"
+	grep -q '^keep_start_guard_wait_seconds{node="n1"} 0.000$' "$g"
 	run -0 check_exposition "$g"
 }
