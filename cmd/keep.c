@@ -167,7 +167,8 @@ int main(int argc, char **argv)
 		run(program, hargv);
 	}
 	if (name[0] == '-')
-		keep_cli_usage_error(&cli, "options go after the command: keep COMMAND [ARGS...]");
+		keep_cli_usage_error(&cli, "unknown option '%s' (a command's options go after it)",
+				     name);
 	if (!resolve(name, &program, &first))
 		keep_cli_usage_error(&cli, "unknown command '%s' (`keep help` lists them)", name);
 	args = calloc((size_t)argc + 2, sizeof(*args));

@@ -170,7 +170,8 @@ static void print_result(const char *type, const char *node, const struct keep_n
 
 	keep_line_begin(&b, type);
 	keep_line_str(&b, "node", node);
-	keep_line_str(&b, "instance", o ? o->instance : NULL);
+	/* "-": a fence created over an absent object names no instance */
+	keep_line_str(&b, "instance", o && strcmp(o->instance, "-") != 0 ? o->instance : NULL);
 	if (o && o->written_at_ms)
 		keep_line_int(&b, "written_at_ms", o->written_at_ms);
 	else

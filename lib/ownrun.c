@@ -586,7 +586,7 @@ int keep_acquire_answer(const char *prog, const struct keep_acquire *sm)
 	case KEEP_AR_ACQUIRED:
 		keep_line_int(&b, "generation", r->generation);
 		keep_line_str(&b, "version", r->version);
-		keep_line_str(&b, "new", r->fresh ? "yes" : "no");
+		keep_line_bool(&b, "new", r->fresh);
 		break;
 	case KEEP_AR_HELD:
 		keep_line_str(&b, "node", r->holder.node);

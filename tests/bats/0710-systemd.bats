@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The systemd units in etc/systemd/ pass `systemd-analyze verify`, and the
-# agent's unit has what docs/operations.md promises.
+# agent's unit has what docs/operations.md promises (tests/bats/0711: the
+# notify messages it sends).
 #
 # verify needs every ExecStart binary to exist and every man: link of
 # Documentation= to resolve, so the units are checked as copies in a temp
@@ -56,13 +57,18 @@ unit_names() {
 	rm -f broken@.service
 }
 
-@test "systemd: keep-agent@.service: config per instance, restart on failure, hardening, state dir" {
+@test "systemd: keep-agent@.service: config per instance, notify, its own user, restart on failure, hardening, state dir" {
 	f="$ROOT/etc/systemd/keep-agent@.service"
 	for want in 'Environment=KEEP_CONFIG=/etc/keep/%i.yaml' 'ExecStart=/usr/local/bin/keep-agent --node-id %i' \
+		'Type=notify' 'NotifyAccess=all' 'User=keep' 'Group=keep' 'StateDirectory=keep' \
 		'Restart=on-failure' 'RestartPreventExitStatus=100' 'KillSignal=SIGTERM' \
 		'NoNewPrivileges=yes' 'ProtectSystem=strict' 'PrivateTmp=yes' 'ReadWritePaths=/var/lib/keep'; do
 		grep -qxF -- "$want" "$f" || { echo "missing: $want"; false; }
 	done
 	grep -qE '^RestartSec=[0-9]+s?$' "$f"
 	grep -qE '^TimeoutStopSec=[0-9]+s?$' "$f"
+	grep -qE '^TimeoutStartSec=[0-9]+(s|min)$' "$f"
+	# the user the units run as is created by the sysusers file installed with them
+	grep -qx 'User=keep' "$ROOT/etc/systemd/keep-forget.service"
+	grep -q '^u keep - ' "$ROOT/etc/sysusers.d/keep.conf"
 }

@@ -101,3 +101,43 @@ complete_words() {
 	run -0 complete_words lease-fence ""
 	[ "$output" = n7 ] || { echo "got: $output"; node-watch --once; false; }
 }
+
+@test "completion: after --store file:///... (bash splits the URL at ':') the next word still completes" {
+	keep_setup
+	run -0 lease-fence --create n7
+	dir=${STORE_URL#file:}
+	# what bash hands over for `lease-fence --store file:///.../bucket <TAB>`
+	run -0 env -u KEEP_CONFIG bash -c '
+		source "$1"; shift
+		COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 ))
+		_keep
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$ROOT/completion/keep.bash" lease-fence --store file : "$dir" ""
+	[ "$output" = n7 ] || { echo "got: $output"; false; }
+	# the URL itself: bash replaces only what follows the last ':'
+	run -0 complete_words lease-fence --store fi
+	assert_output file://
+	run -0 complete_words lease-fence --store file :
+	assert_output //
+	# and after it a flag of the command
+	run -0 complete_words lease-fence --store file : "$dir" --cr
+	assert_output -- --create
+}
+
+@test "completion: keep completes its short names, then as the program each stands for" {
+	keep_setup
+	run -0 lease-fence --create n7
+	run -0 complete_words keep f
+	[ "$output" = $'fence\nforget' ]
+	run -0 complete_words keep fence ""
+	assert_output n7
+	run -0 complete_words keep fence --cr
+	assert_output -- --create
+	run -0 complete_words keep status --st
+	assert_line -- --state-dir
+	run -0 complete_words keep help sh
+	assert_output show
+	run -0 complete_words keep upgrade f
+	assert_output forget
+	run -0 complete_words keep forget ""
+	assert_output n7
+}
