@@ -87,15 +87,16 @@ static void on_event(void *arg, const struct keep_res_event *ev)
 	case KEEP_REV_PASS:
 		if (rl->metrics) /* the --follow process owns keep.owner-release.prom */
 			keep_owncmd_gauges(x->node_dir, rl->metrics, rl->stats);
-		if (rl->deadline_mono_ms && ev->left > 0 && keep_boot_ms() >= rl->next_say_mono_ms) {
+		if (rl->deadline_mono_ms && ev->left > 0 &&
+		    keep_boot_ms() >= rl->next_say_mono_ms) {
 			/* someone waits (a person, the agent's stop): for what, how
 			 * long; once a period at most */
 			keep_info(
 			    prog, "drain: %lld release(s) pending, %lld s left at most",
 			    (long long)ev->left,
 			    (long long)((rl->deadline_mono_ms - keep_boot_ms() + 999) / 1000));
-			rl->next_say_mono_ms = keep_timing_progress_due_ms(
-			    keep_boot_ms(), x->cfg.timing.period_ms, 1);
+			rl->next_say_mono_ms =
+			    keep_timing_progress_due_ms(keep_boot_ms(), x->cfg.timing.period_ms, 1);
 		}
 		return;
 	default:
