@@ -28,54 +28,9 @@
 # written ```text, not ```sh.
 
 load helpers/common
+load helpers/mdblocks
 
 ROOT="$BATS_TEST_DIRNAME/../.."
-
-# extract DIR FILE... : one directory per ```sh block under DIR (block.sh,
-# where = FILE:LINE, directives = file-wide then block directives, one a line)
-extract() {
-	local out=$1
-	shift
-	awk -v out="$out" '
-		function trim(s) { sub(/^[[:space:]]+/, "", s); sub(/[[:space:]]+$/, "", s); return s }
-		function directives(s, dst,   n, i, parts) {
-			n = split(s, parts, ";")
-			for (i = 1; i <= n; i++) {
-				parts[i] = trim(parts[i]); sub(/^needs[[:space:]]+/, "", parts[i])
-				if (parts[i] != "") dst = dst parts[i] "\n"
-			}
-			return dst
-		}
-		FNR == 1 { fileall = ""; pending = ""; inblock = 0 }
-		!inblock && /^[[:space:]]*<!--[[:space:]]*test-all:.*-->[[:space:]]*$/ {
-			s = $0; sub(/^[[:space:]]*<!--[[:space:]]*test-all:/, "", s); sub(/-->[[:space:]]*$/, "", s)
-			fileall = directives(s, fileall); next
-		}
-		!inblock && /^[[:space:]]*<!--[[:space:]]*test:.*-->[[:space:]]*$/ {
-			s = $0; sub(/^[[:space:]]*<!--[[:space:]]*test:/, "", s); sub(/-->[[:space:]]*$/, "", s)
-			pending = directives(s, pending); next
-		}
-		!inblock && /^[[:space:]]*```sh[[:space:]]*$/ {
-			inblock = 1; n++
-			indent = $0; sub(/```.*/, "", indent)
-			dir = sprintf("%s/%03d", out, n)
-			system("mkdir -p \"" dir "\"")
-			printf "%s:%d\n", FILENAME, FNR > (dir "/where")
-			printf "%s%s", fileall, pending > (dir "/directives")
-			printf "" > (dir "/block.sh")
-			pending = ""; next
-		}
-		inblock && /^[[:space:]]*```[[:space:]]*$/ {
-			inblock = 0; close(dir "/block.sh"); close(dir "/where"); close(dir "/directives"); next
-		}
-		inblock {
-			line = $0
-			if (indent != "" && index(line, indent) == 1) line = substr(line, length(indent) + 1)
-			print line > (dir "/block.sh")
-		}
-		!inblock && /^[[:space:]]*```/ { pending = "" }
-	' "$@"
-}
 
 # stop_bg NAME : SIGTERM, wait for the clean stop, then make sure nothing of
 # it (its children included) is left
