@@ -20,11 +20,18 @@
 
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage)
 {
+	enum keep_log_ts ts = KEEP_LOG_TS_AUTO;
+
 	memset(cli, 0, sizeof(*cli));
 	cli->prog = prog;
 	cli->usage = usage;
 	cli->jobs = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* the log's settings before any thread exists: the environment's
+	 * default (the configuration's comes later), the journal check */
+	keep_log_ts_parse(getenv(KEEP_LOG_TS_ENV), &ts);
+	keep_log_set_timestamps(ts);
+	keep_log_journal();
 }
 
 /* --state-dir DIR: a relative DIR is taken from the working directory, as

@@ -86,7 +86,9 @@ enum {
 	KEEP_NEED_STORE = 2, /* a store URL */
 };
 
-/* Set prog and usage; stdout line-buffered. The usage's first line is
+/* Set prog and usage; stdout line-buffered; the diagnostics' settings
+ * taken from the environment ($KEEP_LOG_TIMESTAMPS, the journal check of
+ * lib/log.h) while the process has one thread. The usage's first line is
  * its synopsis ("usage: prog ..."): misuse prints it as the hint. */
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage);
 
