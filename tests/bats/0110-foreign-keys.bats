@@ -157,11 +157,11 @@ big() { head -c 70000 /dev/zero | tr '\0' 'a' >"$1"; }
 @test "foreign keys: invalid-key messages escape the key (one line whatever its bytes)" {
 	run -100 --separate-stderr keep-store get "a"$'\n'"b"
 	[ "$(grep -c . <<<"$stderr")" -ge 1 ]
-	[[ $stderr == "keep-store: invalid key 'a\nb'"* ]]
+	[[ $stderr == "keep-store: fatal: invalid key 'a\nb'"* ]]
 	run -100 --separate-stderr owner-show "t/c/x${CTRL}"
-	[[ $stderr == "owner-show: invalid key 't/c/x\x01'"* ]]
+	[[ $stderr == "owner-show: fatal: invalid key 't/c/x\x01'"* ]]
 	run -100 --separate-stderr owner-check --node-id n1 "t/c/x${CTRL}" 3
-	[[ $stderr == "owner-check: invalid key 't/c/x\x01'"* ]]
+	[[ $stderr == "owner-check: fatal: invalid key 't/c/x\x01'"* ]]
 	run -100 --separate-stderr upgrade-mark actors <<<"t/c/x${CTRL}y"
 	[[ $stderr == *"invalid key 't/c/x\x01y'"* ]]
 	assert_output 'error key="t/c/x\x01y" reason=invalid-key'

@@ -184,7 +184,7 @@ YAML
 	grep -q 'this node should not be ready' "$BATS_TEST_TMPDIR/w.err"
 	wait_for 10 grep -q 'keep_watch_list_failures_total{node="n2"} [3-9]' \
 		"$BATS_TEST_TMPDIR/metrics.node-watch.prom"
-	grep -q 'keep_watch_listing_failing_ms{node="n2"} [1-9]' "$BATS_TEST_TMPDIR/metrics.node-watch.prom"
+	grep -qE 'keep_watch_listing_failing_seconds\{node="n2"\} ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)$' "$BATS_TEST_TMPDIR/metrics.node-watch.prom"
 	: >"$FAULT_FILE"
 	wait_for 10 grep -q 'listing=ok' "$STATE_DIR/n2/watch"
 	run -0 cat "$STATE_DIR/n2/watch"

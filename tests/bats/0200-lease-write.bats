@@ -71,11 +71,19 @@ node_version() { keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 	refute_sanitizer_reports
 }
 
+# overwrite_fenced : nodes/n1 rewritten as fenced, If-Match the version read
+overwrite_fenced() {
+	local v
+	v=$(node_version n1)
+	node_obj n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
+}
+
 @test "lease-write: the object overwritten with fenced makes it exit with the fenced code" {
 	start_bg n1 lease-write --node-id n1
 	wait_line 20 n1 '^live '
-	v=$(node_version n1)
-	node_obj n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
+	# a renewal between the read and the write fails the write's
+	# condition (a period is 1 s): read and write again until one lands
+	wait_for 20 overwrite_fenced
 	run wait_exit 10 n1
 	[ "$output" = 10 ]
 	grep -q '^lost .*reason=fenced' "$BATS_TEST_TMPDIR/n1.out"

@@ -100,7 +100,7 @@ value() {
 	f="$BATS_TEST_TMPDIR/prom/keep.lease-write.prom"
 	start_bg n1 lease-write --node-id n1
 	wait_line 10 n1 '^check-read '
-	wait_for 5 grep -qE '^keep_start_check_wait_seconds\{node="n1"\} [0-9]+\.[0-9]*[1-9]' "$f"
+	wait_for 5 grep -qE '^keep_start_check_wait_seconds\{node="n1"\} ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)$' "$f"
 	v=$(value "$f" 'keep_start_check_wait_seconds{node="n1"}')
 	awk -v v="$v" 'BEGIN { exit !(v > 0 && v <= 4.5) }'
 	wait_line 20 n1 '^live '

@@ -79,10 +79,10 @@ input_series() {
 	f1="$P/n1/keep.lease-write.prom"
 	# n1: its start check, live, one failed write, then a run-out
 	start_bg n1 lease-write --node-id n1
-	wait_for 20 has "$f1" '^keep_start_check_wait_seconds\{node="n1"\} [0-9]+\.[0-9]*[1-9]'
+	wait_for 20 has "$f1" '^keep_start_check_wait_seconds\{node="n1"\} ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)$'
 	snap start "$f1"
 	wait_line 20 n1 '^live '
-	wait_for 10 has "$f1" '^keep_node_lease_valid_seconds\{node="n1"\} [0-9]+\.[0-9]*[1-9]'
+	wait_for 10 has "$f1" '^keep_node_lease_valid_seconds\{node="n1"\} ([1-9][0-9]*\.[0-9]+|0\.[0-9]*[1-9][0-9]*)$'
 	snap live "$f1"
 	echo "put nodes/n1 error 503 count=1" >"$FAULT_FILE"
 	wait_for 10 has "$f1" '^keep_node_lease_failures_total\{node="n1"\} 1$'
