@@ -2,6 +2,7 @@
 #include "progress.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +83,19 @@ static struct keep_store *begin(struct keep_store *s, const char *op, const char
 	p->inner->timeout_ms = s->timeout_ms;
 	keep_store_set_on_page(p->inner, s->on_page, s->on_page_arg);
 	pthread_mutex_lock(&p->mu);
-	if (!p->started && pthread_create(&p->tid, NULL, watch_main, p) == 0)
-		p->started = true;
+	if (!p->started) {
+		/* the watcher takes no signal: a process-directed one (SIGCHLD,
+		 * SIGTERM, a timer's) must reach the thread that waits for it
+		 * (owner-run blocks them for its signalfd), never a helper with
+		 * them unblocked, which would take it and drop it; it is
+		 * created with every signal blocked, inherited from here */
+		sigset_t all, old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		p->started = pthread_create(&p->tid, NULL, watch_main, p) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	p->busy = true;
 	p->seq++;
 	p->shown = 0;

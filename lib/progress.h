@@ -9,7 +9,8 @@
  *   store-probe: info: waiting for the store: PUT probe/0f3a… (2 s so far; a request gives up after
  * 10 s)
  *
- * One watcher thread per wrapped store, started at its first request; the
+ * One watcher thread per wrapped store, started at its first request with
+ * every signal blocked (signals stay the command's threads' business); the
  * request itself runs on the caller's thread, unchanged (the wrapper passes
  * its timeout and page hook down). keep_store_open_or_die wraps the store
  * of every command not running under keep-agent: the agent's long-running

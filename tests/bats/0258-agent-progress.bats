@@ -178,7 +178,7 @@ both_reading() {
 	refute_sanitizer_reports
 }
 
-@test "keep-agent --check: a malformed store URL or a relative state_dir is a configuration error (100, one line), nothing created" {
+@test "keep-agent --check: a malformed store URL or a relative state_dir in the file is a configuration error (100, one line), nothing created" {
 	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "no store I/O: run with the fs suite"
 	local url
 	for url in "http://127.0.0.1:7480/b" "file://relative/dir" "s3://" "s3://B_UPPER" "s3://ab" \
@@ -187,9 +187,11 @@ both_reading() {
 		[ "${#stderr_lines[@]}" -eq 1 ] || { echo "$url: $stderr"; false; }
 		[[ "$stderr" == *store* ]] || { echo "$url: $stderr"; false; }
 	done
-	run -100 --separate-stderr keep-agent --check --node-id n1 --state-dir rel/state
-	[ "${#stderr_lines[@]}" -eq 1 ]
-	[[ "$stderr" == *"state_dir 'rel/state' is not an absolute path"* ]]
+	# a relative --state-dir is taken from the working directory (issue 27:
+	# the README's `--state-dir run/state`); in the file it stays refused (below)
+	run -0 --separate-stderr keep-agent --check --node-id n1 --state-dir rel/state
+	[ "$output" = "configuration OK" ]
+	[ ! -e rel ]
 	# the same in the file: named with its line
 	printf 'store: file://relative\nstate_dir: %s\n' "$STATE_DIR" >"$BATS_TEST_TMPDIR/bad.yaml"
 	run -100 --separate-stderr keep-agent --check --node-id n1 -c "$BATS_TEST_TMPDIR/bad.yaml"
