@@ -700,7 +700,7 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 	return KEEP_EXIT_NO;
 }
 
-int64_t keep_judge_wall_ms(const char *node_dir)
+void keep_walls_now(const char *node_dir, struct keep_walls *w)
 {
 	struct keep_lease_state st;
 	char boot_id[64];
@@ -709,14 +709,32 @@ int64_t keep_judge_wall_ms(const char *node_dir)
 
 	keep_boot_id(boot_id, sizeof(boot_id));
 	keep_clocks_now(&boot, &wall);
-	return keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
+	w->wall_ms = wall;
+	w->judge_wall_ms = keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
 }
 
-int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+int64_t keep_judge_wall_ms(const char *node_dir)
+{
+	struct keep_walls w;
+
+	keep_walls_now(node_dir, &w);
+	return w.judge_wall_ms;
+}
+
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w)
 {
 	char dir[KEEP_PATH_MAX + 80];
 
 	if (!cfg->node_id[0] || keep_config_node_dir(cfg, dir, sizeof(dir)) != 0)
-		return keep_judge_wall_ms(NULL);
-	return keep_judge_wall_ms(dir);
+		keep_walls_now(NULL, w);
+	else
+		keep_walls_now(dir, w);
+}
+
+int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+{
+	struct keep_walls w;
+
+	keep_walls_cfg(cfg, &w);
+	return w.judge_wall_ms;
 }

@@ -150,6 +150,16 @@ int64_t keep_judge_wall_ms(const char *node_dir);
 struct keep_config;
 int64_t keep_judge_wall_cfg(const struct keep_config *cfg);
 
+/* Both wall clocks of one decision from ONE reading of the clocks (ms;
+ * core/timing.h struct keep_walls): w->wall_ms the wall clock, what every
+ * date this node writes into the bucket is at least (issue 23),
+ * w->judge_wall_ms what keep_judge_wall_ms would answer for that same
+ * reading (other nodes are judged with it). node_dir as for
+ * keep_judge_wall_ms; the _cfg form as keep_judge_wall_cfg. Reads the
+ * state file, then the clocks. Never fails. */
+void keep_walls_now(const char *node_dir, struct keep_walls *w);
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w);
+
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */
 int keep_hold_encode(const struct keep_hold *h, struct keep_buf *out);
