@@ -40,6 +40,12 @@ void keep_holds_key_hash(const char *key, char out[65]);
  * open descriptor (owned by the caller; release with keep_holds_unlock).
  * KEEP_ERR_IO on failure. */
 int keep_holds_lock(const char *node_dir, const char *key, int *fd);
+/* The same, waiting at most wait_ms (ms, boot clock; polled every 5 ms;
+ * <= 0: blocks as keep_holds_lock). 0 taken (*fd as above); 1 still held
+ * by another process when the wait ended (errno ETIMEDOUT, nothing kept
+ * open); KEEP_ERR_IO/TOOBIG. The resolver bounds its lock waits by its
+ * deadline with it (issue 23 item 3). */
+int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, int *fd);
 /* Release a lock taken by keep_holds_lock (fd closed; -1 is a no-op). */
 void keep_holds_unlock(int fd);
 
@@ -66,6 +72,10 @@ void keep_run_lock_drop(int fd);
  * 0 free (or no such file: no run ever); 1 still held when the bound
  * passed; KEEP_ERR_IO/TOOBIG. */
 int keep_run_lock_wait(const char *node_dir, const char *key);
+/* The same, for at most max_ms (ms) when that is shorter than the file's
+ * bound (max_ms <= 0: the file's bound alone): a caller with a deadline
+ * (a drain, a foreground release: issue 23 item 3) waits no longer. */
+int keep_run_lock_wait_ms(const char *node_dir, const char *key, int64_t max_ms);
 #define KEEP_RUN_WAIT_MARGIN_MS 2000  /* ms: a stopped job's exit after its SIGKILL */
 #define KEEP_RUN_WAIT_DEFAULT_MS 5000 /* ms: bound when the file's figure is unreadable */
 

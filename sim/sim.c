@@ -27,10 +27,12 @@
  * within ttl - safety of the send of the write its validity rests on and
  * never after its lease was lost; never a hold acting while its own pending
  * release exists (issue 18); a drain ends by its deadline (plus the
- * requests it waits on); a record never stays naming a live process that
- * keeps nothing to release it (issue 14 item 2). */
+ * requests it waits on), its lock waits included (issue 23); a record
+ * never stays naming a live process that keeps nothing to release it
+ * (issue 14 item 2). */
 #include "sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -258,9 +260,10 @@ struct proc {
 	int64_t hib_at[MAX_ACTORS];  /* when the hold of the actor hibernates (mono) */
 	bool lost_track[MAX_ACTORS]; /* a state-dir failure left a record we forgot */
 	bool stopping, stop_sent;
-	int64_t drain_start, drain_deadline_true;    /* true time */
-	int64_t drain_lock_wait;		     /* ms the drain's jobs waited on a lock */
-	int64_t lock_wait_since[KEEP_RES_SLOTS + 1]; /* the drain's waiters (true time) */
+	int64_t drain_start, drain_deadline_true; /* true time */
+	/* a LOCK waiting in the queue: the true time its bound (the action's
+	 * timeout_ms) ends, 0 when it has none (issue 23 item 3) */
+	int64_t lock_until[N_MTASKS][KEEP_RES_SLOTS + 1];
 	bool paused_in_drain;
 
 	/* listing and peer fences */
@@ -299,6 +302,7 @@ enum ev_kind {
 	E_DELREC,    /* a = actor: an operator deletes owners/<actor> by hand */
 	E_STEP,	     /* a = node, b = signed ms: the node's host wall clock steps */
 	E_SUSPEND,   /* a = node, b = duration: the host sleeps (boot and wall clocks go on) */
+	E_LOCKTO,    /* a = proc, b = task * 64 + slot: a LOCK's bound passed */
 	E_DELNODE,   /* a = node, b = 1: an operator deletes nodes/<a> by hand, and then
 		      * fences it at once (issue 23) */
 	E_END,
@@ -1153,17 +1157,17 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 			if (p->nwait[ai] == MAX_WAIT)
 				abort();
 			p->waitq[ai][p->nwait[ai]++] = code;
-			if (task == T_DRAIN)
-				p->lock_wait_since[slot] = s->now;
+			p->lock_until[task][slot] = 0;
+			if (a->timeout_ms > 0) {
+				/* the wait is bounded (flock polled until then) */
+				p->lock_until[task][slot] = p_true_at(
+				    p, s->now, keep_add_sat_ms(p_mono(p, s->now), a->timeout_ms));
+				push_ev(s, p->lock_until[task][slot], E_LOCKTO, pi, code);
+			}
 			return false;
 		}
 		p->lock_owner[ai] = code;
-		if (task == T_DRAIN && p->lock_wait_since[slot]) {
-			/* a drain's job waits on an acquisition (or a release) that
-			 * holds the actor's lock: its time is not the drain's */
-			p->drain_lock_wait += s->now - p->lock_wait_since[slot];
-			p->lock_wait_since[slot] = 0;
-		}
+		p->lock_until[task][slot] = 0;
 		return true;
 	case KEEP_OACT_UNLOCK:
 		if (s->broken == SIM_B_NO_ACTOR_LOCK || p->lock_owner[ai] != code)
@@ -1300,6 +1304,34 @@ static void feed(struct sim *s, struct proc *p, int task, int slot, const struct
 }
 
 /* E_LOCAL: a local action completes (or waits for its lock). */
+/* A LOCK's bound passed while it waited: taken out of the queue, and the
+ * machine told the lock was not taken (ETIMEDOUT). */
+static void lock_timeout(struct sim *s, struct proc *p, int code)
+{
+	int task = code / 64, slot = code % 64, ai, w;
+	struct keep_oreply r;
+
+	if (task >= N_MTASKS || slot > KEEP_RES_SLOTS || !p->loc_on[task][slot] ||
+	    p->loc[task][slot].kind != KEEP_OACT_LOCK || !p->lock_until[task][slot] ||
+	    s->now < p->lock_until[task][slot])
+		return;
+	ai = actor_index(s, p->loc[task][slot].key);
+	for (w = 0; w < p->nwait[ai] && p->waitq[ai][w] != code; w++)
+		;
+	if (w == p->nwait[ai])
+		return;
+	memmove(p->waitq[ai] + w, p->waitq[ai] + w + 1,
+		(size_t)(--p->nwait[ai] - w) * sizeof(p->waitq[ai][0]));
+	p->lock_until[task][slot] = 0;
+	p->loc_on[task][slot] = false;
+	tr(s, "n%d.%d %s lock of a%d: busy past its bound", p->node + 1, p->no, tname(task),
+	   ai + 1);
+	memset(&r, 0, sizeof(r));
+	r.failed = true;
+	r.err = ETIMEDOUT;
+	feed(s, p, task, slot, &r);
+}
+
 static void local_done(struct sim *s, struct proc *p, int code)
 {
 	int task = code / 64, slot = code % 64;
@@ -2242,8 +2274,7 @@ static void check(struct sim *s)
 		if (!p->alive)
 			continue;
 		check_acting_backed(s, p);
-		if (p->drain_on && !p->paused_in_drain &&
-		    s->now > p->drain_deadline_true + p->drain_lock_wait + slack)
+		if (p->drain_on && !p->paused_in_drain && s->now > p->drain_deadline_true + slack)
 			violation(s, "n%d.%d drain still running %" PRId64 " ms past its deadline",
 				  p->node + 1, p->no, s->now - p->drain_deadline_true);
 	}
@@ -2421,6 +2452,7 @@ static void dispatch(struct sim *s, struct ev *e)
 	}
 	case E_WAKE:
 	case E_LOCAL:
+	case E_LOCKTO:
 		p = P(s, e->a);
 		if (!p->alive)
 			return;
@@ -2430,6 +2462,10 @@ static void dispatch(struct sim *s, struct ev *e)
 		}
 		if (e->kind == E_LOCAL) {
 			local_done(s, p, (int)e->b);
+			return;
+		}
+		if (e->kind == E_LOCKTO) {
+			lock_timeout(s, p, (int)e->b);
 			return;
 		}
 		if (e->b == T_LEASE) {

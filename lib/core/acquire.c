@@ -103,6 +103,7 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 	switch (sm->phase) {
 	case KEEP_AP_LOCK:
 		act->kind = KEEP_OACT_LOCK;
+		act->timeout_ms = 0; /* an acquisition waits for the lock as it always did */
 		break;
 	case KEEP_AP_LEASE:
 	case KEEP_AP_LEASE2:
