@@ -114,10 +114,11 @@ struct keep_owe {
 	char instance[KEEP_INSTANCE_LEN + 1]; /* likewise; "" when none */
 	int64_t generation;		      /* the record's (removed: the last seen); 0 none */
 	char previous_node[KEEP_NODE_ID_MAX + 1]; /* acquired: the holder before, "" none */
-	int64_t missed;		 /* acquired/released: acquisitions between the two views that
-				    no event reported (generation arithmetic); 0 when unknown */
+	/* acquired/released: acquisitions between the two views that no event
+	 * reported (generation arithmetic); 0 when unknown */
+	int64_t missed;
 	int64_t previous_generation; /* recreated: the generation before (higher) */
-	enum keep_holder holder; /* HOLDER: the new state */
+	enum keep_holder holder;     /* HOLDER: the new state */
 };
 
 #define KEEP_OWE_MAX 3 /* events one key can produce in one pass */
