@@ -188,12 +188,16 @@ static int operator_fence(struct keep_store *s, const char *node)
 		struct keep_reply r;
 		struct keep_node_obj obj;
 		struct keep_fence_decision d, d2;
+		struct keep_walls now;
 		int derr;
 
 		read_node(s, node, &r, &obj, &derr);
+		/* a created fence is dated on the wall clock, never the judging
+		 * clock of the node the configuration names (issue 23) */
+		keep_walls_cfg(&C.cfg, &now);
 		keep_fence_operator(node, r.outcome,
-				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
-				    keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, &d);
+				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr, &now,
+				    &C.cfg.timing, &d);
 		switch (d.verdict) {
 		case KEEP_FV_FENCE:
 		case KEEP_FV_CREATE:
@@ -386,6 +390,7 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	const struct keep_fence_decision *res;
 	struct keep_fencer me;
 	enum keep_outcome wrote;
+	struct keep_walls now;
 	const char *reason;
 	int derr;
 
@@ -393,8 +398,9 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 		return false;
 	read_node(s, st->node, &r, &obj, &derr);
 	own_lease(&me);
+	keep_walls_cfg(&C.cfg, &now); /* judged on the judging clock, dated on the wall */
 	keep_fence_peer_judge(st, &me, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-			      derr, keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, C.cfg.node_id, &d);
+			      derr, &now, &C.cfg.timing, C.cfg.node_id, &d);
 	if (d.verdict != KEEP_FV_FENCE) {
 		peer_line(
 		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),

@@ -102,7 +102,10 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 	errno = 0;
 	switch (act->kind) {
 	case KEEP_OACT_LOCK:
-		r->failed = keep_holds_lock(io->node_dir, act->key, lock_fd) != 0;
+		/* bounded by the machine (issue 23 item 3); errno ETIMEDOUT when
+		 * another process still held it at the bound */
+		r->failed =
+		    keep_holds_lock_ms(io->node_dir, act->key, act->timeout_ms, lock_fd) != 0;
 		break;
 	case KEEP_OACT_UNLOCK:
 		keep_holds_unlock(*lock_fd);
@@ -254,10 +257,14 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 {
 	struct keep_ownio io = {run->node_dir, store};
 	struct keep_oreply rp;
+	struct keep_oact bounded = *act;
 	int slot = act->slot < 0 || act->slot > KEEP_RES_SLOTS ? KEEP_RES_SLOTS : act->slot;
+	int64_t t0 = keep_boot_ms();
 
+	/* a release's run-lock wait and its write share the action's bound,
+	 * which the machine keeps within its deadline (issue 23 item 3) */
 	if (act->kind == KEEP_OACT_REC_WRITE && !act->rec.held &&
-	    keep_run_lock_wait(run->node_dir, act->key) != 0) {
+	    keep_run_lock_wait_ms(run->node_dir, act->key, act->timeout_ms) != 0) {
 		/* a release (nobody) while a job of key may still run here
 		 * (owner-run's run lock): nothing is sent (docs/ownership.md
 		 * "owner-run") */
@@ -266,7 +273,12 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 		snprintf(rp.detail, sizeof(rp.detail),
 			 "a job of the key still runs on this node (its run lock is held)");
 	} else {
-		keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
+		if (act->kind == KEEP_OACT_REC_WRITE && act->timeout_ms > 0) {
+			bounded.timeout_ms = act->timeout_ms - (keep_boot_ms() - t0);
+			if (bounded.timeout_ms < 1)
+				bounded.timeout_ms = 1;
+		}
+		keep_ownio_perform(&io, &run->lock_fd[slot], &bounded, &rp);
 	}
 	pthread_mutex_lock(&run->mu);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),

@@ -7,7 +7,9 @@
 #         and the bucket $S3_BUCKET, default keep-test, created if missing),
 #         else Ceph RGW started here by scripts/s3-server.sh on a temporary
 #         data dir (port 7480 or the next free pair) and stopped on exit,
-#         failure or interrupt
+#         failure or interrupt; CEPH_CONF (that server's ceph.conf, or
+#         the caller's for $S3_ENDPOINT) lets a test make a second S3 user
+#         with radosgw-admin (tests/bats/0117-s3-bucket-policy.bats)
 #   sim   BUILD_DIR/bin/keep-sim --check
 #   all   unit and bats (the default; bats runs keep-sim --check in
 #         tests/bats/0900-sim.bats, once, in the fs pass)
@@ -153,7 +155,7 @@ start_s3() {
 	# shellcheck disable=SC2034 # v is read by the eval below
 	while IFS='=' read -r k v; do
 		case $k in
-		S3_ENDPOINT | S3_ACCESS_KEY | S3_SECRET_KEY | S3_REGION | S3_BUCKET)
+		S3_ENDPOINT | S3_ACCESS_KEY | S3_SECRET_KEY | S3_REGION | S3_BUCKET | CEPH_CONF)
 			eval "$k=\$v"
 			export "${k?}"
 			;;

@@ -86,7 +86,7 @@ node_version() { keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 @test "lease-write: the object deleted makes it exit with the removed code" {
 	start_bg n1 lease-write --node-id n1
 	wait_line 20 n1 '^live '
-	keep-store del nodes/n1
+	keep-store del --force nodes/n1
 	run wait_exit 10 n1
 	[ "$output" = 13 ]
 	grep -q '^lost .*reason=removed.*state=absent' "$BATS_TEST_TMPDIR/n1.out"

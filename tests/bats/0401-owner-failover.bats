@@ -103,7 +103,7 @@ acquire_until() {
 	run -0 owner-acquire --node-id n1 t/c/a
 	kill -KILL "$(bg_pid n1)"
 	wait_exit 10 n1
-	keep-store del nodes/n1
+	keep-store del --force nodes/n1
 	t0=$(now_ms)
 	run -1 owner-acquire --node-id n2 t/c/a
 	assert_output --partial "held key=t/c/a node=n1"

@@ -102,7 +102,7 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	done
 	run -0 keep-store get leases/t/c/a
 	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 0\ncreated 1')" ]
-	run -0 keep-store del owners/t/c/a
+	run -0 keep-store del --force owners/t/c/a
 	run -17 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[ "$output" = "error key=t/c/a reason=record-missing" ]
 	grep -q 'deleted out of band' <<<"$stderr"
@@ -119,7 +119,7 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	[ "$(field generation)" = 6 ]
 	run -0 owner-release --node-id n1 t/c/a
 	# both deleted: only the segment keys are left to seed from (documented)
-	run -0 keep-store del owners/t/c/a
+	run -0 keep-store del --force owners/t/c/a
 	printf 'x' | keep-store put wal/t/c/a/6/seg >/dev/null
 	run -0 owner-acquire --node-id n1 t/c/a
 	[ "$(field generation)" = 7 ]

@@ -152,7 +152,7 @@ acquire_all() {
 	start_node n1b n1
 	wait_count 20 w '^holder-live-other-instance ' 2
 	# an operator deletes a record (keep never does)
-	run -0 keep-store del owners/t/c/b
+	run -0 keep-store del --force owners/t/c/b
 	wait_line 20 w "^removed key=t/c/b node=n1 instance=$i1 generation=1$"
 	refute_sanitizer_reports
 }

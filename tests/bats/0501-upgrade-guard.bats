@@ -65,7 +65,7 @@ put_old_hb() {
 	grep -q "fatal: an old (per-actor lease) node is running: 'nodes/old1' was rewritten" "$BATS_TEST_TMPDIR/guard.err"
 	# even a stale one that is rewritten (its writer came back)
 	put_old_hb old2 1 $(( $(now_ms) - 600000 ))
-	keep-store del nodes/old1 >/dev/null
+	keep-store del --force nodes/old1 >/dev/null
 	start_bg g2 upgrade-mark --horizon-ms 0 guard
 	run wait_exit 5 g2
 	[ "$output" = 0 ]
