@@ -41,7 +41,8 @@ need_faults() {
 	run -0 --separate-stderr ks put t/a --if-none-match <<<"hello"
 	[[ $output == "put key=t/a outcome=ok version="* ]]
 	v=$(field version "$output")
-	[ -n "$v" ] && [ "$v" != "-" ]
+	[ -n "$v" ]
+	[ "$v" != "-" ]
 
 	run -0 --separate-stderr ks get t/a
 	assert_output "hello"

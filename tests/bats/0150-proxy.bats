@@ -117,7 +117,8 @@ PROXY() { "$KEEP_TOOLDIR/s3proxy" "$@"; }
 	for _ in $(seq 40); do
 		if keep-store get k/a >/dev/null 2>&1; then :; else hits=$((hits + 1)); fi
 	done
-	[ "$hits" -gt 5 ] && [ "$hits" -lt 35 ]
+	[ "$hits" -gt 5 ]
+	[ "$hits" -lt 35 ]
 	[ "$(proxy_log_count fault action=error arg=503)" = $((hits + 2)) ]
 	# a rule for another op or prefix does not apply; no rules: no faults
 	proxy_rule 'put k/ drop' 'get other/ drop' 'list k/a drop'

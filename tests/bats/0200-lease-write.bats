@@ -141,7 +141,9 @@ renewal_retry() {
 		sleep 0.01
 	done
 	: >"$FAULT_FILE"
-	[ -n "$left" ] && [ "$left" -gt 0 ] && [ "$left" -le "$1" ]
+	[ -n "$left" ]
+	[ "$left" -gt 0 ]
+	[ "$left" -le "$1" ]
 	n=$(grep -c '^renewed ' "$BATS_TEST_TMPDIR/n1.out")
 	wait_for 5 sh -c "[ \$(grep -c '^renewed ' '$BATS_TEST_TMPDIR/n1.out') -gt $n ]"
 	sleep 1

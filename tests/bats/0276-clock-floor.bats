@@ -46,7 +46,8 @@ stored_written_at() {
 	run -0 grep -c '^clock-behind node=n1 ' "$BATS_TEST_TMPDIR/n1.out"
 	[ "$output" = 1 ]
 	behind=$(sed -n 's/^clock-behind .* behind_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/n1.out")
-	[ "$behind" -gt 75 ] && [ "$behind" -le 2250 ]
+	[ "$behind" -gt 75 ]
+	[ "$behind" -le 2250 ]
 	grep -q "^clock-behind .* written_at_ms=$last " "$BATS_TEST_TMPDIR/n1.out"
 	run -0 grep -c 'warning: the wall clock is [0-9]* ms behind the last written_at of nodes/n1' "$BATS_TEST_TMPDIR/n1.err"
 	[ "$output" = 1 ]
