@@ -56,10 +56,14 @@ start_failing() {
 	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
 	l0=$(state_field n1 lapses)
 	wait_renewal n1 || { cat "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
-	sleep 0.9 # the failure begins just before the next renewal
+	# the failure begins (about) just before the next renewal: not an
+	# assertion, the test holds wherever it begins
+	sleep 0.9
 	touch "$BATS_TEST_TMPDIR/fail"
-	# the state file still says live, until its valid_until: then 14
-	local end=$(($(now_ms) + 3000)) rc=0
+	# the state file still says live, until its valid_until (at most ttl -
+	# safety, 2400 ms, after the last renewal's send): then 14. The 10 s
+	# bound is no product bound: the slack of a loaded machine
+	local end=$(($(now_ms) + 10000)) rc=0
 	while :; do
 		rc=0
 		owner-check --node-id n1 t/c/a 1 >/dev/null 2>&1 || rc=$?

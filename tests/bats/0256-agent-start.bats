@@ -81,9 +81,11 @@ put_old_hb() { # NODE WRITTEN_AT_MS
 	first_pass=$(grep -n '^pass ' "$BATS_TEST_TMPDIR/agent.out" | cut -d: -f1)
 	check_start=$(grep -n '^check-start ' "$BATS_TEST_TMPDIR/agent.out" | cut -d: -f1)
 	live=$(grep -n '^live ' "$BATS_TEST_TMPDIR/agent.out" | cut -d: -f1)
+	# (the order is the check, not the time: the time printed above
+	# includes the starts of a dozen sanitizer-built processes, seconds on
+	# a loaded machine; in turn, check-start would come after the pass)
 	[ "$check_start" -lt "$first_pass" ]
 	[ "$first_pass" -lt "$live" ]
-	[ "$took" -lt 9000 ]
 	refute_sanitizer_reports
 }
 

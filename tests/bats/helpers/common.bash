@@ -131,6 +131,29 @@ refute_sanitizer_reports() {
 	fi
 }
 
+# hand_fence ID : overwrite nodes/ID with a fence by hand (`live` -> `fenced`,
+# If-Match the version read), retried when a renewal lands in between (a
+# renewal a second: on a loaded machine the three commands may take longer)
+hand_fence() {
+	local end=$(($(now_ms) + 20000)) v
+	while [ "$(now_ms)" -lt "$end" ]; do
+		v=$(keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p')
+		if keep-store get "nodes/$1" | sed '2s/^live /fenced /' |
+			keep-store put "nodes/$1" --if-match "$v" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "hand_fence $1: every write conflicted for 20 s" >&2
+	return 1
+}
+
+# uptime_ms : the boot clock in ms (CLOCK_BOOTTIME, the clock of the lease
+# state file's valid_until_ms and live_since_ms), from /proc/uptime without
+# starting a program: truncated to 10 ms (never ahead of the clock)
+uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+uptime_at_least() { [ "$(uptime_ms)" -ge "$1" ]; }
+
 # now_ms : wall clock in ms
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
