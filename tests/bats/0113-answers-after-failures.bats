@@ -57,7 +57,7 @@ stale_n1_live_n2() {
 	# the reply lost, the fence landed: the re-read shows ours
 	echo 'put nodes/n1 lose count=1' >"$FAULT_FILE"
 	run -0 --separate-stderr lease-fence --node-id n2 --stdin <<<"stale node=n1 instance=$INST written_at_ms=$W"
-	assert_output --regexp "^fenced node=n1 instance=$INST written_at_ms=$W free_at_ms=.* reason=landed\$"
+	assert_output --regexp "^fenced node=n1 instance=$INST written_at_ms=$W free_at_ms=[0-9]+ reason=landed decided_mono_ms=[0-9]+ live_since_mono_ms=[0-9]+\$"
 	run -0 keep-store get nodes/n1
 	assert_line "fenced_by n2"
 }

@@ -154,6 +154,24 @@ hand_fence() {
 uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
 uptime_at_least() { [ "$(uptime_ms)" -ge "$1" ]; }
 
+# state_mono NODE FILE : updated_mono_ms of NODE's watch or fence state file
+# (node-watch --follow writes `watch` after each listing, lease-fence
+# --stdin writes `fence` once a period; docs/formats.md), 0 when absent
+state_mono() {
+	local v
+	v=$(sed -n 's/.* updated_mono_ms=\([0-9]*\).*/\1/p' "$STATE_DIR/$1/$2" 2>/dev/null)
+	echo "${v:-0}"
+}
+state_mono_ge() { [ "$(state_mono "$1" "$2")" -ge "$3" ]; }
+# watched_past NODE BOOT_MS [SECONDS] : wait until NODE's node-watch wrote
+# its watch state after a listing begun at BOOT_MS or later (boot clock):
+# what it prints about a time up to BOOT_MS, it has printed. (A listing
+# ends before the state is written, and begins at most a write period and
+# an attempt earlier: BOOT_MS + 1800 at the test timings.)
+watched_past() {
+	wait_for "${3:-20}" state_mono_ge "$1" watch $(($2 + 1800))
+}
+
 # now_ms : wall clock in ms
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
