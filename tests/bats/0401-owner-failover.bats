@@ -56,6 +56,9 @@ acquire_until() {
 	assert_output --partial "state=held node=n1 instance=$i1 generation=1 holder=fenced"
 	run -0 acquire_until 30 n2 t/c/a
 	t=$(now_ms)
+	# one clock: this host's wall clock (n1 dated written_at with it; n2
+	# judges with it, its judging offset 0 here), and t is read after the
+	# answer, so it can only be later than n2's decision: no tolerance
 	[ "$t" -ge $((written_at + 4500)) ]
 	[[ "$output" == "acquired key=t/c/a generation=2 "* ]]
 	run -0 acquire_until 30 n2 t/c/b
@@ -126,6 +129,7 @@ acquire_until() {
 	written_at=$(node_obj n1 | sed -n 's/^written_at_ms //p')
 	start_node n2 n2
 	run -0 acquire_until 30 n2 t/c/a
+	# (one clock and read after the answer, as in the first test)
 	[ "$(now_ms)" -ge $((written_at + 4500)) ]
 	[[ "$output" == "acquired key=t/c/a generation=2 "* ]]
 	refute_sanitizer_reports
