@@ -108,13 +108,22 @@ wait_line() {
 }
 
 keep_teardown() {
-	local n p
+	local n p i left
 	[ -f "$BATS_TEST_TMPDIR/.bg" ] || return 0
 	while read -r n; do
 		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
 		kill -TERM "$p" 2>/dev/null || true
 	done <"$BATS_TEST_TMPDIR/.bg"
-	sleep 0.3
+	# up to 0.3 s for them to end, no longer than they take
+	for i in $(seq 30); do
+		left=
+		while read -r n; do
+			p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
+			if kill -0 "$p" 2>/dev/null; then left=1; break; fi
+		done <"$BATS_TEST_TMPDIR/.bg"
+		[ -n "$left" ] || break
+		sleep 0.01
+	done
 	while read -r n; do
 		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
 		kill -KILL "$p" 2>/dev/null || true
