@@ -61,12 +61,11 @@ no_lock_left() {
 	run -0 --separate-stderr ks put k --if-match "$v1" <<<"second writer"
 	done_at=$(now_ms)
 	echo "# the second writer waited $((done_at - t0)) ms, $((done_at - changed_at)) ms after the lock's last change"
-	# the bound is honoured (a holder is not broken before its lock is
-	# 1 s old: one clock, the wall clock of the lock's times), and kept:
-	# tolerance 9 s, a writer that did not break the lock would wait out
-	# the store's 10 s timeout (and fail, run -0)
+	# the bound is honoured: a holder is not broken before its lock is 1 s
+	# old (one clock, the wall clock of the lock's times). And kept: the
+	# writer broke it before its store timeout, or it had failed (run -0);
+	# a wall-time bound here would measure the load (11 s seen at 26)
 	[ "$done_at" -gt $((changed_at + 1000)) ]
-	[ $((done_at - t0)) -lt 9000 ]
 	v2=$(version <<<"$output")
 	# the stopped writer resumes: its commit finds its lock gone
 	kill -CONT "$(bg_pid a)"
@@ -91,10 +90,10 @@ no_lock_left() {
 	t0=$(now_ms)
 	run -0 --separate-stderr ks put d/k <<<"after the kill"
 	elapsed=$(($(now_ms) - t0))
+	# (informational) the lock is broken once 1 s old: the write landed
+	# (run -0) where a writer that did not break it would have waited out
+	# its store timeout and failed
 	echo "# waited $elapsed ms"
-	# tolerance 9 s: the lock is broken once 1 s old; a writer that did
-	# not break it would wait out the store's 10 s timeout (and fail)
-	[ "$elapsed" -lt 9000 ]
 	run -0 --separate-stderr ks get d/k
 	assert_output "after the kill"
 	no_lock_left
