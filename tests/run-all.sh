@@ -4,8 +4,8 @@
 #   unit  each BUILD_DIR/tests/test_* binary
 #   bats  tests/bats on the fs store and on a real S3 server, the two passes
 #         side by side, each running $KEEP_TEST_JOBS test files at once
-#         (default 4; bats --jobs with GNU parallel, the tests of one file
-#         one after the other); then the files marked `# run-all: alone`
+#         (default: the number of cores; bats --jobs with GNU parallel,
+#         the tests of one file one after the other); then the files marked `# run-all: alone`
 #         (a line of its own in the file: the few that must not share the
 #         machine), one at a time, fs then S3. The S3 server:
 #         $S3_ENDPOINT if set (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION,
@@ -133,7 +133,10 @@ have_bats_files() {
 	return 1
 }
 
-JOBS=${KEEP_TEST_JOBS:-4}
+# one file per core and per pass: the two passes together run twice as
+# many files as there are cores (on 2 cores with 4 a pass, a CPU hog and
+# a shared machine, renewals starved and most agent tests failed)
+JOBS=${KEEP_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 case $JOBS in '' | *[!0-9]* | 0) echo "run-all: KEEP_TEST_JOBS must be a positive integer" >&2; exit 100 ;; esac
 if [ "$JOBS" -gt 1 ] && ! command -v parallel >/dev/null 2>&1; then
 	echo "# GNU parallel is not installed (scripts/install-deps.sh --test): one test file at a time"
