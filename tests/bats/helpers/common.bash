@@ -57,9 +57,9 @@ YAML
 # wait_for SECONDS CMD... : poll CMD every 0.1 s until it succeeds; fail after SECONDS.
 wait_for() {
 	local limit=$1; shift
-	local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+	local end=$(( $(now_ms) + limit * 1000 ))
 	until "$@" >/dev/null 2>&1; do
-		if [ "$(( $(date +%s%N) / 1000000 ))" -ge "$end" ]; then
+		if [ "$(now_ms)" -ge "$end" ]; then
 			echo "wait_for: timed out after ${limit}s: $*" >&2
 			return 1
 		fi
@@ -160,7 +160,11 @@ hand_fence() {
 # uptime_ms : the boot clock in ms (CLOCK_BOOTTIME, the clock of the lease
 # state file's valid_until_ms and live_since_ms), from /proc/uptime without
 # starting a program: truncated to 10 ms (never ahead of the clock)
-uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }
+uptime_ms() {
+	local up _
+	read -r up _ </proc/uptime
+	echo $((10#${up//[!0-9]/} * 10))
+}
 uptime_at_least() { [ "$(uptime_ms)" -ge "$1" ]; }
 
 # state_mono NODE FILE : updated_mono_ms of NODE's watch or fence state file
@@ -182,7 +186,12 @@ watched_past() {
 }
 
 # now_ms : wall clock in ms
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# (bash's EPOCHREALTIME, microseconds: no process started, which counts in
+# the polling loops of a dozen tests running at once)
+now_ms() {
+	local t=${EPOCHREALTIME//[!0-9]/}
+	echo $((t / 1000))
+}
 
 # mono_ms : keep's steady clock in ms (CLOCK_BOOTTIME, lib/clock.h; lease
 # state files hold its times)
