@@ -73,7 +73,8 @@ static const char usage[] =
     "Lines on stdout (CMD's own output shares it): the acquisition's answer\n"
     "(acquired, held, refused, error, unknown; waiting; refused key=K\n"
     "reason=running: KEY already runs here), then\n"
-    "  grant-ended key=K generation=G reason=R code=C  (R as owner-check's)\n"
+    "  grant-ended key=K generation=G reason=R code=C ended_mono_ms=T  (R as\n"
+    "      owner-check's; T when CMD was sent SIGTERM, boot clock)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
     "\n"
@@ -340,16 +341,21 @@ int main(int argc, char **argv)
 			code = keep_grant_now(x.node_dir, key, gen, &g, NULL);
 			if (code != KEEP_EXIT_OK) {
 				/* the grant ended: stop CMD now, kill it after kill_after */
+				int64_t ended_at = keep_boot_ms();
+
 				ended = true;
 				kill(-pid, SIGTERM);
-				arm_at(kfd, keep_add_sat_ms(keep_boot_ms(),
-							    kill_after > 0 ? kill_after : 1));
+				arm_at(kfd,
+				       keep_add_sat_ms(ended_at, kill_after > 0 ? kill_after : 1));
 				end_code = code;
 				keep_line_begin(&b, "grant-ended");
 				keep_line_str(&b, "key", key);
 				keep_line_int(&b, "generation", gen);
 				keep_line_str(&b, "reason", keep_grant_name(g));
 				keep_line_int(&b, "code", code);
+				/* when CMD was sent SIGTERM, on the clock the grant's
+				 * validity is judged with (the boot clock) */
+				keep_line_int(&b, "ended_mono_ms", ended_at);
 				keep_line_end(&b);
 				arm_at(tfd, 0);
 			} else {
