@@ -169,6 +169,8 @@ static void answer(struct keep_commit *sm, enum keep_commit_result_kind kind, in
 	sm->res.kind = kind;
 	sm->res.exit_code = code;
 	sm->res.reason = reason;
+	if (kind == KEEP_CR_UNKNOWN)
+		sm->res.generation = sm->generation; /* the write that may land */
 	sm->phase = KEEP_CP_DONE;
 }
 

@@ -540,6 +540,7 @@ TEST(commit_bounded)
 	CHECK_EQ_INT(commit(&w, &sm, 2, "x", NULL), 0);
 	CHECK_EQ_INT(sm.res.kind, KEEP_CR_UNKNOWN);
 	CHECK_EQ_STR(sm.res.reason, "store");
+	CHECK_EQ_INT(sm.res.generation, 2);
 	CHECK_EQ_INT(sm.res.exit_code, KEEP_EXIT_TEMP);
 	CHECK(w.puts <= KEEP_COMMIT_ROUNDS);
 	CHECK(w.reads <= KEEP_COMMIT_ROUNDS);
