@@ -59,12 +59,12 @@ struct keep_commit_opts {
 
 /* Commit len bytes at data (at most KEEP_FENCED_DATA_MAX; borrowed) to the
  * store key object, fenced by (key, generation), on store (borrowed; one
- * thread at a time). Runs the machine of lib/core/commit.h to its end:
- * *res is its answer (kind, exit code, reason, version). Returns 0 (*res
- * filled), or KEEP_ERR_INVAL for an invalid key, generation, object (the
- * store's key syntax, or under keep's own names: keep_fenced_object_allowed),
- * data over the limit or a bad if_version, KEEP_ERR_NOMEM: then nothing
- * was sent and *res is an ERROR with exit 100 (111 for NOMEM). */
+ * thread at a time): ADR 0020 §3 "Own" and the R2 grant document (a stale
+ * grant never commits), enforced by the store's condition (issue 26). Runs the machine of
+ * lib/core/commit.h to its end: *res is its answer (kind, exit code, reason, version). Returns 0
+ * (*res filled), or KEEP_ERR_INVAL for an invalid key, generation, object (the store's key syntax,
+ * or under keep's own names: keep_fenced_object_allowed), data over the limit or a bad if_version,
+ * KEEP_ERR_NOMEM: then nothing was sent and *res is an ERROR with exit 100 (111 for NOMEM). */
 int keep_commit_fenced(struct keep_store *store, const char *key, int64_t generation,
 		       const char *object, const void *data, size_t len,
 		       const struct keep_commit_opts *o, struct keep_commit_result *res);

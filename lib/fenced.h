@@ -52,14 +52,17 @@ struct keep_fence {
 };
 
 /* Append the fenced object of data (len bytes, borrowed; NULL when len is
- * 0) under the fence (key, generation) to out. 0; KEEP_ERR_INVAL for an
- * invalid key or generation, or len over KEEP_FENCED_DATA_MAX; buffer
- * errors (KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG: out unchanged then). */
+ * 0) under the fence (key, generation) to out (caller's buffer, at least
+ * KEEP_FENCED_OBJECT_MAX bytes of max). 0; KEEP_ERR_INVAL for an invalid
+ * key or generation, or len over KEEP_FENCED_DATA_MAX; buffer errors
+ * (KEEP_ERR_NOMEM, KEEP_ERR_TOOBIG: out unchanged then). The fencing token
+ * of ADR 0020 §3 ("Own": a stale grant never commits), in the body. */
 int keep_fenced_encode(const char *key, int64_t generation, const void *data, size_t len,
 		       struct keep_buf *out);
 
-/* Decode the len bytes at buf (not NUL-terminated) into *f: the data is
- * the f->size bytes at buf + f->data_off. 0; KEEP_ERR_NOTOURS;
+/* Decode the len bytes at buf (not NUL-terminated; borrowed) into *f
+ * (caller's): the data is the f->size bytes at buf + f->data_off. Sizes in
+ * bytes. 0; KEEP_ERR_NOTOURS;
  * KEEP_ERR_PARSE; KEEP_ERR_TOOBIG (the file comment). err (errlen bytes,
  * may be NULL) gets a one-line reason on failure. *f is only meaningful on
  * success. */

@@ -197,7 +197,9 @@ struct keep_commit {
 	struct keep_commit_result res;
 };
 
-/* Start a commit or a claim (cfg borrowed; what it points to is copied).
+/* Start a commit or a claim (ADR 0020 §3 "Own"; issue 26) in *sm (the
+ * caller's; release with keep_commit_release). cfg is borrowed; what it
+ * points to is copied (data: len bytes).
  * 0; KEEP_ERR_INVAL for an invalid key, generation, object (a store key
  * keep_fenced_object_allowed refuses; the store's own key syntax is the
  * driver's to check first), data over KEEP_FENCED_DATA_MAX, an empty or
@@ -209,13 +211,14 @@ int keep_commit_init(struct keep_commit *sm, const struct keep_commit_cfg *cfg);
  * zeroed; always safe after a successful one). */
 void keep_commit_release(struct keep_commit *sm);
 
-/* What to do now. now_mono_ms: the driver's steady clock (ms; the boot
- * clock in the commands), for the backoff's WAIT. Called while a reply is
- * outstanding: NONE. act is overwritten; its pointers are borrowed from
- * sm until the next call. */
+/* What to do now (the order of the file comment). now_mono_ms: the driver's steady clock (ms; the
+ * boot clock in the commands), for the backoff's WAIT. Called while a reply is outstanding: NONE.
+ * act is overwritten; its pointers are borrowed from sm until the next call. */
 void keep_commit_next(struct keep_commit *sm, int64_t now_mono_ms, struct keep_cact *act);
 
-/* The reply to the action last handed out (r borrowed for the call). */
+/* The reply to the action last handed out (r and what it points to are
+ * borrowed for the call). now_mono_ms: steady clock (ms), for the backoff.
+ * A reply with nothing outstanding is ignored. Never fails. */
 void keep_commit_on_reply(struct keep_commit *sm, int64_t now_mono_ms, const struct keep_creply *r);
 
 #endif

@@ -112,10 +112,12 @@ struct keep_meta {
 	} v[KEEP_META_MAX];
 };
 
-/* Empty m. */
+/* Empty m (the caller's). */
 void keep_meta_init(struct keep_meta *m);
-/* Add NAME: VALUE to m (both copied). 0; KEEP_ERR_INVAL (a name or value
- * outside the rules above); KEEP_ERR_TOOBIG (KEEP_META_MAX pairs already). */
+/* Add NAME: VALUE to m (both borrowed, copied). 0; KEEP_ERR_INVAL (a name
+ * or value outside the rules above; m unchanged); KEEP_ERR_TOOBIG
+ * (KEEP_META_MAX pairs already). Store plumbing, no ADR rule: a copy of the
+ * fence for people (issue 26). */
 int keep_meta_add(struct keep_meta *m, const char *name, const char *value);
 /* The value of name in m, or NULL (borrowed from m). */
 const char *keep_meta_get(const struct keep_meta *m, const char *name);
