@@ -7,7 +7,8 @@
 # flags are completed here.
 
 _keep_commands="keep-agent keep-store lease-fence lease-status lease-write node-watch
-owner-acquire owner-check owner-release owner-run owner-show owner-watch store-probe upgrade-mark"
+owner-acquire owner-check owner-commit owner-release owner-run owner-show owner-watch store-probe
+upgrade-mark"
 
 # _keep_flags CMD : the flags of CMD's usage text, one a line: every flag
 # of the synopsis (the first paragraph), and the flags that start a line of
@@ -82,7 +83,7 @@ _keep() {
 		COMPREPLY=($(compgen -W "$(_keep_nodes)" -- "$cur"))
 		return
 		;;
-	--wait-ms | --if-match | --seed | --seeds | --go-fd | --kill-after)
+	--wait-ms | --if-match | --if-version | --seed | --seeds | --go-fd | --kill-after)
 		return
 		;;
 	esac
@@ -96,7 +97,7 @@ _keep() {
 	local nargs=0
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --go-fd | --kill-after) ((i++)) ;;
+		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --if-version | --go-fd | --kill-after) ((i++)) ;;
 		-*) ;;
 		*) ((nargs++)) ;;
 		esac

@@ -685,43 +685,45 @@ int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_sta
 	return keep_holds_lease_why(node_dir, now_ms, st, NULL);
 }
 
-int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
-		   const char **why)
+int keep_grant_read(const char *node_dir, const char *key, struct keep_grant_facts *f,
+		    const char **why)
 {
 	struct keep_lease_state st;
-	struct keep_grant_input in;
 	struct keep_pending p;
-	struct keep_hold h;
-	int hr, lc;
+	int hr;
 
-	memset(&h, 0, sizeof(h));
-	hr = keep_hold_read(node_dir, key, &h);
+	memset(f, 0, sizeof(*f));
+	hr = keep_hold_read(node_dir, key, &f->hold);
 	if (hr != 0)
-		memset(&h, 0, sizeof(h));
-	memset(&in, 0, sizeof(in));
+		memset(&f->hold, 0, sizeof(f->hold));
 	if (hr == 0) {
 		/* a hold whose release is pending ended (issue 18); unsure counts
 		 * as pending: a grant is never given on a doubt */
-		keep_pending_of_hold(&p, &h, 0);
-		in.release_pending = keep_pending_exists(node_dir, &p) != 0;
+		keep_pending_of_hold(&p, &f->hold, 0);
+		f->in.release_pending = keep_pending_exists(node_dir, &p) != 0;
 	}
 	/* the lease last, on the boot clock read after its file: the answer
 	 * is about the moment it is given, not when the caller began */
-	lc = keep_holds_lease_why(node_dir, 0, &st, why);
-	in.have_hold = hr == 0;
-	in.hold_instance = h.instance;
-	in.hold_generation = h.generation;
-	in.hold_epoch = h.epoch;
-	in.lease_instance = st.instance;
-	in.lease_valid = lc == KEEP_EXIT_OK;
-	in.lease_lapses = st.lapses;
-	*g = keep_owner_check(&in, generation);
-	if (*g == KEEP_GRANT_OK)
-		return KEEP_EXIT_OK;
-	/* while the lease is not valid, say why with the lease's own code */
-	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
-		return lc;
-	return KEEP_EXIT_NO;
+	f->lease_code = keep_holds_lease_why(node_dir, 0, &st, why);
+	snprintf(f->lease_instance, sizeof(f->lease_instance), "%s", st.instance);
+	f->in.have_hold = hr == 0;
+	f->in.hold_instance = f->hold.instance;
+	f->in.hold_generation = f->hold.generation;
+	f->in.hold_epoch = f->hold.epoch;
+	f->in.lease_instance = f->lease_instance;
+	f->in.lease_valid = f->lease_code == KEEP_EXIT_OK;
+	f->in.lease_lapses = st.lapses;
+	return f->lease_code;
+}
+
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why)
+{
+	struct keep_grant_facts f;
+
+	keep_grant_read(node_dir, key, &f, why);
+	*g = keep_owner_check(&f.in, generation);
+	return keep_owner_check_code(*g, f.lease_code);
 }
 
 void keep_walls_now(const char *node_dir, struct keep_walls *w)

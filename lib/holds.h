@@ -146,6 +146,22 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
 		   const char **why);
 
+/* What keep_grant_now reads, for a caller whose decision is a machine's
+ * (the fenced commit, lib/core/commit.h): the hold of key, whether a
+ * pending release names it, then the lease state judged on the boot clock
+ * read after its file, into *f (zeroed first; f->in's strings point into
+ * f itself: valid while *f is). Returns the lease state's exit code (also
+ * in f->lease_code; 0 valid); *why as keep_holds_lease_why. Never touches
+ * the store. (ADR 0020 §3 "Own".) */
+struct keep_grant_facts {
+	struct keep_grant_input in; /* keep_owner_check's input */
+	int lease_code;		    /* the lease state's exit code (0: valid now) */
+	struct keep_hold hold;	    /* the hold read (zero when none) */
+	char lease_instance[KEEP_INSTANCE_LEN + 1];
+};
+int keep_grant_read(const char *node_dir, const char *key, struct keep_grant_facts *f,
+		    const char **why);
+
 /* The wall clock (ms) this node judges ANOTHER node's freedom with (a
  * peer's written_at + ttl + grace, a fence's free_at, a record's holder,
  * a peer's staleness): this node's wall clock less the judging offset

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "../lib/core/acquire.h"
+#include "../lib/core/commit.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/listing.h"
@@ -46,7 +47,9 @@
 #include "../lib/core/resolver.h"
 #include "../lib/core/timing.h"
 #include "../lib/exitcode.h"
+#include "../lib/fenced.h"
 #include "../lib/nodeobj.h"
+#include "../lib/sha256.h"
 
 #define MAX_NODES 4
 #define MAX_ACTORS 4
@@ -58,6 +61,7 @@
 #define MAX_WAIT (N_MTASKS * (KEEP_RES_SLOTS + 1)) /* waiters on one per-actor lock */
 #define VER_LEN KEEP_VERSION_MAX
 #define WALL_EPOCH_MS INT64_C(1790000000000) /* true time 0 on the wall */
+#define OBJ_BODY_MAX 512		     /* bytes: a simulated fenced object */
 
 /* ---- PRNG: splitmix64 seeding xoshiro256** (never rand()) -------------- */
 
@@ -138,10 +142,10 @@ struct mslot { /* leases/<actor>: the upgrade marker (lib/core/upgrade.h's struc
 
 /* A process's tasks. The three machines' tasks (T_FG, T_BG, T_DRAIN) index
  * their outstanding local actions. */
-enum task { T_FG = 0, T_BG, T_DRAIN, T_LEASE, T_LIST, T_OP };
+enum task { T_FG = 0, T_BG, T_DRAIN, T_LEASE, T_LIST, T_OP, T_COMMIT };
 #define N_MTASKS 3
 
-enum target { TG_NODE = 0, TG_REC, TG_MARK, TG_KEYS, TG_LIST };
+enum target { TG_NODE = 0, TG_REC, TG_MARK, TG_KEYS, TG_LIST, TG_OBJ };
 
 struct req {
 	bool used;
@@ -171,6 +175,12 @@ struct req {
 	struct keep_lease_obj lread;
 	bool lexists[MAX_NODES]; /* TG_LIST: nodes/ as listed */
 	char lver[MAX_NODES][VER_LEN];
+	/* TG_OBJ: the fenced object app/a<idx> (the fenced commit, issue 26) */
+	char obody[OBJ_BODY_MAX]; /* PUT: the body sent */
+	size_t olen;
+	int64_t ogen;		  /* PUT: the generation the sender's fence names */
+	char oread[OBJ_BODY_MAX]; /* GET OK: the body read */
+	size_t oreadlen;
 };
 
 /* A node's state directory (state_dir/<node-id>): holds/, pending/, the
@@ -219,6 +229,19 @@ struct seen {
 	bool read_failed;
 	bool wrote;
 	struct keep_node_obj obj;
+};
+
+/* app/a<N> in the bucket: the fenced object of actor a (issue 26), with
+ * S3's version tokens, a hash of the body. The checker's truth beside it:
+ * the fence each landed write carried and who sent it. */
+struct oslot {
+	bool exists;
+	char ver[VER_LEN];
+	char body[OBJ_BODY_MAX]; /* as stored (fence-in-metadata-only: the data alone) */
+	size_t len;
+	int64_t meta_gen;   /* fence-in-metadata-only: the fence, kept apart */
+	int64_t landed_max; /* the highest generation whose write landed here */
+	int landed_by;	    /* ... its sender */
 };
 
 struct proc {
@@ -275,6 +298,16 @@ struct proc {
 	struct keep_stale ls_stale; /* the candidate being decided */
 	int64_t ls_stale_lapses;    /* this process's lapses when the stale line came */
 	char self_id[KEEP_NODE_ID_MAX + 1];
+
+	/* the application's fenced commits (T_COMMIT; lib/core/commit.c, as
+	 * owner-commit): one machine at a time */
+	struct keep_commit cm;
+	bool cm_on;
+	int cm_actor;
+	uint64_t cm_mid;		/* this run of the machine (older replies dropped) */
+	int64_t cm_claimed[MAX_ACTORS]; /* the generation this process claimed a's object at */
+	struct keep_creply cm_grant;	/* the facts of a grant check in progress */
+	int cm_seq;			/* bytes written: a counter */
 };
 
 struct ev {
@@ -305,6 +338,8 @@ enum ev_kind {
 	E_LOCKTO,    /* a = proc, b = task * 64 + slot: a LOCK's bound passed */
 	E_DELNODE,   /* a = node, b = 1: an operator deletes nodes/<a> by hand, and then
 		      * fences it at once (issue 23) */
+	E_CGRANT,    /* a = proc, b = the commit's mid: its grant check reads the state dir */
+	E_CSEND,     /* a = request, b = proc: a commit's PUT sent after a pause */
 	E_END,
 };
 
@@ -332,6 +367,8 @@ struct sim {
 	struct nslot nodes[MAX_NODES];
 	struct rslot recs[MAX_ACTORS];
 	struct mslot marks[MAX_ACTORS];
+	struct oslot objs[MAX_ACTORS];
+	int pm_cpause; /* a commit's PUT waits a pause after its grant check (per mille) */
 	uint64_t ver_counter, ver_salt;
 	/* processes and their state directories */
 	struct proc *procs[MAX_PROCS];
@@ -505,7 +542,7 @@ static void wake(struct sim *s, int pi, int task, int64_t t)
 
 static const char *tname(int task)
 {
-	static const char *n[] = {"fg", "bg", "drain", "lease", "list", "op"};
+	static const char *n[] = {"fg", "bg", "drain", "lease", "list", "op", "commit"};
 	return n[task];
 }
 
@@ -519,7 +556,8 @@ static void pname(const struct sim *s, int proc, char *buf, size_t n)
 
 static const char *tgname(int tgt)
 {
-	static const char *n[] = {"nodes/n", "owners/a", "leases/a", "keys/a", "list nodes/"};
+	static const char *n[] = {"nodes/n", "owners/a",    "leases/a",
+				  "keys/a",  "list nodes/", "app/a"};
 	return n[tgt];
 }
 
@@ -556,6 +594,111 @@ static void check_record_write(struct sim *s, int actor, const struct keep_owner
 			  actor + 1, old->generation, nw->generation);
 }
 
+static void actor_key(int a, char *out, size_t n);
+static void pname(const struct sim *s, int proc, char *buf, size_t n);
+
+/* S3's version token of a body: a hash of its bytes (identical bytes,
+ * identical token: the ETag trap of issue 26). */
+static void obj_version(const void *body, size_t len, char *out)
+{
+	char hex[65];
+
+	keep_sha256_hex(len ? body : "", len, hex);
+	snprintf(out, VER_LEN, "\"%.32s\"", hex);
+}
+
+/* A write of a fenced object lands: generations never go backwards on
+ * the object (once a write fenced at G + 1 landed, none fenced at G
+ * lands), and every landed write was sent by the holder of the generation
+ * it names (register_gen's record: the process that registered that hold). */
+static void check_obj_write(struct sim *s, const struct req *q)
+{
+	const struct oslot *o = &s->objs[q->idx];
+	char who[32], first[32];
+	int i;
+
+	pname(s, q->proc, who, sizeof(who));
+	if (o->exists && q->ogen < o->landed_max) {
+		pname(s, o->landed_by, first, sizeof(first));
+		violation(s,
+			  "app/a%d: a write fenced at generation %" PRId64
+			  " by %s landed after one "
+			  "at generation %" PRId64 " by %s",
+			  q->idx + 1, q->ogen, who, o->landed_max, first);
+		return;
+	}
+	for (i = 0; i < s->ngens[q->idx]; i++)
+		if (s->gens[q->idx][i].gen == q->ogen) {
+			if (s->gens[q->idx][i].proc != q->proc) {
+				pname(s, s->gens[q->idx][i].proc, first, sizeof(first));
+				violation(s,
+					  "app/a%d: a write fenced at generation %" PRId64
+					  " sent by %s, but %s held that generation",
+					  q->idx + 1, q->ogen, who, first);
+			}
+			return;
+		}
+	violation(s,
+		  "app/a%d: a write fenced at generation %" PRId64 " sent by %s, who never held it",
+		  q->idx + 1, q->ogen, who);
+}
+
+/* app/a<idx>: a GET, or a PUT with its condition. The broken model
+ * fence-in-metadata-only keeps the fence beside the data (as user metadata
+ * would be), so the version token covers the data alone; a read shows the
+ * fence of the metadata as if it were the body's. */
+static void obj_apply(struct sim *s, struct req *q)
+{
+	struct oslot *o = &s->objs[q->idx];
+	bool meta_only = s->broken == SIM_B_FENCE_META_ONLY;
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	struct keep_fence f;
+	struct keep_buf b;
+
+	if (!q->write) {
+		q->out = o->exists ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
+		if (!o->exists)
+			return;
+		memcpy(q->ver, o->ver, VER_LEN);
+		if (!meta_only) {
+			memcpy(q->oread, o->body, o->len);
+			q->oreadlen = o->len;
+			return;
+		}
+		actor_key(q->idx, key, sizeof(key));
+		keep_buf_init(&b, OBJ_BODY_MAX);
+		if (keep_fenced_encode(key, o->meta_gen, o->body, o->len, &b) != 0)
+			abort();
+		memcpy(q->oread, b.data, b.len);
+		q->oreadlen = b.len;
+		keep_buf_release(&b);
+		return;
+	}
+	q->out = cond_check(o->exists, o->ver, q->cond, q->if_match);
+	if (q->out != KEEP_STORE_OK)
+		return;
+	check_obj_write(s, q);
+	if (meta_only) {
+		if (keep_fenced_decode(q->obody, q->olen, &f, NULL, 0) != 0)
+			abort();
+		memcpy(o->body, q->obody + f.data_off, f.size);
+		o->len = f.size;
+		o->meta_gen = q->ogen;
+	} else {
+		memcpy(o->body, q->obody, q->olen);
+		o->len = q->olen;
+	}
+	obj_version(o->body, o->len, o->ver);
+	o->exists = true;
+	if (q->ogen >= o->landed_max) {
+		o->landed_max = q->ogen;
+		o->landed_by = q->proc;
+	}
+	memcpy(q->ver, o->ver, VER_LEN);
+	q->applied = true;
+	s->res->commits++;
+}
+
 /* Apply a request at the bucket, atomically, now. */
 static void bucket_apply(struct sim *s, struct req *q)
 {
@@ -574,6 +717,9 @@ static void bucket_apply(struct sim *s, struct req *q)
 		return;
 	case TG_KEYS: /* no segment keys in the simulated bucket */
 		q->out = KEEP_STORE_OK;
+		return;
+	case TG_OBJ:
+		obj_apply(s, q);
 		return;
 	case TG_NODE:
 		n = &s->nodes[q->idx];
@@ -808,16 +954,18 @@ static bool release_pending(const struct sdir *sd, const struct keep_hold *h)
 /* Acting as owner of a: alive, and lib/core/owner.c's grant check (what
  * owner-check asks) says ok for its hold, fed the lease machine's validity
  * and epoch and whether a pending release names the hold. */
-static bool acting(const struct sim *s, const struct proc *p, int a)
+/* What owner-check reads for p's hold of a (its state directory, the lease
+ * machine's validity and epoch), with the broken models' perturbations;
+ * in's strings are borrowed from the model. */
+static void grant_input(const struct sim *s, const struct proc *p, int a,
+			struct keep_grant_input *in_)
 {
 	const struct sdir *sd = &s->sdirs[p->sd];
 	const struct keep_hold *h = &sd->hold[a];
 	struct keep_grant_input in;
 
-	if (!p->alive || !sd->hold_on[a])
-		return false;
 	memset(&in, 0, sizeof(in));
-	in.have_hold = true;
+	in.have_hold = sd->hold_on[a];
 	in.hold_instance = h->instance;
 	in.hold_generation = h->generation;
 	in.hold_epoch = h->epoch;
@@ -827,7 +975,18 @@ static bool acting(const struct sim *s, const struct proc *p, int a)
 	in.release_pending = release_pending(sd, h);
 	if (s->broken == SIM_B_GRANT_IGNORES_PENDING || s->broken == SIM_B_OLD_STATEDIR)
 		in.release_pending = false; /* perturbation: owner-check blind to it */
-	return keep_owner_check(&in, h->generation) == KEEP_GRANT_OK;
+	*in_ = in;
+}
+
+static bool acting(const struct sim *s, const struct proc *p, int a)
+{
+	const struct sdir *sd = &s->sdirs[p->sd];
+	struct keep_grant_input in;
+
+	if (!p->alive || !sd->hold_on[a])
+		return false;
+	grant_input(s, p, a, &in);
+	return keep_owner_check(&in, sd->hold[a].generation) == KEEP_GRANT_OK;
 }
 
 /* nodes/<id> of a record's holder: "nN" -> N - 1 (records only name the
@@ -1691,6 +1850,212 @@ static void clean_stop(struct sim *s, struct proc *p)
 	drive(s, p, T_DRAIN);
 }
 
+/* ---- the fenced commit (issue 26) ---------------------------------------------
+ *
+ * The application of a process commits its state to its actor's fenced
+ * object app/a<N> with lib/core/commit.c, as owner-commit does: while it
+ * believes it holds the actor (acting: owner-check's answer), first a
+ * claim at each generation it holds (acquire, claim, read, work, commit),
+ * then commits, half of them of the bytes already there (the ETag trap:
+ * with S3's tokens, the same bytes under another fence must still be
+ * another version). The machine's grant checks are answered from the state
+ * directory as owner-check reads it (grant_input); its PUT may wait a pause
+ * after the second check (a GC pause, SIGSTOP: pm_cpause) and, like every
+ * request, be applied late or lose its reply. The checker's invariant is
+ * check_obj_write's, at every landing. */
+
+static void cm_idle(struct sim *s, struct proc *p, int64_t lo, int64_t hi)
+{
+	p->cm_on = false;
+	wake(s, pidx(s, p), T_COMMIT, s->now + rng_range(&s->rng, lo, hi));
+}
+
+static void cm_done(struct sim *s, struct proc *p)
+{
+	const struct keep_commit_result *r = &p->cm.res;
+	int a = p->cm_actor;
+
+	if (r->kind == KEEP_CR_CLAIMED)
+		p->cm_claimed[a] = p->cm.generation;
+	tr(s, "n%d.%d %s app/a%d gen %" PRId64 ": %s%s%s %s", p->node + 1, p->no,
+	   p->cm.mode == KEEP_COMMIT_CLAIM ? "claim" : "commit", a + 1, p->cm.generation,
+	   keep_commit_result_name(r->kind), r->reason ? " " : "", r->reason ? r->reason : "",
+	   r->version[0] ? r->version : "-");
+	keep_commit_release(&p->cm);
+	cm_idle(s, p, 20, 400);
+}
+
+/* The data of app/a<a> as stored (NULL, 0 when absent or unreadable). */
+static const char *obj_data(const struct sim *s, int a, size_t *len)
+{
+	const struct oslot *o = &s->objs[a];
+	struct keep_fence f;
+
+	*len = 0;
+	if (!o->exists)
+		return NULL;
+	if (s->broken == SIM_B_FENCE_META_ONLY) {
+		*len = o->len;
+		return o->body;
+	}
+	if (keep_fenced_decode(o->body, o->len, &f, NULL, 0) != 0)
+		return NULL;
+	*len = f.size;
+	return o->body + f.data_off;
+}
+
+/* Let the commit machine go on until it waits. */
+static void cm_drive(struct sim *s, struct proc *p)
+{
+	struct keep_cact a;
+	struct req *q;
+	int pi = pidx(s, p), qi;
+	int64_t pause;
+
+	if (!p->alive || s->stop || !p->cm_on)
+		return;
+	keep_commit_next(&p->cm, p_mono(p, s->now), &a);
+	switch (a.kind) {
+	case KEEP_CACT_NONE:
+		return;
+	case KEEP_CACT_DONE:
+		cm_done(s, p);
+		return;
+	case KEEP_CACT_WAIT:
+		wake(s, pi, T_COMMIT, p_true_at(p, s->now, a.until_mono_ms));
+		return;
+	case KEEP_CACT_GRANT: /* a local read: the state directory, then the clock */
+		push_ev(s, s->now + rng_range(&s->rng, 0, 2), E_CGRANT, pi, (int64_t)p->cm_mid);
+		return;
+	case KEEP_CACT_READ:
+		qi = mk_req(s, pi, T_COMMIT, false, TG_OBJ, p->cm_actor);
+		s->reqs[qi].mid = p->cm_mid;
+		send_req(s, qi, a.timeout_ms);
+		return;
+	case KEEP_CACT_PUT:
+		if (a.len > OBJ_BODY_MAX)
+			abort();
+		qi = mk_req(s, pi, T_COMMIT, true, TG_OBJ, p->cm_actor);
+		q = &s->reqs[qi];
+		q->mid = p->cm_mid;
+		memcpy(q->obody, a.body, a.len);
+		q->olen = a.len;
+		q->ogen = a.generation;
+		q->cond = a.cond;
+		snprintf(q->if_match, VER_LEN, "%s",
+			 a.cond == KEEP_COND_IF_MATCH ? a.if_match : "");
+		if (s->broken == SIM_B_COMMIT_UNCOND)
+			q->cond = KEEP_COND_NONE; /* perturbation: sent without its condition */
+		tr(s, "n%d.%d %s app/a%d gen %" PRId64 " %s %s", p->node + 1, p->no,
+		   p->cm.mode == KEEP_COMMIT_CLAIM ? "claim" : "commit", p->cm_actor + 1,
+		   a.generation, a.cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match",
+		   a.cond == KEEP_COND_IF_MATCH ? a.if_match : "");
+		if (rng_pm(&s->rng, s->pm_cpause)) {
+			/* stopped between its grant check and its send */
+			pause = rng_range(&s->rng, 1, 3 * keep_timing_takeover_ms(&s->t));
+			tr(s, "n%d.%d pauses %" PRId64 " ms before its put", p->node + 1, p->no,
+			   pause);
+			q->refs++;
+			push_ev(s, s->now + pause, E_CSEND, qi, pi);
+			return;
+		}
+		send_req(s, qi, a.timeout_ms);
+		return;
+	}
+}
+
+/* T_COMMIT woke: a WAIT ended, or time to start the next claim or commit. */
+static void cm_wake(struct sim *s, struct proc *p)
+{
+	const struct sdir *sd = &s->sdirs[p->sd];
+	struct keep_commit_cfg c;
+	char key[KEEP_OWNER_KEY_MAX + 1], obj[32], data[64];
+	const char *cur;
+	size_t curlen;
+	int a, k, held[MAX_ACTORS], n = 0;
+
+	if (p->cm_on) {
+		cm_drive(s, p);
+		return;
+	}
+	if (p->stopping) /* a clean stop: nothing new */
+		return;
+	for (a = 0; a < s->nactors; a++)
+		if (acting(s, p, a))
+			held[n++] = a;
+	if (!n) {
+		cm_idle(s, p, 100, 600);
+		return;
+	}
+	a = held[rng_range(&s->rng, 0, n - 1)];
+	actor_key(a, key, sizeof(key));
+	snprintf(obj, sizeof(obj), "app/a%d", a + 1);
+	memset(&c, 0, sizeof(c));
+	c.key = key;
+	c.generation = sd->hold[a].generation;
+	c.object = obj;
+	c.timeout_ms = keep_timing_attempt_timeout_ms(&s->t);
+	if (p->cm_claimed[a] != c.generation) {
+		c.mode = KEEP_COMMIT_CLAIM;
+	} else {
+		c.mode = KEEP_COMMIT_WRITE;
+		cur = obj_data(s, a, &curlen);
+		if (cur && rng_pm(&s->rng, 500)) {
+			c.data = cur; /* the bytes already there (copied by init) */
+			c.len = curlen;
+		} else {
+			k = snprintf(data, sizeof(data), "n%d.%d g%" PRId64 " s%d", p->node + 1,
+				     p->no, c.generation, ++p->cm_seq);
+			c.data = data;
+			c.len = (size_t)k;
+		}
+	}
+	if (keep_commit_init(&p->cm, &c) != 0)
+		abort();
+	p->cm_on = true;
+	p->cm_actor = a;
+	p->cm_mid = ++s->mids;
+	tr(s, "n%d.%d %s app/a%d gen %" PRId64 "%s", p->node + 1, p->no,
+	   c.mode == KEEP_COMMIT_CLAIM ? "claims" : "commits", a + 1, c.generation,
+	   c.mode == KEEP_COMMIT_WRITE && c.data != data ? " (the same bytes)" : "");
+	cm_drive(s, p);
+}
+
+/* E_CGRANT: the machine's grant check, on the state directory now. */
+static void cm_grant(struct sim *s, struct proc *p, uint64_t mid)
+{
+	struct keep_lease_view v;
+	struct keep_creply r;
+
+	if (!p->cm_on || mid != p->cm_mid)
+		return;
+	memset(&r, 0, sizeof(r));
+	grant_input(s, p, p->cm_actor, &r.grant);
+	lease_view(s, p, &v);
+	r.lease_code = v.code;
+	keep_commit_on_reply(&p->cm, p_mono(p, s->now), &r);
+	cm_drive(s, p);
+}
+
+static void cm_reply(struct sim *s, struct proc *p, struct req *q, enum keep_outcome out)
+{
+	struct keep_creply r;
+
+	if (!p->cm_on || q->mid != p->cm_mid)
+		return; /* a reply to a machine that has ended */
+	memset(&r, 0, sizeof(r));
+	r.outcome = out;
+	if (out == KEEP_STORE_OK) {
+		snprintf(r.version, sizeof(r.version), "%s", q->ver);
+		if (!q->write) {
+			r.body = q->oread;
+			r.len = q->oreadlen;
+		}
+	}
+	keep_commit_on_reply(&p->cm, p_mono(p, s->now), &r);
+	cm_drive(s, p);
+}
+
 /* ---- the listing and peer fences (§2) ---------------------------------------- */
 
 static void ls_idle(struct sim *s, struct proc *p)
@@ -2162,6 +2527,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	wake(s, pi, T_FG, at + rng_range(&s->rng, 0, 500));
 	wake(s, pi, T_BG, at + rng_range(&s->rng, 0, 500));
 	wake(s, pi, T_LIST, at + rng_range(&s->rng, 0, 1000));
+	wake(s, pi, T_COMMIT, at + rng_range(&s->rng, 0, 1000));
 	return p;
 }
 
@@ -2445,6 +2811,8 @@ static void dispatch(struct sim *s, struct ev *e)
 			lease_reply(s, p, q, out);
 		else if (q->task == T_LIST)
 			ls_reply(s, p, q, out);
+		else if (q->task == T_COMMIT)
+			cm_reply(s, p, q, out);
 		else
 			mach_reply(s, p, q, out);
 		unref(s, &s->reqs[e->a]);
@@ -2483,7 +2851,33 @@ static void dispatch(struct sim *s, struct ev *e)
 			   (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD ||
 			    p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY)) {
 			ls_wake(s, p);
+		} else if (e->b == T_COMMIT) {
+			cm_wake(s, p);
 		}
+		return;
+	case E_CGRANT:
+	case E_CSEND:
+		p = P(s, e->kind == E_CGRANT ? e->a : (int)e->b);
+		if (e->kind == E_CSEND && !p->alive) { /* it died paused: never sent */
+			s->reqs[e->a].refs--;
+			if (!s->reqs[e->a].refs)
+				s->reqs[e->a].used = false;
+			return;
+		}
+		if (!p->alive)
+			return;
+		if (s->now < p->paused_until) {
+			push_ev(s, p->paused_until, e->kind, e->a, e->b);
+			return;
+		}
+		if (e->kind == E_CGRANT) {
+			cm_grant(s, p, (uint64_t)e->b);
+			return;
+		}
+		s->reqs[e->a].refs--;
+		tr(s, "n%d.%d sends its paused put of app/a%d", p->node + 1, p->no,
+		   s->reqs[e->a].idx + 1);
+		send_req(s, e->a, keep_timing_attempt_timeout_ms(&s->t));
 		return;
 	case E_CRASH:
 		p = node_proc(s, e->a);
@@ -2634,6 +3028,8 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_IGNORE_STEPS] = "ignore-steps",
 	    [SIM_B_FENCE_JUDGE_DATE] = "fence-dated-on-judging-clock",
 	    [SIM_B_RB_IGNORES_VERSION] = "readback-ignores-version",
+	    [SIM_B_COMMIT_UNCOND] = "commit-without-condition",
+	    [SIM_B_FENCE_META_ONLY] = "fence-in-metadata-only",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];
@@ -2684,6 +3080,7 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 	s->pm_slow_reply = (int)rng_range(&s->rng, 0, 200);
 	s->pm_drop = (int)rng_range(&s->rng, 0, 100);
 	s->op_wall_off = rng_range(&s->rng, -s->t.max_skew_ms / 2, s->t.max_skew_ms / 2);
+	s->pm_cpause = (int)rng_range(&s->rng, 50, 300);
 	tr(s,
 	   "seed %" PRIu64 " model %s: ttl=%" PRId64 " grace=%" PRId64 " safety=%" PRId64
 	   " skew=%" PRId64 " period=%" PRId64 " nodes=%d actors=%d lost=%d slow=%d late=%d",
@@ -2709,6 +3106,7 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 		keep_resolver_release(&p->bg);
 		keep_resolver_release(&p->drain);
 		keep_resolver_release(&p->rel);
+		keep_commit_release(&p->cm);
 		free(p);
 	}
 	free(s->heap);

@@ -50,6 +50,9 @@ enum sim_broken {
 				      * deleted nodes/<id>, under a judging offset) */
 	SIM_B_RB_IGNORES_VERSION,    /* an acquisition's read-back takes an unchanged record
 				      * for a replaced one (issue 23 item 2) */
+	SIM_B_COMMIT_UNCOND,	     /* a fenced commit's PUT sent without its condition */
+	SIM_B_FENCE_META_ONLY,	     /* the fence kept in user metadata only: the version
+				      * token (S3's, a hash of the body) covers the data alone */
 	SIM_B_COUNT,
 };
 
@@ -58,6 +61,7 @@ struct sim_result {
 	uint64_t fences;       /* fences that landed (peers and operator) */
 	uint64_t lost;	       /* processes whose node lease ended lost */
 	uint64_t events;       /* scheduler steps */
+	uint64_t commits;      /* fenced-object writes that landed (commits and claims) */
 	bool violated;	       /* an invariant failed (the run stops there) */
 	int64_t at_ms;	       /* true simulated time of the violation */
 	char why[512];	       /* one line: which invariant and who */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../err.h"
+#include "../exitcode.h"
 #include "fence.h"
 
 const char *keep_acq_verdict_name(enum keep_acq_verdict v)
@@ -318,4 +319,14 @@ enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t gene
 	if (!in->lease_valid)
 		return KEEP_GRANT_NOT_VALID;
 	return KEEP_GRANT_OK;
+}
+
+int keep_owner_check_code(enum keep_grant g, int lease_code)
+{
+	if (g == KEEP_GRANT_OK)
+		return KEEP_EXIT_OK;
+	/* while the lease is not valid, say why with the lease's own code */
+	if (lease_code != KEEP_EXIT_OK && (g == KEEP_GRANT_LAPSED || g == KEEP_GRANT_NOT_VALID))
+		return lease_code;
+	return KEEP_EXIT_NO;
 }

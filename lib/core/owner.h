@@ -242,6 +242,14 @@ struct keep_grant_input {
  * first failing test, in the order of enum keep_grant, is returned. */
 enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t generation);
 
+/* The exit code of a grant check's verdict g (ADR 0020 §3 "Own";
+ * owner-check's, the one rule of keep_grant_now and the fenced commit):
+ * 0 for OK; the lease's own code
+ * lease_code (10..17, exitcode.h) when the hold lapsed or the lease is not
+ * valid while the lease state gives a code; else 1 (no such hold: none,
+ * another generation or instance, a lapse since, its release pending). */
+int keep_owner_check_code(enum keep_grant g, int lease_code);
+
 /* Is a registered hold stale: of another instance than the lease's, or
  * acquired in an earlier lease epoch (a lapse since: §1 "drops every hold
  * into the pending releases")? */

@@ -33,6 +33,12 @@
  *                             caller gets AMBIGUOUS "injected: timeout
  *                             (late)" after timeout_ms; otherwise, and for
  *                             any other operation or backend, delay MS
+ *               hold PATH     held until the file PATH (absolute) exists,
+ *                             polled every 10 ms, then sent (the store's
+ *                             timeout counts from the send): a request
+ *                             paused between its decision and its send (a
+ *                             GC pause, SIGSTOP); AMBIGUOUS "injected: hold
+ *                             timed out", unsent, after FAULT_HOLD_MAX_MS
  *               unconditional put only: sent without its condition
  *                             (If-None-Match / If-Match dropped), as a
  *                             store that ignores conditional writes (a
@@ -62,7 +68,9 @@
 #include "../clock.h"
 #include "../err.h"
 
-#define FAULT_FILE_MAX 65536 /* bytes: largest rules file accepted */
+#define FAULT_FILE_MAX 65536	 /* bytes: largest rules file accepted */
+#define FAULT_HOLD_MAX_MS 600000 /* ms: a hold waits for its file at most this long */
+#define FAULT_PATH_MAX 512	 /* bytes, NUL included: a hold's file */
 
 enum fault_action {
 	FA_NONE = 0,
@@ -73,6 +81,7 @@ enum fault_action {
 	FA_HANG,
 	FA_UNCOND,
 	FA_LATE,
+	FA_HOLD,
 };
 
 struct fault {
@@ -86,7 +95,7 @@ struct fault {
 struct fault_hit {
 	enum fault_action action;
 	long long arg; /* STATUS or MS */
-	char argtext[24];
+	char argtext[FAULT_PATH_MAX];
 	const char *name; /* action name for the log */
 };
 
@@ -182,6 +191,14 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 	} else if (tok_is(t[2], tl[2], "unconditional")) {
 		r->hit.action = FA_UNCOND;
 		r->hit.name = "unconditional";
+	} else if (tok_is(t[2], tl[2], "hold")) {
+		if (nt < 4 || t[3][0] != '/' || tl[3] >= FAULT_PATH_MAX)
+			return -1;
+		r->hit.action = FA_HOLD;
+		r->hit.name = "hold";
+		memcpy(r->hit.argtext, t[3], tl[3]);
+		r->hit.argtext[tl[3]] = '\0';
+		k = 4;
 	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay") ||
 		   tok_is(t[2], tl[2], "late")) {
 		bool err = t[2][0] == 'e', late = t[2][0] == 'l';
@@ -444,6 +461,19 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 		return 1;
 	case FA_UNCOND:
 		return strcmp(op, "put") == 0 ? 2 : 0;
+	case FA_HOLD: {
+		int64_t until = keep_mono_ms() + FAULT_HOLD_MAX_MS;
+
+		while (access(h.argtext, F_OK) != 0) {
+			if (keep_mono_ms() >= until) {
+				keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+					       "injected: hold timed out");
+				return 1;
+			}
+			sleep_ms(10);
+		}
+		return 0;
+	}
 	case FA_NONE:
 		break;
 	}
@@ -560,6 +590,52 @@ static int fault_put(struct keep_store *s, const char *key, const void *body, si
 	return rc;
 }
 
+/* The same faults as get and put (the rules name the operation get or
+ * put); the metadata passes through to the inner store. */
+static int fault_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+			  struct keep_meta *meta, struct keep_reply *reply)
+{
+	bool lose;
+	int64_t late = 0;
+	int rc;
+
+	keep_meta_init(meta);
+	if (fault_pre(s, "get", key, &lose, &late, reply))
+		return 0;
+	rc = keep_store_get_meta(fault_of(s)->inner, key, body, meta, reply);
+	if (!rc && lose) {
+		keep_buf_reset(body);
+		keep_meta_init(meta);
+		lost(reply);
+	}
+	return rc;
+}
+
+static int fault_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+			  enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+			  struct keep_reply *reply)
+{
+	bool lose;
+	int64_t late = 0;
+	int rc, pre;
+
+	pre = fault_pre(s, "put", key, &lose, &late, reply);
+	if (pre == 1)
+		return 0;
+	if (pre == 3) { /* late: only on fs, which keeps no user metadata */
+		send_late(s, key, body, len, cond, if_match, late, reply);
+		return 0;
+	}
+	if (pre == 2) { /* unconditional */
+		cond = KEEP_COND_NONE;
+		if_match = NULL;
+	}
+	rc = keep_store_put_meta(fault_of(s)->inner, key, body, len, cond, if_match, meta, reply);
+	if (!rc && lose)
+		lost(reply);
+	return rc;
+}
+
 static int fault_del(struct keep_store *s, const char *key, const char *if_match,
 		     struct keep_reply *reply)
 {
@@ -616,6 +692,8 @@ static const struct keep_store_ops fault_ops = {
     .del = fault_del,
     .list = fault_list,
     .free = fault_free,
+    .put_meta = fault_put_meta,
+    .get_meta = fault_get_meta,
 };
 
 static char *concat(const char *a, const char *b)
