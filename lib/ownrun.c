@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "holds.h"
 #include "line.h"
 #include "metrics.h"
+#include "runlock.h"
 #include "statedir.h"
 #include "storecmd.h"
 #include "upgrade.h"
@@ -184,6 +186,20 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 		keep_store_set_timeout(io->store, act->timeout_ms);
 		keep_upgrade_store_act(io->store, act, r);
 		break;
+	case KEEP_OACT_RUN_PROBE:
+		keep_run_probe(io->node_dir, act->key, &r->run);
+		break;
+	case KEEP_OACT_RUN_SIGNAL: {
+		struct keep_run_sig rs;
+
+		if (keep_run_signal(io->node_dir, act->key,
+				    act->sig == KEEP_JOBSTOP_KILL ? SIGKILL : SIGTERM, &rs) != 0)
+			r->err = errno;
+		r->npids = rs.npids;
+		r->nrefused = rs.failed;
+		r->pid = rs.pid;
+		break;
+	}
 	case KEEP_OACT_NONE:
 	case KEEP_OACT_WAIT:
 	case KEEP_OACT_DONE:
@@ -256,18 +272,7 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 	struct keep_oreply rp;
 	int slot = act->slot < 0 || act->slot > KEEP_RES_SLOTS ? KEEP_RES_SLOTS : act->slot;
 
-	if (act->kind == KEEP_OACT_REC_WRITE && !act->rec.held &&
-	    keep_run_lock_wait(run->node_dir, act->key) != 0) {
-		/* a release (nobody) while a job of key may still run here
-		 * (owner-run's run lock): nothing is sent (docs/ownership.md
-		 * "owner-run") */
-		memset(&rp, 0, sizeof(rp));
-		rp.outcome = KEEP_STORE_REFUSED;
-		snprintf(rp.detail, sizeof(rp.detail),
-			 "a job of the key still runs on this node (its run lock is held)");
-	} else {
-		keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
-	}
+	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
 	pthread_mutex_lock(&run->mu);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),
 			       &rp);

@@ -25,6 +25,7 @@
 #include "../ownerrec.h"
 #include "../vocab.h"
 #include "cluster.h"
+#include "jobstop.h"
 #include "upgrade.h"
 
 /* A hold: this node acts as owner of key at generation while it exists,
@@ -107,6 +108,10 @@ enum keep_oact_kind {
 	KEEP_OACT_CLUSTER_READ, /* what the cluster object says (cluster.h): reply.cluster;
 				   a driver reads `cluster` at most once a process and answers
 				   later ones from that read (a failed read is not kept) */
+	KEEP_OACT_RUN_PROBE,	/* is key's run lock held, and by a job of which generation
+				   (jobstop.h; lib/runlock.h keep_run_probe): reply.run */
+	KEEP_OACT_RUN_SIGNAL,	/* send sig to every process holding key's run lock
+				   (keep_run_signal): reply.npids, failed, pid */
 	KEEP_OACT_DONE,		/* finished: read the result */
 };
 
@@ -128,6 +133,7 @@ struct keep_oact {
 	struct keep_pending pend;	  /* PEND_READ, PEND_WRITE, PEND_REMOVE; DRAIN_MARK's
 					     instance */
 	int64_t timeout_ms;		  /* store actions: bound of this attempt (ms) */
+	enum keep_jobstop_sig sig;	  /* RUN_SIGNAL */
 };
 
 /* The result of one action, filled by the driver (zero it first). */
@@ -152,6 +158,9 @@ struct keep_oreply {
 	bool exists;		      /* PEND_READ */
 	struct keep_pending pend_now; /* PEND_READ, when it exists: the entry as stored */
 	struct keep_lease_view lease; /* LEASE */
+	struct keep_run_view run;     /* RUN_PROBE */
+	int npids, nrefused;	      /* RUN_SIGNAL: processes signalled, of them refused */
+	int64_t pid;		      /* RUN_SIGNAL: one of them (0: none found) */
 	/* LIST: borrowed for the call (the machine copies what it keeps) */
 	const struct keep_hold *holds;
 	size_t nholds;

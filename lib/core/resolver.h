@@ -37,7 +37,16 @@
  * after a read of holds/ showing no hold that names the release's instance
  * and generation (one is removed first, durably), and after an fsync of
  * holds/ that followed that read: a release is never sent while its hold
- * may live (issue 18: "a hold and its pending release never coexist"). */
+ * may live (issue 18: "a hold and its pending release never coexist").
+ * Then, once per job, the key's job is stopped (jobstop.h; issue 24):
+ * while the key's run lock is held by a job whose generation is at most
+ * the release's (or unknown), its processes get SIGTERM, then SIGKILL
+ * after the lock file's kill_after_ms, and the release waits until the
+ * lock is free; a job still holding it KEEP_JOBSTOP_EXIT_MS after the
+ * SIGKILL, or at the job's own bound (the 1 s of RELEASE, the drain's
+ * deadline), keeps the release pending, nothing sent. A job of a later
+ * generation is not this release's: its record moved past the release's
+ * If-Match, which can no longer apply. */
 #ifndef KEEP_CORE_RESOLVER_H
 #define KEEP_CORE_RESOLVER_H
 
@@ -109,6 +118,8 @@ enum keep_job_phase {
 	KEEP_JP_PARK_HOLD,
 	KEEP_JP_HOLD_REMOVE, /* a hold names the release: remove it first */
 	KEEP_JP_SYNC,	     /* waiting for an fsync of holds/ after the hold read */
+	KEEP_JP_RUN,	     /* the key's job stopped first (jobstop.h): no release is sent
+				while a process of its job holds the run lock */
 	KEEP_JP_REC_READ,
 	KEEP_JP_WRITE,
 	KEEP_JP_PEND_REMOVE,
@@ -145,9 +156,11 @@ struct keep_res_slot {
 	struct keep_res_job job;
 	enum keep_job_end end;
 	enum keep_job_end after;    /* how the job ends once PEND_REMOVE is done */
-	int64_t wait_until_mono_ms; /* WAIT */
+	int64_t wait_until_mono_ms; /* WAIT; RUN: the job stop's next step */
 	int64_t deadline_mono_ms;   /* RELEASE mode: the 1 s bound; else the drain's or 0 */
 	int tries;
+	struct keep_jobstop js; /* RUN */
+	bool run_done;		/* RUN passed: no job of the key holds its run lock */
 };
 
 /* Backoff of one entry, kept across passes. */
