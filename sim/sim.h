@@ -45,6 +45,11 @@ enum sim_broken {
 				      * judging offset after a step, no unnoticed step */
 	SIM_B_IGNORE_STEPS,	     /* the lease machine never notices a wall-clock step
 				      * (no lapse, no judging offset) */
+	SIM_B_RELEASE_IGNORES_JOB,   /* a release does not wait for the key's job: its probe
+				      * of the run lock answers free (issue 24) */
+	SIM_B_LEASE_IGNORES_JOBS,    /* the lease's released and a new instance's first write
+				      * do not wait for the node's jobs: its probe of the run
+				      * locks answers free (issue 24) */
 	SIM_B_COUNT,
 };
 
