@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clock.h"
@@ -525,31 +527,40 @@ static bool wait_sleep(int64_t until_ms, volatile sig_atomic_t *stop)
 	return !(stop && *stop);
 }
 
+/* A uniform random 32-bit value for the jitter of --wait's backoff. */
+static uint32_t jitter_rnd(void)
+{
+	uint32_t v;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint32_t)ts.tv_nsec ^ (uint32_t)getpid();
+}
+
 void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
 		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog)
 {
 	struct keep_ownio io = {x->node_dir, x->store};
-	int64_t start = keep_boot_ms(), deadline, now, wall, next, period, shown_free = -1;
-	char shown_node[KEEP_NODE_ID_MAX + 1] = "";
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
 	struct keep_buf b;
 	int i;
 
-	deadline = wait_ms == KEEP_WAIT_FOREVER ? INT64_MAX : keep_add_sat_ms(start, wait_ms);
-	period = x->cfg.timing.period_ms > 0 ? x->cfg.timing.period_ms : 1000;
+	keep_acqwait_init(&w, keep_boot_ms(), wait_ms, x->cfg.timing.period_ms);
 	for (;;) {
 		keep_acquire_init(sm, x->cfg.node_id, key, &x->cfg.timing, x->store_timeout_ms);
 		keep_acquire_run(sm, &io);
-		if (sm->res.kind != KEEP_AR_HELD || wait_ms == 0)
-			return;
-		keep_clocks_now(&now, &wall);
-		if (now >= deadline || (stop && *stop))
+		/* the schedule is the machine's (lib/core/acqwait.h), on the clock
+		 * the acquisition judged the holder with */
+		keep_acqwait_after(&w, &sm->res, keep_boot_ms(), keep_judge_wall_ms(x->node_dir),
+				   jitter_rnd(), &st);
+		if (st.kind == KEEP_ACQWAIT_DONE || (stop && *stop))
 			return;
 		for (i = 0; i < sm->nmsg; i++)
 			keep_warn(prog, "%s", sm->msg[i]);
-		if (shown_free != sm->res.free_at_ms ||
-		    strcmp(shown_node, sm->res.holder.node) != 0) {
-			shown_free = sm->res.free_at_ms;
-			snprintf(shown_node, sizeof(shown_node), "%s", sm->res.holder.node);
+		if (st.line == KEEP_ACQWAIT_LINE_WAITING) {
 			keep_line_begin(&b, "waiting");
 			keep_line_str(&b, "key", key);
 			keep_line_str(&b, "node", sm->res.holder.node);
@@ -558,15 +569,15 @@ void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, con
 			else
 				keep_line_str(&b, "free_at_ms", NULL);
 			keep_line_end(&b);
+		} else if (st.line == KEEP_ACQWAIT_LINE_RETRYING) {
+			keep_line_begin(&b, "retrying");
+			keep_line_str(&b, "key", key);
+			keep_line_str(&b, "reason", st.reason);
+			keep_line_int(&b, "code", st.code);
+			keep_line_int(&b, "in_ms", st.in_ms);
+			keep_line_end(&b);
 		}
-		next = keep_add_sat_ms(now, period);
-		/* a free time still ahead: try again right after it (a free time
-		 * already passed and still held waits a period: no busy loop) */
-		if (sm->res.free_at_ms > wall && sm->res.free_at_ms - wall < period)
-			next = now + (sm->res.free_at_ms - wall) + 1;
-		if (next > deadline)
-			next = deadline;
-		if (!wait_sleep(next, stop) || next >= deadline)
+		if (!wait_sleep(st.until_mono_ms, stop) || st.kind == KEEP_ACQWAIT_GIVE_UP)
 			return;
 	}
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../lib/core/acquire.h"
+#include "../../lib/core/acqwait.h"
 #include "../../lib/core/resolver.h"
 #include "../../lib/exitcode.h"
 #include "unit.h"
@@ -1017,6 +1018,133 @@ TEST(jobstop_schedule)
 	}
 }
 
+/* ---- the --wait schedule (lib/core/acqwait.c) ---------------------------------------- */
+
+static struct keep_acquire_result held_by(const char *node, int64_t free_at)
+{
+	struct keep_acquire_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = KEEP_AR_HELD;
+	r.exit_code = KEEP_EXIT_NO;
+	keep_owner_rec_held(&r.holder, node, IA, 3);
+	r.free_at_ms = free_at;
+	return r;
+}
+
+/* Issue 23 item 4: the retry comes right after the free time on the clock
+ * the acquisition judged it with (the judging wall clock), not on the raw
+ * wall clock a forward step moved ahead. */
+TEST(wait_retries_at_the_free_time_on_the_judging_clock)
+{
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
+	struct keep_acquire_result r = held_by("n2", 0);
+
+	keep_acqwait_init(&w, 1000, 60000, 1000);
+	/* live holder: one period, line once */
+	keep_acqwait_after(&w, &r, 1000, W0, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+	CHECK_EQ_INT(st.until_mono_ms, 2000);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_WAITING);
+	keep_acqwait_after(&w, &r, 2000, W0 + 1000, 7, &st);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_NONE);
+	/* fenced: free 400 ms ahead of the judging clock (which a 5 s forward
+	 * step left 5 s behind the wall clock: the driver passes the judging
+	 * clock, the retry is 401 ms away, not at once) */
+	r = held_by("n2", W0 + 2000 + 400);
+	keep_acqwait_after(&w, &r, 3000, W0 + 2000, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+	CHECK_EQ_INT(st.until_mono_ms, 3401);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_WAITING);
+	/* a free time already passed and still held: a period */
+	keep_acqwait_after(&w, &r, 3401, W0 + 2401, 7, &st);
+	CHECK_EQ_INT(st.until_mono_ms, 4401);
+	/* acquired: done */
+	r.kind = KEEP_AR_ACQUIRED;
+	keep_acqwait_after(&w, &r, 4401, W0, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+}
+
+/* Issue 24 item 4: transient answers are waited through, backing off with
+ * jitter up to a period, a line each; a definite one or the deadline ends
+ * the wait. */
+TEST(wait_backs_off_through_transient_answers_until_the_deadline)
+{
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
+	struct keep_acquire_result r;
+	int64_t now = 1000, lo, hi;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_TEMP;
+	r.reason = "store";
+	keep_acqwait_init(&w, now, 10000, 1000);
+	for (i = 0; i < 6; i++) {
+		lo = (i == 0 ? 100 : i == 1 ? 200 : i == 2 ? 400 : i == 3 ? 800 : 1000) / 2;
+		hi = lo * 2;
+		keep_acqwait_after(&w, &r, now, W0, i % 2 ? 0 : UINT32_MAX, &st);
+		CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+		CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_RETRYING);
+		CHECK_EQ_STR(st.reason, "store");
+		CHECK_EQ_INT(st.code, KEEP_EXIT_TEMP);
+		CHECK(st.in_ms >= lo);
+		CHECK(st.in_ms <= hi);
+		now = st.until_mono_ms;
+	}
+	/* unknown, a lease that ran out, one not live yet: transient too */
+	r.kind = KEEP_AR_UNKNOWN;
+	r.exit_code = KEEP_EXIT_UNKNOWN;
+	keep_acqwait_after(&w, &r, now, W0, 3, &st);
+	CHECK_EQ_STR(st.reason, "unknown");
+	r.kind = KEEP_AR_REFUSED;
+	r.exit_code = KEEP_EXIT_RAN_OUT;
+	r.reason = "lease-not-valid";
+	CHECK(keep_acqwait_transient(&r));
+	r.exit_code = KEEP_EXIT_NOT_LIVE;
+	CHECK(keep_acqwait_transient(&r));
+	/* definite: draining, a lost lease, a refusal, an unreadable record */
+	r.reason = "draining";
+	CHECK(!keep_acqwait_transient(&r));
+	r.reason = "lease-not-valid";
+	r.exit_code = KEEP_EXIT_FENCED;
+	CHECK(!keep_acqwait_transient(&r));
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_NO;
+	CHECK(!keep_acqwait_transient(&r));
+	keep_acqwait_after(&w, &r, now, W0, 3, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	r.exit_code = KEEP_EXIT_BAD_OBJECT;
+	CHECK(!keep_acqwait_transient(&r));
+	/* a held answer resets the backoff */
+	keep_acqwait_init(&w, 0, 10000, 1000);
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_TEMP;
+	for (i = 0; i < 4; i++)
+		keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(w.errors, 4);
+	r = held_by("n2", 0);
+	keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(w.errors, 0);
+	/* the deadline: the last sleep ends at it, then the last answer */
+	keep_acqwait_init(&w, 0, 1500, 1000);
+	keep_acqwait_after(&w, &r, 800, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_GIVE_UP);
+	CHECK_EQ_INT(st.until_mono_ms, 1500);
+	keep_acqwait_after(&w, &r, 1500, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	/* no wait at all */
+	keep_acqwait_init(&w, 0, 0, 1000);
+	keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	/* no bound */
+	keep_acqwait_init(&w, 0, KEEP_ACQWAIT_FOREVER, 1000);
+	keep_acqwait_after(&w, &r, INT64_C(1) << 50, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+}
+
 int main(void)
 {
 	RUN(acquire_first_record_marks_then_confirms);
@@ -1035,5 +1163,7 @@ int main(void)
 	RUN(release_stops_the_keys_job_first);
 	RUN(drain_bounds_the_job_stop);
 	RUN(jobstop_schedule);
+	RUN(wait_retries_at_the_free_time_on_the_judging_clock);
+	RUN(wait_backs_off_through_transient_answers_until_the_deadline);
 	return unit_done();
 }
