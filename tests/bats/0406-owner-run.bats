@@ -10,6 +10,7 @@
 # the default --kill-after is min(safety / 2, 1000) = 300.
 
 load helpers/common
+load helpers/owner # line_at (clock's start_node, loaded after, wins)
 load helpers/clock
 
 setup() { keep_setup; }
@@ -124,19 +125,14 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	refute_sanitizer_reports
 }
 
-# held_while_alive KEY PID: poll owner-show KEY until PID is gone; every
-# read made while PID still ran after it must name n1 at generation 1
-held_while_alive() {
-	local out n=0
-	while :; do
-		out=$(owner-show --node-id n1 "$1") || return 1
-		refute_alive "$2" 2>/dev/null && break
-		n=$((n + 1))
-		[[ "$out" == *" state=held node=n1 "*" generation=1 "* ]] ||
-			{ echo "read $n while $2 ran: $out" >&2; return 1; }
-	done
-	echo "# $1: $n reads while CMD ran" >&3
-	[ "$n" -ge 1 ]
+# released_after CHILD NAME KEY : NAME's stdout shows `released key=KEY
+# generation=1` (polled every 10 ms); the moment it does, CHILD must be gone
+# already. The release is sent only once no process of the job holds the
+# run lock; one sent at once would show while CHILD still runs: it ignores
+# SIGTERM and dies only of its SIGKILL, --kill-after (300 ms) later
+released_after() {
+	line_at "$2" "^released key=$3 generation=1\$" 20 >/dev/null || return 1
+	refute_alive "$1"
 }
 
 @test "owner-run: no release while CMD's processes live (an operator's owner-release, an agent's clean stop wait for the run lock); a second run of KEY refused; kill -9 of owner-run kills CMD; bad --kill-after, --wait and CMD refused before acquiring" {
@@ -163,7 +159,7 @@ held_while_alive() {
 	[ "$output" = "refused key=t/c/r reason=running" ]
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	start_bg rel owner-release --node-id n1 t/c/r
-	run -0 held_while_alive t/c/r "$(cat "$BATS_TEST_TMPDIR/r.child")"
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/r.child")" rel t/c/r
 	run wait_exit 10 rel
 	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false; }
 	run -0 grep -x "released key=t/c/r generation=1" "$BATS_TEST_TMPDIR/rel.out"
@@ -178,7 +174,7 @@ held_while_alive() {
 	start_bg d owner-run --node-id n1 t/c/d -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/d.child" "$BATS_TEST_TMPDIR/d.term"
 	wait_for 10 test -s "$BATS_TEST_TMPDIR/d.child"
 	kill -TERM "$(bg_pid a)"
-	run -0 held_while_alive t/c/d "$(cat "$BATS_TEST_TMPDIR/d.child")"
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/d.child")" a t/c/d
 	run wait_exit 20 a
 	[ "$output" = 0 ]
 	run wait_exit 5 d
