@@ -196,8 +196,8 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 
 	static struct keep_lease_event last_read;
 
-	if (e->kind == KEEP_LEV_RENEWED && !d->verbose)
-		return;
+	if ((e->kind == KEEP_LEV_RENEWED && !d->verbose) || e->kind == KEEP_LEV_JOBS_SIGNALLED)
+		return; /* JOBS_SIGNALLED: a warning on stderr (drain_events) */
 	if (e->kind == KEEP_LEV_CHECK_READ && !d->verbose) {
 		/* print a start-check read only when what it saw changed */
 		bool same = last_read.kind == KEEP_LEV_CHECK_READ &&
@@ -263,8 +263,6 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		if (e->reason == KEEP_REASON_JOB_RUNNING)
 			keep_line_int(&b, "pid", e->pid);
 		break;
-	case KEEP_LEV_JOBS_SIGNALLED:
-		return; /* a warning on stderr (drain_events) */
 	default:
 		break;
 	}

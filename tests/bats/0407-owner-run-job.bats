@@ -99,8 +99,8 @@ wait_job() {
 	wait_line 10 w '^waiting key=t/c/job node=n1 free_at_ms=-$'
 	kill -QUIT "$(bg_pid r)"
 	run wait_exit 10 r
-	# CMD's status (sh ended by SIGQUIT: 128 + 3), passed through
 	[ "$output" = 131 ] || { cat "$BATS_TEST_TMPDIR"/r.*; false; }
+	# (CMD's status passed through: sh ended by SIGQUIT, 128 + 3)
 	run -0 grep -x 'exited key=t/c/job status=131' "$BATS_TEST_TMPDIR/r.out"
 	run -0 grep -x 'released key=t/c/job generation=1' "$BATS_TEST_TMPDIR/r.out"
 	run -0 refute_alive "$worker"
@@ -132,6 +132,7 @@ wait_job() {
 	worker=$(cat "$BATS_TEST_TMPDIR/r.wpid")
 	kill -KILL "$(bg_pid r)"
 	run wait_exit 5 r
+	[ "$output" = 137 ]
 	run -0 alive "$worker"
 	run -20 --separate-stderr sysf 'kill:EPERM:prog=owner-release' owner-release --node-id n1 t/c/job
 	[ "$output" = "pending key=t/c/job generation=1 version=$(sed -n 's/^acquired .* version=\([^ ]*\) .*/\1/p' "$BATS_TEST_TMPDIR/r.out")" ]
