@@ -125,14 +125,26 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	refute_sanitizer_reports
 }
 
-# released_after CHILD NAME KEY : NAME's stdout shows `released key=KEY
-# generation=1` (polled every 10 ms); the moment it does, CHILD must be gone
-# already. The release is sent only once no process of the job holds the
-# run lock; one sent at once would show while CHILD still runs: it ignores
-# SIGTERM and dies only of its SIGKILL, --kill-after (300 ms) later
+# released_after CHILD KEY NAME... : one of NAME's stdout shows `released
+# key=KEY generation=1` (polled every 10 ms); the moment it does, CHILD must
+# be gone already. The release is sent only once no process of the job
+# holds the run lock; one sent at once would show while CHILD still runs:
+# it ignores SIGTERM and dies only of its SIGKILL, --kill-after (300 ms)
+# later
 released_after() {
-	line_at "$2" "^released key=$3 generation=1\$" 20 >/dev/null || return 1
-	refute_alive "$1"
+	local child=$1 key=$2 end=$(($(now_ms) + 20000)) n
+	shift 2
+	while [ "$(now_ms)" -lt "$end" ]; do
+		for n in "$@"; do
+			if grep -qx "released key=$key generation=1" "$BATS_TEST_TMPDIR/$n.out"; then
+				refute_alive "$child"
+				return
+			fi
+		done
+		sleep 0.01
+	done
+	echo "no released line for $key" >&2
+	return 1
 }
 
 @test "owner-run: no release while CMD's processes live (an operator's owner-release, an agent's clean stop wait for the run lock); a second run of KEY refused; kill -9 of owner-run kills CMD; bad --kill-after, --wait and CMD refused before acquiring" {
@@ -159,10 +171,12 @@ released_after() {
 	[ "$output" = "refused key=t/c/r reason=running" ]
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	start_bg rel owner-release --node-id n1 t/c/r
-	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/r.child")" rel t/c/r
+	# released by it (0), or, when the job took longer than its 1 s (a
+	# loaded machine: the SIGKILL comes 300 ms after the SIGTERM), parked
+	# (20) and released by the agent's resolver once the job is gone
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/r.child")" t/c/r rel a
 	run wait_exit 10 rel
-	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false; }
-	run -0 grep -x "released key=t/c/r generation=1" "$BATS_TEST_TMPDIR/rel.out"
+	[[ "$output" =~ ^(0|20)$ ]] || { cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false; }
 	run wait_exit 10 r
 	[ "$output" = 21 ]
 	# kill -9 of owner-run: CMD (SIGTERM ignored) dies with it
@@ -174,7 +188,7 @@ released_after() {
 	start_bg d owner-run --node-id n1 t/c/d -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/d.child" "$BATS_TEST_TMPDIR/d.term"
 	wait_for 10 test -s "$BATS_TEST_TMPDIR/d.child"
 	kill -TERM "$(bg_pid a)"
-	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/d.child")" a t/c/d
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/d.child")" t/c/d a
 	run wait_exit 20 a
 	[ "$output" = 0 ]
 	run wait_exit 5 d

@@ -144,7 +144,9 @@ wait_job() {
 	[ "$output" = 22 ] || { cat "$BATS_TEST_TMPDIR"/an1.err; false; }
 	run -0 grep -E "lease-write: fatal: a process of a job \(pid $worker\) still holds a run lock" "$BATS_TEST_TMPDIR/an1.err"
 	run -0 grep -E "^lost node=n1 .*reason=job-running .*pid=$worker$" "$BATS_TEST_TMPDIR/an1.out"
-	run -0 grep -q '^live ' <(keep-store get nodes/n1)
+	# not released (live, or fenced by n2's agent by now: ttl + grace after
+	# n1's last write)
+	run -1 grep -q '^released ' <(keep-store get nodes/n1)
 	run -0 owner-show --node-id n1 t/c/job
 	[[ "$output" == *" state=held node=n1 "* ]]
 	run -0 alive "$worker"
