@@ -144,7 +144,10 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 	case KEEP_OACT_DRAIN_MARK:
 		r->sd = keep_drain_mark(io->node_dir, act->pend.instance);
 		break;
-	case KEEP_OACT_LIST:
+	case KEEP_OACT_LIST: {
+		struct keep_run_entry *rs = NULL;
+		size_t nrun = 0;
+
 		if (keep_holds_list(io->node_dir, &hs, &nh, NULL) != 0 ||
 		    keep_pending_list(io->node_dir, &ps, &np, NULL) != 0) {
 			r->failed = true;
@@ -153,11 +156,18 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 			free(ps);
 			return;
 		}
+		/* runs/ unreadable: no run listed (no orphaned job swept this
+		 * pass; every release still stops its key's job first) */
+		if (keep_runs_list(io->node_dir, &rs, &nrun) != 0)
+			nrun = 0;
 		r->holds = hs;
 		r->nholds = nh;
 		r->pend = ps;
 		r->npend = np;
+		r->runs = rs;
+		r->nruns = nrun;
 		break;
+	}
 	case KEEP_OACT_REC_READ:
 		keep_store_set_timeout(io->store, act->timeout_ms);
 		keep_owner_read(io->store, act->key, &r->rec, &orr);
@@ -215,9 +225,11 @@ void keep_ownio_reply_release(struct keep_oreply *r)
 {
 	free((void *)r->holds);
 	free((void *)r->pend);
+	free((void *)r->runs);
 	r->holds = NULL;
 	r->pend = NULL;
-	r->nholds = r->npend = 0;
+	r->runs = NULL;
+	r->nholds = r->npend = r->nruns = 0;
 }
 
 void keep_acquire_run(struct keep_acquire *sm, const struct keep_ownio *io)

@@ -262,6 +262,68 @@ void keep_runs_probe(const char *node_dir, struct keep_run_view *v)
 	closedir(dir);
 }
 
+int keep_runs_list(const char *node_dir, struct keep_run_entry **out, size_t *n)
+{
+	char d[PATH_MAX], p[PATH_MAX + 80], buf[RUN_FILE_MAX];
+	struct keep_run_entry *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	struct keep_run_view rv;
+	struct run_owner o;
+	struct dirent *e;
+	DIR *dir;
+
+	*out = NULL;
+	*n = 0;
+	if (runs_dir(d, sizeof(d), node_dir) != 0)
+		return KEEP_ERR_TOOBIG;
+	dir = opendir(d);
+	if (!dir)
+		return errno == ENOENT ? 0 : KEEP_ERR_IO;
+	while ((e = readdir(dir))) {
+		const char *k;
+		ssize_t len;
+		int f;
+
+		if (!hex64_name(e->d_name) ||
+		    snprintf(p, sizeof(p), "%s/%.64s", d, e->d_name) >= (int)sizeof(p))
+			continue;
+		f = open(p, O_RDONLY | O_CLOEXEC);
+		if (f < 0)
+			continue;
+		len = pread(f, buf, sizeof(buf) - 1, 0);
+		close(f);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		memset(&rv, 0, sizeof(rv));
+		parse_run(buf, &rv, &o);
+		k = strstr(buf, "\nkey ");
+		if (!k)
+			continue;
+		k += 5;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(dir);
+				errno = ENOMEM;
+				return KEEP_ERR_IO;
+			}
+			v = nv;
+		}
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		snprintf(v[cnt].key, sizeof(v[cnt].key), "%.*s", (int)strcspn(k, "\n"), k);
+		v[cnt].generation = rv.generation;
+		v[cnt].owner_alive = o.pid > 0 && keep_proc_start((pid_t)o.pid) == o.start;
+		cnt++;
+	}
+	closedir(dir);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
 /* ---- processes ------------------------------------------------------------------- */
 
 struct pinfo {

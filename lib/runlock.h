@@ -34,6 +34,7 @@
 #include <sys/types.h>
 
 #include "core/jobstop.h"
+#include "core/ownio.h"
 
 #define KEEP_RUN_TAKE_MS 200 /* ms keep_run_lock_take retries a lock a probe holds */
 
@@ -66,6 +67,13 @@ void keep_run_probe(const char *node_dir, const char *key, struct keep_run_view 
  * (generation 0: acquiring or waiting) is no job and is not counted. An
  * unreadable runs/ (not ENOENT) answers held with v->err. Never fails. */
 void keep_runs_probe(const char *node_dir, struct keep_run_view *v);
+
+/* Every run lock file of the node (runs/): *out (owned by the caller,
+ * free()) gets *n entries, each the file's key and generation and whether
+ * the owner-run it names still runs (its pid with its start time). A file
+ * that cannot be read or names no key is skipped. 0, or KEEP_ERR_IO when
+ * runs/ cannot be listed (absent: 0 entries). */
+int keep_runs_list(const char *node_dir, struct keep_run_entry **out, size_t *n);
 
 /* What a signal reached. */
 struct keep_run_sig {

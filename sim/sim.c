@@ -1605,6 +1605,23 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		r->nholds = nh;
 		r->pend = ps;
 		r->npend = np;
+		{
+			/* runs/: the run lock of each job (keep_runs_list) */
+			static struct keep_run_entry rs[MAX_ACTORS];
+			size_t nr = 0;
+
+			for (i = 0; i < s->nactors; i++) {
+				if (!sd->job[i].on)
+					continue;
+				memset(&rs[nr], 0, sizeof(rs[nr]));
+				actor_key(i, rs[nr].key, sizeof(rs[nr].key));
+				rs[nr].generation = sd->job[i].gen;
+				rs[nr].owner_alive = sd->job[i].runner;
+				nr++;
+			}
+			r->runs = rs;
+			r->nruns = nr;
+		}
 		return true;
 	}
 	default:

@@ -71,6 +71,14 @@ enum keep_sd {
 /* "durable", "visible", "unchanged". */
 const char *keep_sd_name(enum keep_sd r);
 
+/* A run lock of the state directory (runs/<H>; lib/runlock.h), as a LIST
+ * answers it: whose job and whether its owner-run still runs. */
+struct keep_run_entry {
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	int64_t generation; /* CMD's generation (0: no CMD started; -1 unknown) */
+	bool owner_alive;   /* the owner-run the file names runs (pid and start time) */
+};
+
 /* The node lease as the state file says, judged by the driver at the time
  * of the action (lib/holds.c keep_holds_lease). */
 struct keep_lease_view {
@@ -97,7 +105,7 @@ enum keep_oact_kind {
 				  cannot be told) and reply.pend_now (what it holds) */
 	KEEP_OACT_PEND_WRITE,  /* write pending entry pend (atomic): reply.sd */
 	KEEP_OACT_PEND_REMOVE, /* unlink pending entry pend, fsync pending/: reply.sd */
-	KEEP_OACT_LIST,	       /* list holds/ and pending/: reply.holds, reply.pend */
+	KEEP_OACT_LIST,	       /* list holds/, pending/ and runs/: reply.holds, pend, runs */
 	KEEP_OACT_REC_READ,    /* GET owners/<key>, decode: reply.outcome/version/rec/decode_err */
 	KEEP_OACT_REC_WRITE,   /* PUT owners/<key> = rec, cond/if_match, bounded by timeout_ms */
 	KEEP_OACT_NODE_READ,   /* GET nodes/<node>, decode, check the id: reply.node/decode_err */
@@ -166,6 +174,8 @@ struct keep_oreply {
 	size_t nholds;
 	const struct keep_pending *pend;
 	size_t npend;
+	const struct keep_run_entry *runs; /* the run locks of runs/ (owner-run's) */
+	size_t nruns;
 };
 
 /* Copy the string src (NULL is "") into dst of n bytes (n >= 1),

@@ -459,6 +459,29 @@ static bool can_start(const struct keep_resolver *r, const struct keep_res_job *
 	return !r->refused_stop;
 }
 
+/* Is live hold h the hold of an owner-run that died (SIGKILL: nothing ran
+ * its release) after it started CMD: a run lock of h's key records h's
+ * generation and names an owner-run that no longer runs? Its job is
+ * unsupervised (nothing stops it when the grant ends) and the key would
+ * stay held until the node stops: the pass releases it, its job stopped
+ * first (KEEP_JP_RUN). Issue 24; docs/ownership.md "The job". */
+static bool orphaned_run(struct keep_resolver *r, const struct keep_oreply *rp,
+			 const struct keep_hold *h)
+{
+	for (size_t k = 0; k < rp->nruns; k++) {
+		const struct keep_run_entry *e = &rp->runs[k];
+
+		if (e->owner_alive || e->generation != h->generation || strcmp(e->key, h->key) != 0)
+			continue;
+		warn(r,
+		     "the owner-run of '%s' (generation %lld) is gone: its job is stopped and "
+		     "the key released",
+		     h->key, (long long)h->generation);
+		return true;
+	}
+	return false;
+}
+
 static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, int64_t now)
 {
 	struct keep_res_job j;
@@ -490,13 +513,17 @@ static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, i
 	for (i = 0; i < rp->nholds; i++) {
 		const struct keep_hold *h = &rp->holds[i];
 
+		bool orphan = false;
+
 		if (r->cfg.mode != KEEP_RES_DRAIN &&
 		    !keep_owner_hold_stale(h->instance, h->epoch, r->lease.instance,
-					   r->lease.lapses))
+					   r->lease.lapses) &&
+		    !(orphan = orphaned_run(r, rp, h)))
 			continue;
 		memset(&j, 0, sizeof(j));
 		j.kind = KEEP_JOB_PARK;
 		j.hold = *h;
+		j.orphan = orphan;
 		enqueue(r, &j);
 	}
 	for (i = 0; i < rp->npend; i++) {
@@ -755,11 +782,13 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 			s->phase = KEEP_JP_PARK_PEND;
 			return;
 		}
-		/* re-read under the lock: an acquisition may have replaced it */
+		/* re-read under the lock: an acquisition may have replaced it (an
+		 * orphaned run's hold: the same generation still) */
 		if (rp->hold_rc != 0 ||
-		    (r->cfg.mode != KEEP_RES_DRAIN &&
+		    (r->cfg.mode != KEEP_RES_DRAIN && !j->orphan &&
 		     !keep_owner_hold_stale(rp->hold.instance, rp->hold.epoch, r->lease.instance,
-					    r->lease.lapses))) {
+					    r->lease.lapses)) ||
+		    (j->orphan && rp->hold.generation != j->hold.generation)) {
 			job_end(s, KEEP_JE_DONE);
 			return;
 		}

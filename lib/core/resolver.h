@@ -24,8 +24,11 @@
  *            KEEP_RELEASE_TRIES_MS, then leave it parked (KEY, §5)
  *
  * A pass: read the lease state (lost: every hold and entry dropped, nothing
- * written, §1); list holds/ and pending/; a job per stale hold (another
- * instance, or a lapse since) or, draining, per hold: park it (its pending
+ * written, §1); list holds/, pending/ and runs/; a job per stale hold
+ * (another instance, or a lapse since), per hold of an owner-run that died
+ * after starting CMD (its run lock names its generation and an owner-run
+ * that no longer runs: its job is unsupervised; issue 24), or, draining,
+ * per hold: park it (its pending
  * release written, then the hold removed) and release it; a job per pending
  * release whose backoff is due; a job per unresolved acquire. While the
  * lease is not valid, holds are parked and nothing is written to the store
@@ -144,6 +147,7 @@ struct keep_res_job {
 	struct keep_pending p; /* the entry (PARK: once written) */
 	bool drop_hold;	       /* DROP: a hold (else an entry) */
 	bool resolved;	       /* RESOLVE: the read decided RELEASE (p.version is the read's) */
+	bool orphan;	       /* PARK of a live hold whose owner-run died (its run lock says so) */
 	char rel_version[KEEP_VERSION_MAX]; /* RESOLVE: the release's If-Match */
 };
 

@@ -57,30 +57,22 @@ wait_job() {
 		sh -c 'date +%s%3N >"$0"' "$BATS_TEST_TMPDIR/$1.started"
 }
 
-@test "owner-run killed with SIGKILL: its worker keeps the key held; the other node's job starts only after the first node's clean stop ended the worker" {
+@test "owner-run killed with SIGKILL: its worker is stopped by the node's resolver before the key is released; the other node's job starts after the worker ended; the clean stop completes" {
 	start_agents n1 n2
 	run_job r n1 t/c/job
 	worker=$(cat "$BATS_TEST_TMPDIR/r.wpid")
+	wait_job w n2 t/c/job
+	wait_line 10 w '^waiting key=t/c/job node=n1 free_at_ms=-$'
 	kill -KILL "$(bg_pid r)"
 	run wait_exit 5 r
 	[ "$output" = 137 ]
-	# CMD died with owner-run (PR_SET_PDEATHSIG); the worker runs on with
-	# the run lock
-	run -0 alive "$worker"
-	wait_job w n2 t/c/job
-	wait_line 10 w '^waiting key=t/c/job node=n1 free_at_ms=-$'
-	# while the worker lives the key stays n1's
-	run -0 owner-show --node-id n1 t/c/job
-	[[ "$output" == *" state=held node=n1 "* ]]
-	[ ! -e "$BATS_TEST_TMPDIR/w.started" ]
-	run -0 alive "$worker"
-	# the clean stop: the drain stops the worker (SIGTERM), then releases
-	kill -TERM "$(bg_pid an1)"
-	run wait_exit 30 an1
-	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/an1.err; false; }
-	run -0 grep -q '^released ' <(keep-store get nodes/n1)
+	# CMD died with owner-run (PR_SET_PDEATHSIG); the worker ran on with the
+	# run lock, unsupervised, until n1's resolver found the owner-run gone
+	# (its run lock: its generation, its pid and start time): it stopped the
+	# worker (SIGTERM), then released the key
 	run wait_exit 30 w
-	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/w.*; false; }
+	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/w.* "$BATS_TEST_TMPDIR"/an1.err; false; }
+	run -0 grep -F "the owner-run of 't/c/job' (generation 1) is gone: its job is stopped and the key released" "$BATS_TEST_TMPDIR/an1.err"
 	run -0 refute_alive "$worker"
 	wend=$(cat "$BATS_TEST_TMPDIR/r.wend")
 	started=$(cat "$BATS_TEST_TMPDIR/w.started")
@@ -88,6 +80,29 @@ wait_job() {
 	# both read from this host's wall clock
 	[ "$started" -ge "$wend" ]
 	run -0 grep -E '^acquired key=t/c/job generation=2 ' "$BATS_TEST_TMPDIR/w.out"
+	# n1 did not stop for it
+	run -0 bg_running an1
+	kill -TERM "$(bg_pid an1)"
+	run wait_exit 30 an1
+	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/an1.err; false; }
+	run -0 grep -q '^released ' <(keep-store get nodes/n1)
+	refute_sanitizer_reports
+}
+
+@test "owner-run and its agent killed with SIGKILL together: lease-write's own stop ends the orphaned worker before it writes released" {
+	start_agents n1
+	run_job r n1 t/c/job
+	worker=$(cat "$BATS_TEST_TMPDIR/r.wpid")
+	# the agent first (its children get SIGTERM: lease-write's clean stop
+	# without a drain), owner-run with it
+	kill -KILL "$(bg_pid an1)" "$(bg_pid r)"
+	# lease-write's released shows on the agent's stdout (it is lease-write's
+	# too); the worker must be gone by then: it ends only of the stop's
+	# SIGTERM
+	wait_line 20 an1 '^released node=n1 '
+	run -0 refute_alive "$worker"
+	run -0 test -s "$BATS_TEST_TMPDIR/r.wend"
+	run -0 grep -q '^released ' <(keep-store get nodes/n1)
 	refute_sanitizer_reports
 }
 
@@ -116,7 +131,7 @@ wait_job() {
 	refute_sanitizer_reports
 }
 
-@test "a worker the node cannot stop (kill refused): the release stays pending, the clean stop ends 22 naming its pid, no released; nothing of the key freed by the node while it lives" {
+@test "a worker the node cannot stop (kill refused): its release stays pending, the clean stop ends 22 naming its pid, no released; nothing of the key freed by the node while it lives" {
 	start_agents n2
 	# n1's processes may not signal other processes (EPERM), as for a job
 	# that runs as another user
@@ -134,11 +149,12 @@ wait_job() {
 	run wait_exit 5 r
 	[ "$output" = 137 ]
 	run -0 alive "$worker"
-	run -20 --separate-stderr sysf 'kill:EPERM:prog=owner-release' owner-release --node-id n1 t/c/job
-	[ "$output" = "pending key=t/c/job generation=1 version=$(sed -n 's/^acquired .* version=\([^ ]*\) .*/\1/p' "$BATS_TEST_TMPDIR/r.out")" ]
-	[[ "$stderr" == *"still holds its run lock"* ]]
+	# n1's resolver finds the owner-run gone and tries to stop the worker:
+	# refused, the release stays pending, the key n1's
+	wait_for 30 grep -q "a process of the job of 't/c/job' (pid $worker) still holds its run lock" "$BATS_TEST_TMPDIR/an1.err"
 	run -0 owner-show --node-id n1 t/c/job
 	[[ "$output" == *" state=held node=n1 "* ]]
+	run -0 alive "$worker"
 	kill -TERM "$(bg_pid an1)"
 	run wait_exit 60 an1
 	[ "$output" = 22 ] || { cat "$BATS_TEST_TMPDIR"/an1.err; false; }

@@ -55,6 +55,9 @@ struct world {
 	int job_terms, job_kills;
 	int64_t job_end_at, *clock;
 	int64_t first_write_at;
+	/* runs/ as a LIST answers it */
+	struct keep_run_entry runs[4];
+	int nruns;
 	/* what was done */
 	char log[4096];
 	int rec_writes, outstanding, max_outstanding, syncs;
@@ -162,6 +165,8 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		memcpy(ps, w->pend, (size_t)w->npend * sizeof(ps[0]));
 		r->pend = ps;
 		r->npend = (size_t)w->npend;
+		r->runs = w->runs;
+		r->nruns = (size_t)w->nruns;
 		if (w->rewrite_version)
 			for (i = 0; i < w->npend; i++)
 				snprintf(w->pend[i].version, sizeof(w->pend[i].version), "%s",
@@ -926,6 +931,54 @@ TEST(release_stops_the_keys_job_first)
 	keep_resolver_release(&r);
 }
 
+/* A live hold whose owner-run died after starting CMD (its run lock names
+ * the hold's generation and an owner-run that no longer runs): a pass
+ * releases it, its job stopped first. A live owner-run's, or another
+ * generation's, is left alone. */
+TEST(pass_releases_the_hold_of_a_dead_owner_run)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+
+	world_init(&w);
+	give_hold(&w, 8, 3);
+	w.nruns = 1;
+	snprintf(w.runs[0].key, sizeof(w.runs[0].key), "t/c/k8");
+	w.runs[0].generation = 3;
+	w.runs[0].owner_alive = true;
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(w.hold[8]);
+	keep_resolver_release(&r);
+	/* another generation's run: not this hold's */
+	w.runs[0].owner_alive = false;
+	w.runs[0].generation = 2;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(w.hold[8]);
+	keep_resolver_release(&r);
+	/* its owner-run is gone: parked, its job stopped, released */
+	w.runs[0].generation = 3;
+	w.job_key = 8;
+	w.job_gen = 3;
+	w.job_alive = true;
+	w.job_dies_of = 1; /* its worker ends at SIGTERM */
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(!w.hold[8]);
+	CHECK_EQ_INT(w.job_terms, 1);
+	CHECK(!w.job_alive);
+	CHECK_EQ_INT(w.rec_writes, 1);
+	CHECK(!w.rec[8].held);
+	CHECK_EQ_INT(r.left, 0);
+	keep_resolver_release(&r);
+}
+
 /* The drain's deadline bounds the job's stop too: past it nothing starts
  * and nothing is sent. */
 TEST(drain_bounds_the_job_stop)
@@ -1161,6 +1214,7 @@ int main(void)
 	RUN(drain_parks_every_hold_and_keeps_its_deadline);
 	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
 	RUN(release_stops_the_keys_job_first);
+	RUN(pass_releases_the_hold_of_a_dead_owner_run);
 	RUN(drain_bounds_the_job_stop);
 	RUN(jobstop_schedule);
 	RUN(wait_retries_at_the_free_time_on_the_judging_clock);
