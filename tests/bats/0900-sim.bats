@@ -29,6 +29,11 @@ setup() {
 	for m in judge-without-offset ignore-steps; do
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
+	# the jobs of a key (issue 24): a release, released or a new instance's
+	# first write that does not wait for them
+	for m in release-ignores-job lease-ignores-jobs; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }
