@@ -58,12 +58,16 @@ static const char usage[] =
     "                      offset left by wall-clock steps to 0 (the operator checked\n"
     "                      the wall clock is right; docs/lease.md), print it, exit\n"
     "\n"
-    "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
-    "another; 13 object removed; 16 an old-format node runs under this id;\n"
+    "A clean stop that finds a fence in place of its `released` is done:\n"
+    "`stopped ... reason=fenced`, exit 0. A refused first write goes back to the\n"
+    "start check (`back-to-check`).\n"
+    "\n"
+    "exit: 0 stopped cleanly (released, or a fence found); 10 fenced; 11 another\n"
+    "instance (twin); 12 released by another; 13 object removed; 16 an\n"
+    "old-format node runs under this id;\n"
     "17 nodes/ID is not a keep object; 22 a job's process outlived its SIGKILL:\n"
     "released (or the first write) not written; 100 usage/config; 111 store\n"
-    "unusable,\n"
-    "release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
+    "unusable, release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
     "written_at of nodes/ID (not started). See docs/exit-codes.md.\n";
 
 /* The clean stop. SIGTERM/SIGINT are blocked in every thread and taken by
@@ -256,6 +260,14 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		keep_line_str(&b, "version", e->version);
 		keep_line_int(&b, "written_at_ms", e->written_at_ms);
 		break;
+	case KEEP_LEV_STOPPED:
+		if (e->reason == KEEP_REASON_NONE)
+			break;
+		/* a clean stop that found a fence in place of its released */
+		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
+		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
+		keep_line_str(&b, "seen_instance", e->other_instance[0] ? e->other_instance : NULL);
+		break;
 	case KEEP_LEV_LOST:
 		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
 		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
@@ -336,6 +348,16 @@ static void drain_events(struct driver *d)
 				  (long long)e.pid, d->node_dir,
 				  d->sm.phase == KEEP_LEASE_STOPPING ? "released"
 								     : "the first write");
+			break;
+		case KEEP_LEV_STOPPED:
+			if (e.reason == KEEP_REASON_FENCED)
+				keep_warn(d->prog,
+					  "clean stop: nodes/%s was fenced before released landed "
+					  "(the node had stopped renewing long enough for a peer, "
+					  "or an operator fenced it): the stop is done, exit 0; "
+					  "the fence frees its records ttl + grace after the kept "
+					  "written_at, as released would (docs/lease.md)",
+					  d->cfg.node_id);
 			break;
 		case KEEP_LEV_LOST:
 			if (e.reason == KEEP_REASON_JOB_RUNNING)

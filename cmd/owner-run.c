@@ -89,7 +89,8 @@ static const char usage[] =
     "Lines on stdout (CMD's own output shares it): the acquisition's answer\n"
     "(acquired, held, refused, error, unknown; waiting, retrying; refused\n"
     "key=K reason=running: KEY already runs here), then\n"
-    "  grant-ended key=K generation=G reason=R code=C  (R as owner-check's)\n"
+    "  grant-ended key=K generation=G reason=R code=C ended_mono_ms=T  (R as\n"
+    "      owner-check's; T when the job was sent SIGTERM, boot clock)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
     "\n"
@@ -172,6 +173,10 @@ struct run {
 	bool exited;	  /* CMD reaped */
 	int status;	  /* its wait status */
 	int64_t held_pid; /* a process of the job that survived its SIGKILL */
+	/* the grant ended: its line, printed when the job is sent SIGTERM */
+	bool announce;
+	enum keep_grant g;
+	int gcode;
 };
 
 /* Release KEY as owner-release KEY does (one attempt now, else parked for
@@ -306,6 +311,24 @@ static void reap(struct run *rn)
 		}
 }
 
+/* `grant-ended key=K generation=G reason=R code=C ended_mono_ms=T`: T when
+ * the job was sent SIGTERM (or, none started, when the grant was found
+ * ended), on the clock the grant's validity is judged with (the boot
+ * clock). */
+static void grant_ended_line(const char *key, int64_t gen, enum keep_grant g, int code,
+			     int64_t ended_mono_ms)
+{
+	struct keep_buf b;
+
+	keep_line_begin(&b, "grant-ended");
+	keep_line_str(&b, "key", key);
+	keep_line_int(&b, "generation", gen);
+	keep_line_str(&b, "reason", keep_grant_name(g));
+	keep_line_int(&b, "code", code);
+	keep_line_int(&b, "ended_mono_ms", ended_mono_ms);
+	keep_line_end(&b);
+}
+
 /* Stop the job (jobstop.h: first_sig to every process of it, SIGKILL
  * after kill_after_ms, waited for until none is left or the bound). Runs
  * on its own clock reads and sleeps: it needs neither poll nor a timer
@@ -331,9 +354,14 @@ static int stop_job(struct run *rn, int first_sig, int64_t kill_after_ms)
 			    rn->gen);
 			break;
 		case KEEP_JOBSTOP_SIGNAL:
+			now = keep_boot_ms();
 			keep_job_signal(rn->pid, st.sig == KEEP_JOBSTOP_TERM ? first_sig : SIGKILL,
 					&rs);
 			keep_jobstop_on_signal(&js, keep_boot_ms(), rs.npids, rs.failed, rs.pid);
+			if (rn->announce) {
+				rn->announce = false;
+				grant_ended_line(rn->key, rn->gen, rn->g, rn->gcode, now);
+			}
 			break;
 		case KEEP_JOBSTOP_WAIT:
 			keep_sleep_until_boot(st.until_mono_ms);
@@ -385,6 +413,8 @@ static int finish(struct run *rn, int first_sig, int64_t kill_after_ms, int code
 			goto out;
 		}
 	}
+	if (rn->announce) /* nothing was left to signal */
+		grant_ended_line(rn->key, rn->gen, rn->g, rn->gcode, keep_boot_ms());
 	if (rn->pid > 0) {
 		keep_line_begin(&b, "exited");
 		keep_line_str(&b, "key", rn->key);
@@ -413,18 +443,6 @@ __attribute__((format(printf, 2, 3))) static int fail(struct run *rn, const char
 	va_end(ap);
 	fprintf(stderr, "%s: error: %s: stopping the job and releasing '%s'\n", prog, msg, rn->key);
 	return finish(rn, rn->pid > 0 ? SIGTERM : 0, rn->kill_after, KEEP_EXIT_TEMP);
-}
-
-static void grant_ended_line(const char *key, int64_t gen, enum keep_grant g, int code)
-{
-	struct keep_buf b;
-
-	keep_line_begin(&b, "grant-ended");
-	keep_line_str(&b, "key", key);
-	keep_line_int(&b, "generation", gen);
-	keep_line_str(&b, "reason", keep_grant_name(g));
-	keep_line_int(&b, "code", code);
-	keep_line_end(&b);
 }
 
 int main(int argc, char **argv)
@@ -561,7 +579,7 @@ int main(int argc, char **argv)
 			    strerror(errno));
 	code = keep_grant_now(rn.x.node_dir, rn.key, rn.gen, &g, NULL);
 	if (code != KEEP_EXIT_OK) {
-		grant_ended_line(rn.key, rn.gen, g, code);
+		grant_ended_line(rn.key, rn.gen, g, code, keep_boot_ms());
 		return finish(&rn, 0, 0, KEEP_EXIT_GRANT_ENDED);
 	}
 
@@ -585,8 +603,11 @@ int main(int argc, char **argv)
 		if (check) {
 			code = keep_grant_now(rn.x.node_dir, rn.key, rn.gen, &g, NULL);
 			if (code != KEEP_EXIT_OK) {
-				/* the grant ended: stop the job now */
-				grant_ended_line(rn.key, rn.gen, g, code);
+				/* the grant ended: stop the job now (its line at the
+				 * SIGTERM, with the time it was sent) */
+				rn.announce = true;
+				rn.g = g;
+				rn.gcode = code;
 				return finish(&rn, SIGTERM, kill_after, KEEP_EXIT_GRANT_ENDED);
 			}
 			/* the next moment the grant may end without a file

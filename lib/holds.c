@@ -75,7 +75,13 @@ int keep_holds_init(const char *node_dir)
 
 int keep_holds_lock(const char *node_dir, const char *key, int *fd)
 {
+	return keep_holds_lock_ms(node_dir, key, 0, fd);
+}
+
+int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, int *fd)
+{
 	char p[PATH_MAX];
+	int64_t until = 0, now;
 	int f;
 
 	*fd = -1;
@@ -84,11 +90,22 @@ int keep_holds_lock(const char *node_dir, const char *key, int *fd)
 	f = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (f < 0)
 		return KEEP_ERR_IO;
-	while (flock(f, LOCK_EX) != 0) {
+	if (wait_ms > 0)
+		until = keep_add_sat_ms(keep_boot_ms(), wait_ms);
+	while (flock(f, until ? LOCK_EX | LOCK_NB : LOCK_EX) != 0) {
 		if (errno == EINTR)
 			continue;
-		close(f);
-		return KEEP_ERR_IO;
+		if (!until || errno != EWOULDBLOCK) {
+			close(f);
+			return KEEP_ERR_IO;
+		}
+		now = keep_boot_ms();
+		if (now >= until) {
+			close(f);
+			errno = ETIMEDOUT;
+			return 1;
+		}
+		keep_sleep_until_boot(until - now > 5 ? now + 5 : until);
 	}
 	*fd = f;
 	return 0;
@@ -621,7 +638,7 @@ int keep_grant_now(const char *node_dir, const char *key, int64_t generation, en
 	return KEEP_EXIT_NO;
 }
 
-int64_t keep_judge_wall_ms(const char *node_dir)
+void keep_walls_now(const char *node_dir, struct keep_walls *w)
 {
 	struct keep_lease_state st;
 	char boot_id[64];
@@ -630,14 +647,32 @@ int64_t keep_judge_wall_ms(const char *node_dir)
 
 	keep_boot_id(boot_id, sizeof(boot_id));
 	keep_clocks_now(&boot, &wall);
-	return keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
+	w->wall_ms = wall;
+	w->judge_wall_ms = keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
 }
 
-int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+int64_t keep_judge_wall_ms(const char *node_dir)
+{
+	struct keep_walls w;
+
+	keep_walls_now(node_dir, &w);
+	return w.judge_wall_ms;
+}
+
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w)
 {
 	char dir[KEEP_PATH_MAX + 80];
 
 	if (!cfg->node_id[0] || keep_config_node_dir(cfg, dir, sizeof(dir)) != 0)
-		return keep_judge_wall_ms(NULL);
-	return keep_judge_wall_ms(dir);
+		keep_walls_now(NULL, w);
+	else
+		keep_walls_now(dir, w);
+}
+
+int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+{
+	struct keep_walls w;
+
+	keep_walls_cfg(cfg, &w);
+	return w.judge_wall_ms;
 }

@@ -41,6 +41,12 @@ void keep_holds_key_hash(const char *key, char out[65]);
  * open descriptor (owned by the caller; release with keep_holds_unlock).
  * KEEP_ERR_IO on failure. */
 int keep_holds_lock(const char *node_dir, const char *key, int *fd);
+/* The same, waiting at most wait_ms (ms, boot clock; polled every 5 ms;
+ * <= 0: blocks as keep_holds_lock). 0 taken (*fd as above); 1 still held
+ * by another process when the wait ended (errno ETIMEDOUT, nothing kept
+ * open); KEEP_ERR_IO/TOOBIG. The resolver bounds its lock waits by its
+ * deadline with it (issue 23 item 3). */
+int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, int *fd);
 /* Release a lock taken by keep_holds_lock (fd closed; -1 is a no-op). */
 void keep_holds_unlock(int fd);
 
@@ -126,6 +132,16 @@ int64_t keep_judge_wall_ms(const char *node_dir);
  * node id: the wall clock itself). */
 struct keep_config;
 int64_t keep_judge_wall_cfg(const struct keep_config *cfg);
+
+/* Both wall clocks of one decision from ONE reading of the clocks (ms;
+ * core/timing.h struct keep_walls): w->wall_ms the wall clock, what every
+ * date this node writes into the bucket is at least (issue 23),
+ * w->judge_wall_ms what keep_judge_wall_ms would answer for that same
+ * reading (other nodes are judged with it). node_dir as for
+ * keep_judge_wall_ms; the _cfg form as keep_judge_wall_cfg. Reads the
+ * state file, then the clocks. Never fails. */
+void keep_walls_now(const char *node_dir, struct keep_walls *w);
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w);
 
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */

@@ -106,7 +106,10 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 	errno = 0;
 	switch (act->kind) {
 	case KEEP_OACT_LOCK:
-		r->failed = keep_holds_lock(io->node_dir, act->key, lock_fd) != 0;
+		/* bounded by the machine (issue 23 item 3); errno ETIMEDOUT when
+		 * another process still held it at the bound */
+		r->failed =
+		    keep_holds_lock_ms(io->node_dir, act->key, act->timeout_ms, lock_fd) != 0;
 		break;
 	case KEEP_OACT_UNLOCK:
 		keep_holds_unlock(*lock_fd);
@@ -286,6 +289,8 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 	struct keep_oreply rp;
 	int slot = act->slot < 0 || act->slot > KEEP_RES_SLOTS ? KEEP_RES_SLOTS : act->slot;
 
+	/* a release's wait for the key's job is the machine's own RUN step
+	 * (KEEP_JP_RUN), bounded by its deadline like its other steps */
 	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
 	pthread_mutex_lock(&run->mu);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),

@@ -5,7 +5,9 @@
 #   --test   also what `make check` uses: bats, clang + libFuzzer (fuzz smoke),
 #            valgrind, systemd-analyze, man, openssl (TLS test endpoint),
 #            tmux (a real terminal for the Ctrl-C tests), shellcheck, jq (the
-#            --json tests parse with it)
+#            --json tests parse with it), GNU parallel (bats --jobs: the
+#            test files run side by side), stress-ng (the CPU hog of the
+#            loaded runs, docs/testing.md)
 #   --s3     also the Ceph RGW packages used as the real S3 server of the tests
 #   --bench  also gnuplot (bench/plot-soak draws a soak's per-minute CSV)
 set -eu
@@ -13,7 +15,7 @@ pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev lib
 curl ca-certificates procps util-linux"
 for arg in "$@"; do
 	case $arg in
-	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl tmux shellcheck jq" ;;
+	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl tmux shellcheck jq parallel stress-ng" ;;
 	--s3) pkgs="$pkgs radosgw ceph-mon ceph-osd" ;;
 	--bench) pkgs="$pkgs gnuplot-nox" ;;
 	*) echo "usage: install-deps.sh [--test] [--s3] [--bench]" >&2; exit 100 ;;

@@ -27,13 +27,14 @@
  * within ttl - safety of the send of the write its validity rests on and
  * never after its lease was lost; never a hold acting while its own pending
  * release exists (issue 18); a drain ends by its deadline (plus the
- * requests it waits on); a record never stays naming a live process that
- * keeps nothing to release it (issue 14 item 2); no release of a record,
- * no `released` and no first write of a new instance while a process of a
- * job of the node (owner-run's CMD or its worker, holding the run lock)
- * lives (issue 24). */
+ * requests it waits on), its lock waits included (issue 23); a record
+ * never stays naming a live process that keeps nothing to release it
+ * (issue 14 item 2); no release of a record, no `released` and no first
+ * write of a new instance while a process of a job of the node
+ * (owner-run's CMD or its worker, holding the run lock) lives (issue 24). */
 #include "sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -161,6 +162,7 @@ struct req {
 	struct keep_owner_rec rbody;
 	struct keep_lease_obj lbody;
 	int64_t t_send, deadline;
+	int64_t t_apply; /* when it reaches the bucket (will_apply) */
 	bool lose_reply, applied;
 	bool will_apply; /* scheduled to reach the bucket (not yet applied) */
 	int64_t t_reply; /* when the reply (or the timeout) reaches the client */
@@ -291,9 +293,10 @@ struct proc {
 	int64_t hib_at[MAX_ACTORS];  /* when the hold of the actor hibernates (mono) */
 	bool lost_track[MAX_ACTORS]; /* a state-dir failure left a record we forgot */
 	bool stopping, stop_sent;
-	int64_t drain_start, drain_deadline_true;    /* true time */
-	int64_t drain_lock_wait;		     /* ms the drain's jobs waited on a lock */
-	int64_t lock_wait_since[KEEP_RES_SLOTS + 1]; /* the drain's waiters (true time) */
+	int64_t drain_start, drain_deadline_true; /* true time */
+	/* a LOCK waiting in the queue: the true time its bound (the action's
+	 * timeout_ms) ends, 0 when it has none (issue 23 item 3) */
+	int64_t lock_until[N_MTASKS][KEEP_RES_SLOTS + 1];
 	bool paused_in_drain;
 
 	/* listing and peer fences */
@@ -334,6 +337,9 @@ enum ev_kind {
 	E_SUSPEND,   /* a = node, b = duration: the host sleeps (boot and wall clocks go on) */
 	E_JOBS,	     /* a = state directory: owner-run's jobs go on (a tick) */
 	E_RUNKILL,   /* a = node: an owner-run of the node is killed with SIGKILL */
+	E_LOCKTO,    /* a = proc, b = task * 64 + slot: a LOCK's bound passed */
+	E_DELNODE,   /* a = node, b = 1: an operator deletes nodes/<a> by hand, and then
+		      * fences it at once (issue 23) */
 	E_END,
 };
 
@@ -348,6 +354,15 @@ struct sim {
 	/* scheduler knobs (per mille) */
 	int pm_lost, pm_slow, pm_late, pm_refused, pm_slow_reply, pm_drop;
 	int64_t op_wall_off;
+	/* the judging offset of the node the operator's configuration names
+	 * (its state file carries it from a forward step that corrected a
+	 * clock behind: the wall clock is right, the judging clock late).
+	 * lease-fence judges with it and dates with the wall clock (issue 23) */
+	int64_t op_judge_off;
+	/* armed once a run: an operator deletes nodes/X while an acquisition
+	 * taking over a record naming X has its write in flight, to land after
+	 * the read-back (issue 23 item 2) */
+	bool del_on_takeover;
 	/* the bucket */
 	struct nslot nodes[MAX_NODES];
 	struct rslot recs[MAX_ACTORS];
@@ -730,6 +745,7 @@ static void send_req(struct sim *s, int qi, int64_t timeout_ms)
 	if (applies) {
 		q->refs++;
 		q->will_apply = true;
+		q->t_apply = ta;
 		push_ev(s, ta, E_APPLY, qi, 0);
 	}
 	q->t_reply = (q->lose_reply || tr_ > q->deadline) ? q->deadline : tr_;
@@ -1468,17 +1484,17 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 			if (p->nwait[ai] == MAX_WAIT)
 				abort();
 			p->waitq[ai][p->nwait[ai]++] = code;
-			if (task == T_DRAIN)
-				p->lock_wait_since[slot] = s->now;
+			p->lock_until[task][slot] = 0;
+			if (a->timeout_ms > 0) {
+				/* the wait is bounded (flock polled until then) */
+				p->lock_until[task][slot] = p_true_at(
+				    p, s->now, keep_add_sat_ms(p_mono(p, s->now), a->timeout_ms));
+				push_ev(s, p->lock_until[task][slot], E_LOCKTO, pi, code);
+			}
 			return false;
 		}
 		p->lock_owner[ai] = code;
-		if (task == T_DRAIN && p->lock_wait_since[slot]) {
-			/* a drain's job waits on an acquisition (or a release) that
-			 * holds the actor's lock: its time is not the drain's */
-			p->drain_lock_wait += s->now - p->lock_wait_since[slot];
-			p->lock_wait_since[slot] = 0;
-		}
+		p->lock_until[task][slot] = 0;
 		return true;
 	case KEEP_OACT_UNLOCK:
 		if (s->broken == SIM_B_NO_ACTOR_LOCK || p->lock_owner[ai] != code)
@@ -1642,6 +1658,34 @@ static void feed(struct sim *s, struct proc *p, int task, int slot, const struct
 }
 
 /* E_LOCAL: a local action completes (or waits for its lock). */
+/* A LOCK's bound passed while it waited: taken out of the queue, and the
+ * machine told the lock was not taken (ETIMEDOUT). */
+static void lock_timeout(struct sim *s, struct proc *p, int code)
+{
+	int task = code / 64, slot = code % 64, ai, w;
+	struct keep_oreply r;
+
+	if (task >= N_MTASKS || slot > KEEP_RES_SLOTS || !p->loc_on[task][slot] ||
+	    p->loc[task][slot].kind != KEEP_OACT_LOCK || !p->lock_until[task][slot] ||
+	    s->now < p->lock_until[task][slot])
+		return;
+	ai = actor_index(s, p->loc[task][slot].key);
+	for (w = 0; w < p->nwait[ai] && p->waitq[ai][w] != code; w++)
+		;
+	if (w == p->nwait[ai])
+		return;
+	memmove(p->waitq[ai] + w, p->waitq[ai] + w + 1,
+		(size_t)(--p->nwait[ai] - w) * sizeof(p->waitq[ai][0]));
+	p->lock_until[task][slot] = 0;
+	p->loc_on[task][slot] = false;
+	tr(s, "n%d.%d %s lock of a%d: busy past its bound", p->node + 1, p->no, tname(task),
+	   ai + 1);
+	memset(&r, 0, sizeof(r));
+	r.failed = true;
+	r.err = ETIMEDOUT;
+	feed(s, p, task, slot, &r);
+}
+
 static void local_done(struct sim *s, struct proc *p, int code)
 {
 	int task = code / 64, slot = code % 64;
@@ -1655,8 +1699,9 @@ static void local_done(struct sim *s, struct proc *p, int code)
 	feed(s, p, task, slot, &r);
 }
 
-/* Issue one action of the machine of task. */
-static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
+/* Issue one action of the machine of task: the request's index, or -1 for
+ * a local action. */
+static int issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 {
 	int pi = pidx(s, p), slot = a->slot < 0 ? 0 : a->slot, qi, ai;
 	struct req *q;
@@ -1665,7 +1710,7 @@ static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 		p->loc[task][slot] = *a;
 		p->loc_on[task][slot] = true;
 		push_ev(s, s->now + rng_range(&s->rng, 0, 2), E_LOCAL, pi, task * 64 + slot);
-		return;
+		return -1;
 	}
 	ai = a->kind == KEEP_OACT_NODE_READ ? node_index(s, a->node) : actor_index(s, a->key);
 	switch (a->kind) {
@@ -1696,6 +1741,32 @@ static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 	q->cond = a->cond;
 	snprintf(q->if_match, VER_LEN, "%s", a->cond == KEEP_COND_IF_MATCH ? a->if_match : "");
 	send_req(s, qi, a->timeout_ms);
+	return qi;
+}
+
+/* Issue 23 item 2's scenario, once a run when armed: an acquisition takes
+ * over a record naming another node X, If-Match, and its write will land
+ * after its client gave up (a late apply): an operator deletes nodes/X
+ * just before the read-back (and fences it at once). The read-back then
+ * sees the record unchanged and its holder not free: the write may still
+ * land, so the acquisition must stay unresolved (§3), never "lost". */
+static void maybe_delete_holder(struct sim *s, const struct proc *p, int qi)
+{
+	const struct keep_acq_decision *d = &p->acq.d;
+	const struct req *q = &s->reqs[qi];
+	int x;
+
+	if (!s->del_on_takeover || qi < 0 || d->absent || !d->rec.held ||
+	    d->cond != KEEP_COND_IF_MATCH || strcmp(d->rec.node, p->self_id) == 0 ||
+	    !q->will_apply || q->t_apply <= q->t_reply)
+		return;
+	x = node_index(s, d->rec.node);
+	if (x < 0 || x >= s->nnodes)
+		return;
+	s->del_on_takeover = false;
+	tr(s, "(an operator will delete nodes/n%d before n%d.%d's read-back)", x + 1, p->node + 1,
+	   p->no);
+	push_ev(s, q->t_reply - 1, E_DELNODE, x, 1);
 }
 
 /* A store reply for a machine. */
@@ -1717,6 +1788,14 @@ static void mach_reply(struct sim *s, struct proc *p, struct req *q, enum keep_o
 			 * marker says (its seed, its confirmed first record) */
 			r.lobj.seed = 0;
 			r.lobj.created = 0;
+		}
+		if (s->broken == SIM_B_RB_IGNORES_VERSION && q->task == T_FG && p->fg == FG_ACQ &&
+		    p->acq.phase == KEEP_AP_RB && q->tgt == TG_REC && !q->write &&
+		    !(q->rread.held && strcmp(q->rread.instance, p->inst) == 0)) {
+			/* perturbation: the read-back cannot tell an unchanged record
+			 * from a replaced one (the rule before issue 23) */
+			snprintf(r.version, sizeof(r.version), "\"rb-%08" PRIx64 "\"",
+				 ++s->ver_counter);
 		}
 	}
 	feed(s, p, q->task, q->slot, &r);
@@ -1810,6 +1889,8 @@ static void drive(struct sim *s, struct proc *p, int task)
 				   a.cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match",
 				   a.cond == KEEP_COND_IF_MATCH ? a.if_match : "",
 				   d->reason ? d->reason : "-");
+				maybe_delete_holder(s, p, issue(s, p, task, &a));
+				return;
 			}
 			issue(s, p, task, &a);
 			return;
@@ -2232,13 +2313,18 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 	}
 	case LS_FENCE_READ: {
 		struct keep_fence_decision d;
+		struct keep_walls w;
 		struct keep_fencer me;
 		struct req *f;
 		int qi;
 
 		fencer_of(s, p, &me);
+		w.wall_ms = p_wall(p, s->now);
+		w.judge_wall_ms = wall;
+		if (s->broken == SIM_B_FENCE_JUDGE_DATE)
+			w.wall_ms = wall; /* perturbation: dated on the judging clock */
 		keep_fence_peer_judge(&p->ls_stale, &me, out, out == KEEP_STORE_OK ? o : NULL, 0,
-				      wall, &s->t, p->self_id, &d);
+				      &w, &s->t, p->self_id, &d);
 		if (d.verdict == KEEP_FV_NOT_YET && d.free_at_ms != INT64_MAX &&
 		    d.free_at_ms - wall <= keep_timing_takeover_ms(&s->t) + s->t.max_skew_ms) {
 			/* lease-fence decides it again on a fresh read once free_at
@@ -2293,10 +2379,22 @@ static int64_t op_wall(const struct sim *s)
 	return WALL_EPOCH_MS + s->op_wall_off + s->now;
 }
 
+/* The operator's two wall clocks (lib/holds.h keep_walls_cfg): the wall
+ * clock, and it less the judging offset of the node its configuration
+ * names. The broken model dates the fence on the judging clock. */
+static void op_walls(const struct sim *s, struct keep_walls *w)
+{
+	w->wall_ms = op_wall(s);
+	w->judge_wall_ms = keep_sub_sat_ms(w->wall_ms, s->op_judge_off);
+	if (s->broken == SIM_B_FENCE_JUDGE_DATE)
+		w->wall_ms = w->judge_wall_ms; /* perturbation: dated on the judging clock */
+}
+
 static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 {
 	struct keep_fence_decision d;
 	char node[KEEP_NODE_ID_MAX + 1];
+	struct keep_walls w;
 	struct req *f;
 	int qi;
 
@@ -2305,8 +2403,8 @@ static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 		return;
 	}
 	snprintf(node, sizeof(node), "n%d", q->idx + 1);
-	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, op_wall(s),
-			    &s->t, &d);
+	op_walls(s, &w);
+	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, &w, &s->t, &d);
 	if (d.verdict != KEEP_FV_FENCE && d.verdict != KEEP_FV_CREATE) {
 		tr(s, "operator: no fence of n%d: %s", q->idx + 1,
 		   keep_fence_verdict_name(d.verdict));
@@ -2319,10 +2417,12 @@ static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 	if (s->broken == SIM_B_UNCOND_FENCE)
 		f->cond = KEEP_COND_NONE;
 	f->nbody = d.obj;
-	tr(s, "operator fences n%d (%s)", q->idx + 1, keep_fence_verdict_name(d.verdict));
-	/* a person: the command runs a few seconds after the read */
+	tr(s, "operator fences n%d (%s, written_at=%" PRId64 ")", q->idx + 1,
+	   keep_fence_verdict_name(d.verdict), d.obj.written_at_ms);
+	/* a person: the command runs a few seconds after the read (at once
+	 * when it follows a deletion: one script, or a person in a hurry) */
 	f->refs++;
-	push_ev(s, s->now + rng_range(&s->rng, 0, 5000), E_SEND, qi, 3000);
+	push_ev(s, s->now + rng_range(&s->rng, 0, q->slot ? 200 : 5000), E_SEND, qi, 3000);
 }
 
 /* ---- process lifecycle --------------------------------------------------------- */
@@ -2530,8 +2630,7 @@ static void check(struct sim *s)
 		if (!p->alive)
 			continue;
 		check_acting_backed(s, p);
-		if (p->drain_on && !p->paused_in_drain &&
-		    s->now > p->drain_deadline_true + p->drain_lock_wait + slack)
+		if (p->drain_on && !p->paused_in_drain && s->now > p->drain_deadline_true + slack)
 			violation(s, "n%d.%d drain still running %" PRId64 " ms past its deadline",
 				  p->node + 1, p->no, s->now - p->drain_deadline_true);
 	}
@@ -2592,6 +2691,22 @@ static void schedule_faults(struct sim *s)
 	}
 	if (rng_pm(&s->rng, 100)) /* before anything was written: a created fence */
 		push_ev(s, rng_range(&s->rng, 0, 100), E_OPFENCE, NODE(), 0);
+	if (rng_pm(&s->rng, 300)) {
+		/* issue 23 item 1: a node stalls (its renewals stop; it still
+		 * counts itself valid on its boot clock), its nodes/<id> is
+		 * deleted by mistake, and an operator whose configuration carries
+		 * a judging offset fences it at once: the fence created over the
+		 * absent object must be dated on the wall clock, or the node's
+		 * records are free before its validity ended */
+		int64_t at = AT();
+		int nd = NODE();
+
+		push_ev(s, at, E_PAUSE, nd, rng_range(&s->rng, s->t.ttl_ms, 2 * tt));
+		push_ev(s, at + rng_range(&s->rng, 0, s->t.period_ms / 2), E_DELNODE, nd, 1);
+	}
+	if (rng_pm(&s->rng, 600))
+		s->op_judge_off = rng_range(&s->rng, tt + 1, 3 * tt);
+	s->del_on_takeover = rng_pm(&s->rng, 300);
 	if (rng_pm(&s->rng, 400))
 		push_ev(s, AT(), E_STOP, NODE(), 0);
 	k = (int)rng_range(&s->rng, 1, 6);
@@ -2704,6 +2819,7 @@ static void dispatch(struct sim *s, struct ev *e)
 	}
 	case E_WAKE:
 	case E_LOCAL:
+	case E_LOCKTO:
 		p = P(s, e->a);
 		if (!p->alive)
 			return;
@@ -2713,6 +2829,10 @@ static void dispatch(struct sim *s, struct ev *e)
 		}
 		if (e->kind == E_LOCAL) {
 			local_done(s, p, (int)e->b);
+			return;
+		}
+		if (e->kind == E_LOCKTO) {
+			lock_timeout(s, p, (int)e->b);
 			return;
 		}
 		if (e->b == T_LEASE) {
@@ -2764,9 +2884,24 @@ static void dispatch(struct sim *s, struct ev *e)
 			tr(s, "n%d.%d paused for %" PRId64 " ms", p->node + 1, p->no, e->b);
 		}
 		return;
-	case E_OPFENCE:
+	case E_OPFENCE: {
+		int qi = mk_req(s, -1, T_OP, false, TG_NODE, e->a);
+
 		tr(s, "operator reads nodes/n%d to fence it", e->a + 1);
-		send_req(s, mk_req(s, -1, T_OP, false, TG_NODE, e->a), 3000);
+		s->reqs[qi].slot = (int)e->b; /* 1: at once (after a deletion) */
+		send_req(s, qi, 3000);
+		return;
+	}
+	case E_DELNODE:
+		/* a mistake: an operator deletes nodes/<a>, then fences it */
+		if (s->nodes[e->a].exists) {
+			s->nodes[e->a].exists = false;
+			tr(s, "operator deletes nodes/n%d (%.8s written_at=%" PRId64 ")", e->a + 1,
+			   s->nodes[e->a].o.instance, s->nodes[e->a].o.written_at_ms);
+		}
+		if (e->b)
+			push_ev(s, s->now + rng_range(&s->rng, 0, s->t.period_ms), E_OPFENCE, e->a,
+				1);
 		return;
 	case E_STOP:
 		p = node_proc(s, e->a);
@@ -2871,6 +3006,8 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_FENCE_NO_REWATCH] = "fence-without-rewatch",
 	    [SIM_B_JUDGE_NO_OFFSET] = "judge-without-offset",
 	    [SIM_B_IGNORE_STEPS] = "ignore-steps",
+	    [SIM_B_FENCE_JUDGE_DATE] = "fence-dated-on-judging-clock",
+	    [SIM_B_RB_IGNORES_VERSION] = "readback-ignores-version",
 	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
 	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
 	};

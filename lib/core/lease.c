@@ -344,6 +344,10 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 	if (sm->phase == KEEP_LEASE_STOPPING) {
 		act->obj.state = KEEP_NODE_RELEASED;
 		act->obj.written_at_ms = sm->written_at_ms; /* kept (§1, §4) */
+		/* the clean stop's bound holds every attempt: none ends after it
+		 * (issue 23 item 3: the agent's stop fits systemd's limit) */
+		if (sm->stop_deadline_mono_ms - now < act->timeout_ms)
+			act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now);
 	} else {
 		act->obj.state = KEEP_NODE_LIVE;
 		act->obj.written_at_ms = live_written_at(sm, now, wall);
@@ -366,6 +370,8 @@ static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_acti
 {
 	act->kind = KEEP_LACT_READ;
 	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
+	if (sm->phase == KEEP_LEASE_STOPPING && sm->stop_deadline_mono_ms - now < act->timeout_ms)
+		act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now); /* as make_write */
 	sm->inflight = true;
 	sm->sent_mono_ms = now;
 }
@@ -747,6 +753,19 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 			push(sm, KEEP_LEV_RELEASED);
 			return;
 		}
+		if (o && !derr && o->format == 3 && o->state == KEEP_NODE_FENCED) {
+			/* §4: "a fence, done (it frees the records too)": the stop
+			 * is complete, its outcome is the stop's (exit 0), and the
+			 * fence is reported (STOPPED, reason FENCED): it frees the
+			 * records at the same bound released would, ttl + grace
+			 * after the kept written_at (issue 23 item 5) */
+			sm->phase = KEEP_LEASE_STOPPED;
+			e = push(sm, KEEP_LEV_STOPPED);
+			e->reason = KEEP_REASON_FENCED;
+			copy_str(e->state, sizeof(e->state), "fenced");
+			copy_str(e->other_instance, sizeof(e->other_instance), o->instance);
+			return;
+		}
 		if (!derr && is_ours_live(sm, o)) {
 			/* a live write of ours landed late: release over it */
 			copy_str(sm->version, sizeof(sm->version), version);
@@ -832,6 +851,17 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now, enum keep_outcome o
 		/* refused: nothing written */
 		sm->phase = KEEP_LEASE_STOPPED;
 		push(sm, KEEP_LEV_STOPPED);
+		return;
+	}
+	if (sm->phase == KEEP_LEASE_FIRST && outcome == KEEP_STORE_REFUSED) {
+		/* §1: "If that write fails, the node goes back to the start
+		 * check" (same instance): a refusal (4xx) is a definite failure,
+		 * nothing landed; never retried in place (issue 23 item 5) */
+		e = push(sm, KEEP_LEV_WRITE_FAILED);
+		e->outcome = outcome;
+		e->wait_ms = keep_timing_takeover_ms(&sm->t); /* the check's wait first */
+		push(sm, KEEP_LEV_BACK_TO_CHECK);
+		start_check(sm, now);
 		return;
 	}
 	/* ambiguous or refused: retry the same If-Match against the validity

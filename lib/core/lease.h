@@ -276,8 +276,10 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now_mono_ms, enum keep_o
 /* Begin the clean stop (§4) at now_mono_ms: locally invalid at once, even
  * with a renewal in flight (its reply, when it lands, only gives the
  * version to release over); the next actions write released (If-Match,
- * written_at kept), bounded by ttl - safety. Before the lease was ever
- * live it just stops. Idempotent. */
+ * written_at kept), bounded by ttl - safety from now: every attempt's
+ * timeout_ms ends by then (issue 23 item 3), and past it the machine stops
+ * with reason UNCONFIRMED (exit 111). Before the lease was ever live it
+ * just stops. Idempotent. */
 void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms);
 
 /* Guard the writes that free the node's records (issue 24; docs/lease.md

@@ -166,7 +166,7 @@ void keep_owner_acq_on_node(const struct keep_owner_self *self, enum keep_outcom
 }
 
 void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
-			 enum keep_outcome outcome, const char *version,
+			 const char *cond_version, enum keep_outcome outcome, const char *version,
 			 const struct keep_owner_rec *rec, int decode_err,
 			 struct keep_rb_decision *d)
 {
@@ -182,6 +182,11 @@ void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
 		snprintf(d->version, sizeof(d->version), "%s", version ? version : "");
 		return;
 	}
+	/* §3: lost only when replaced since the read the write was
+	 * conditioned on. The record unchanged stays unresolved, whoever it
+	 * names: our write may still be in flight, and land */
+	if (cond_version && cond_version[0] && version && strcmp(version, cond_version) == 0)
+		return;
 	if (rec->held && !names_self(rec, self))
 		d->verdict = KEEP_RB_READ_NODE;
 }

@@ -93,7 +93,9 @@ struct keep_lease_view {
 enum keep_oact_kind {
 	KEEP_OACT_NONE = 0,    /* nothing now: a reply is outstanding (resolver) */
 	KEEP_OACT_WAIT,	       /* sleep until until_mono_ms (or a signal), then next() */
-	KEEP_OACT_LOCK,	       /* take the per-actor lock of key (flock; blocks) */
+	KEEP_OACT_LOCK,	       /* take the per-actor lock of key (flock), waiting at most
+				  timeout_ms (0: as long as it takes); not taken in time:
+				  reply.failed, reply.err ETIMEDOUT */
 	KEEP_OACT_UNLOCK,      /* release the lock this slot holds */
 	KEEP_OACT_LEASE,       /* read the lease state file into reply.lease */
 	KEEP_OACT_HOLD_READ,   /* read holds/<key> into reply.hold_rc, reply.hold */
@@ -140,7 +142,8 @@ struct keep_oact {
 	struct keep_hold hold;		  /* HOLD_WRITE */
 	struct keep_pending pend;	  /* PEND_READ, PEND_WRITE, PEND_REMOVE; DRAIN_MARK's
 					     instance */
-	int64_t timeout_ms;		  /* store actions: bound of this attempt (ms) */
+	int64_t timeout_ms;		  /* store actions: bound of this attempt (ms); LOCK:
+					     bound of the wait (0: none) */
 	enum keep_jobstop_sig sig;	  /* RUN_SIGNAL */
 };
 

@@ -1,6 +1,7 @@
 /* keep — the resolver machine (resolver.h; ADR 0020 §1, §3, §4, §5). */
 #include "resolver.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,12 +223,29 @@ static void job_end(struct keep_res_slot *s, enum keep_job_end end)
 	s->phase = s->locked ? KEEP_JP_UNLOCK : KEEP_JP_FREE;
 }
 
-/* The deadline that bounds this slot's store requests (0: none). */
+/* The deadline that bounds everything a job waits on (0: none): the
+ * drain's (--all --wait-ms), or a foreground release's KEEP_RELEASE_TRIES_MS
+ * from its start (set at KEEP_RP_START). Issue 23 item 3: it bounds the
+ * per-actor lock, every store request (a read after a conflict too) and
+ * the stop of the key's job (KEEP_JP_RUN, issue 24), not only the
+ * writes. */
 static int64_t slot_deadline(const struct keep_resolver *r, const struct keep_res_slot *s)
 {
-	if (s->deadline_mono_ms)
-		return s->deadline_mono_ms;
-	return r->cfg.mode == KEEP_RES_DRAIN ? r->cfg.deadline_mono_ms : 0;
+	(void)s;
+	return r->cfg.mode == KEEP_RES_DRAIN || r->cfg.mode == KEEP_RES_RELEASE
+		   ? r->cfg.deadline_mono_ms
+		   : 0;
+}
+
+/* The bound of an action that may wait (ms, >= 1): the store's timeout,
+ * never past the deadline dl (0: none). */
+static int64_t bounded(const struct keep_resolver *r, int64_t dl, int64_t now)
+{
+	int64_t t = r->cfg.timeout_ms;
+
+	if (dl && dl - now < t)
+		t = dl - now;
+	return t < 1 ? 1 : t;
 }
 
 /* The hold is provably gone: the release write is next, once the key's job
@@ -313,13 +331,29 @@ static void account(struct keep_resolver *r, struct keep_res_slot *s, int64_t no
 	}
 }
 
+/* A foreground release whose per-actor lock could not be taken by its
+ * deadline (waited_ms; 0: not tried, the deadline had passed): nothing was
+ * done, the hold acts on; exit 111 and one line (`error key=K
+ * reason=lock-busy`): another process of this node holds the lock (an
+ * acquisition or a release of the key, issue 23 item 3). */
+static void lock_busy(struct keep_resolver *r, struct keep_res_slot *s, int64_t waited_ms)
+{
+	warn(r,
+	     "unable to take the lock of '%s' within %lld ms (another process of this node "
+	     "holds it: an acquisition or a release of it): nothing done, the hold acts on",
+	     job_key(&s->job), (long long)waited_ms);
+	push(r, KEEP_REV_ERROR, job_key(&s->job), 0)->reason = "lock-busy";
+	r->exit_code = KEEP_EXIT_TEMP;
+	job_end(s, KEEP_JE_LOCAL);
+}
+
 /* The action for slot i in its phase, or false when it has none now. */
 static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now_wall,
 			struct keep_oact *act)
 {
 	struct keep_res_slot *s = &r->slot[i];
 	struct keep_res_job *j = &s->job;
-	int64_t dl, left;
+	int64_t dl;
 
 	if (!s->used || s->inflight)
 		return false;
@@ -327,9 +361,23 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 	act->slot = i;
 	keep_copy_str(act->key, sizeof(act->key), job_key(j));
 	act->timeout_ms = r->cfg.timeout_ms;
+	dl = slot_deadline(r, s);
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
+		if ((dl && now >= dl) || (r->stop && r->cfg.mode != KEEP_RES_RELEASE)) {
+			/* past the deadline, or stopped: the job does not start
+			 * (a foreground release: nothing done, its hold acts on) */
+			if (r->cfg.mode == KEEP_RES_RELEASE) {
+				lock_busy(r, s, 0);
+				return slot_action(r, i, now, now_wall, act);
+			}
+			job_end(s, KEEP_JE_SKIPPED);
+			return slot_action(r, i, now, now_wall, act);
+		}
+		/* the lock wait is bounded too: by the deadline, else by one
+		 * store timeout (a process holding it for longer is stuck) */
 		act->kind = KEEP_OACT_LOCK;
+		act->timeout_ms = dl ? dl - now : r->cfg.timeout_ms;
 		break;
 	case KEEP_JP_LEASE:
 		act->kind = KEEP_OACT_LEASE;
@@ -379,10 +427,17 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		break;
 	}
 	case KEEP_JP_REC_READ:
+		if ((dl && now >= dl) || r->stop) {
+			/* no request starts past the deadline, or once stopped */
+			if (r->cfg.mode == KEEP_RES_RELEASE)
+				goto park;
+			job_end(s, KEEP_JE_SKIPPED);
+			return slot_action(r, i, now, now_wall, act);
+		}
 		act->kind = KEEP_OACT_REC_READ;
+		act->timeout_ms = bounded(r, dl, now);
 		break;
 	case KEEP_JP_WRITE:
-		dl = slot_deadline(r, s);
 		if ((dl && now >= dl) || r->refused_stop || r->stop) {
 			/* past the deadline, or the bucket refused 32 in a row, or
 			 * stopped: nothing more is sent (§4, §5 bounds) */
@@ -399,11 +454,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		act->cond = KEEP_COND_IF_MATCH;
 		keep_copy_str(act->if_match, sizeof(act->if_match),
 			      j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
-		if (dl) {
-			left = dl - now;
-			if (left < act->timeout_ms)
-				act->timeout_ms = left;
-		}
+		act->timeout_ms = bounded(r, dl, now);
 		break;
 	case KEEP_JP_PEND_REMOVE:
 		act->kind = KEEP_OACT_PEND_REMOVE;
@@ -617,6 +668,10 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 			if (r->cfg.mode == KEEP_RES_RELEASE) {
 				struct keep_res_job j;
 
+				/* §5: 1 s from the start bounds everything it waits on
+				 * (the lock included), then the hold is parked */
+				r->cfg.deadline_mono_ms =
+				    keep_add_sat_ms(now_mono_ms, KEEP_RELEASE_TRIES_MS);
 				memset(&j, 0, sizeof(j));
 				j.kind = KEEP_JOB_PARK;
 				keep_copy_str(j.hold.key, sizeof(j.hold.key), r->cfg.key);
@@ -863,7 +918,7 @@ static void on_write_reply(struct keep_resolver *r, struct keep_res_slot *s, int
 		return;
 	}
 	/* a foreground release tries again within its bound (§5 RELEASE_TRIES) */
-	dl = s->deadline_mono_ms;
+	dl = slot_deadline(r, s);
 	if (now >= dl || r->stop) {
 		parked(r, s, KEEP_JE_FAILED);
 		return;
@@ -935,8 +990,14 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
+		if (rp->failed && rp->err == ETIMEDOUT && r->cfg.mode == KEEP_RES_RELEASE) {
+			lock_busy(r, s, KEEP_RELEASE_TRIES_MS);
+			return;
+		}
 		if (rp->failed) {
-			warn(r, "unable to lock '%s': %s", job_key(j), strerror(rp->err));
+			warn(r, "unable to lock '%s': %s", job_key(j),
+			     rp->err == ETIMEDOUT ? "busy past the bound of the wait"
+						  : strerror(rp->err));
 			if (r->cfg.mode == KEEP_RES_RELEASE)
 				r->exit_code = KEEP_EXIT_TEMP;
 			job_end(s, KEEP_JE_LOCAL);
@@ -1002,8 +1063,6 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			state_dir_error(r, s, "removal of the hold", rp);
 			return;
 		}
-		if (r->cfg.mode == KEEP_RES_RELEASE)
-			s->deadline_mono_ms = now + KEEP_RELEASE_TRIES_MS;
 		if (r->paused) {
 			job_end(s, KEEP_JE_SKIPPED); /* §3: nothing sent while not valid */
 			return;

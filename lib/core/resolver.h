@@ -20,8 +20,19 @@
  *            keep_resolver_stop (--pending --follow, the agent's resolver)
  *   DRAIN    mark the instance draining, park every hold, passes until
  *            nothing is pending or cfg.deadline_mono_ms (--all, §4)
- *   RELEASE  one hold, cfg.key: stop acting, then try its release for
- *            KEEP_RELEASE_TRIES_MS, then leave it parked (KEY, §5)
+ *   RELEASE  one hold, cfg.key: stop acting, then try its release, all
+ *            within KEEP_RELEASE_TRIES_MS of the start, then leave it
+ *            parked (KEY, §5); a per-actor lock still busy at that bound:
+ *            nothing done, error reason=lock-busy, exit 111
+ *
+ * Bounds (issue 23 item 3): a deadline (the drain's, a release's) bounds
+ * everything a job waits on, not only its writes: the per-actor lock
+ * (LOCK's timeout_ms), every store request (REC_READ and REC_WRITE
+ * timeout_ms: the store's timeout, never past the deadline); no lock is
+ * taken and no request starts past it; the stop of the key's job before
+ * a release (KEEP_JP_RUN) ends by it too. Without a deadline (PASS,
+ * FOLLOW) the lock wait is bounded by one store timeout, and once stopped
+ * no request starts.
  *
  * A pass: read the lease state (lost: every hold and entry dropped, nothing
  * written, §1); list holds/, pending/ and runs/; a job per stale hold
@@ -71,10 +82,12 @@ enum keep_res_mode {
 struct keep_resolver_cfg {
 	enum keep_res_mode mode;
 	struct keep_timing t;
-	int64_t timeout_ms;		  /* each store request's bound (ms, > 0) */
-	int concurrency;		  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
-	int64_t deadline_mono_ms;	  /* DRAIN: no job starts after it, requests end by it */
-	bool backoff;			  /* keep per-entry backoff across passes (FOLLOW, DRAIN) */
+	int64_t timeout_ms;	  /* each store request's bound (ms, > 0) */
+	int concurrency;	  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
+	int64_t deadline_mono_ms; /* DRAIN: no job starts after it, and everything a job waits
+				     on ends by it; RELEASE: set by the machine, its start +
+				     KEEP_RELEASE_TRIES_MS (issue 23 item 3) */
+	bool backoff;		  /* keep per-entry backoff across passes (FOLLOW, DRAIN) */
 	char key[KEEP_OWNER_KEY_MAX + 1]; /* RELEASE: the hold's key */
 };
 
@@ -161,7 +174,6 @@ struct keep_res_slot {
 	enum keep_job_end end;
 	enum keep_job_end after;    /* how the job ends once PEND_REMOVE is done */
 	int64_t wait_until_mono_ms; /* WAIT; RUN: the job stop's next step */
-	int64_t deadline_mono_ms;   /* RELEASE mode: the 1 s bound; else the drain's or 0 */
 	int tries;
 	struct keep_jobstop js; /* RUN */
 	bool run_done;		/* RUN passed: no job of the key holds its run lock */

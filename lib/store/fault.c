@@ -25,6 +25,14 @@
  *                             return AMBIGUOUS "injected: timeout" unsent
  *               hang          sleep timeout_ms, AMBIGUOUS "injected:
  *                             timeout", not sent
+ *               late MS       a put on the fs backend: if MS exceeds the
+ *                             store's timeout_ms, a process of its own
+ *                             sends it MS ms from now, whatever the caller
+ *                             does (the write lands after the caller gave
+ *                             up, as the S3 fault proxy's `late`), and the
+ *                             caller gets AMBIGUOUS "injected: timeout
+ *                             (late)" after timeout_ms; otherwise, and for
+ *                             any other operation or backend, delay MS
  *               unconditional put only: sent without its condition
  *                             (If-None-Match / If-Match dropped), as a
  *                             store that ignores conditional writes (a
@@ -46,6 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../clock.h"
@@ -61,6 +72,7 @@ enum fault_action {
 	FA_DELAY,
 	FA_HANG,
 	FA_UNCOND,
+	FA_LATE,
 };
 
 struct fault {
@@ -170,13 +182,14 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 	} else if (tok_is(t[2], tl[2], "unconditional")) {
 		r->hit.action = FA_UNCOND;
 		r->hit.name = "unconditional";
-	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay")) {
-		bool err = t[2][0] == 'e';
+	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay") ||
+		   tok_is(t[2], tl[2], "late")) {
+		bool err = t[2][0] == 'e', late = t[2][0] == 'l';
 		if (nt < 4 ||
 		    !parse_num(t[3], tl[3], err ? 400 : 0, err ? 599 : 86400000, &r->hit.arg))
 			return -1;
-		r->hit.action = err ? FA_ERROR : FA_DELAY;
-		r->hit.name = err ? "error" : "delay";
+		r->hit.action = err ? FA_ERROR : late ? FA_LATE : FA_DELAY;
+		r->hit.name = err ? "error" : late ? "late" : "delay";
 		snprintf(r->hit.argtext, sizeof(r->hit.argtext), "%lld", r->hit.arg);
 		k = 4;
 	} else {
@@ -366,10 +379,11 @@ static void sleep_ms(int64_t ms)
 }
 
 /* Before sending: 1 when the reply is decided here (do not send), 0 to
- * send, 2 to send a put without its condition (unconditional); *lose set
- * when the reply must be dropped after sending. */
+ * send, 2 to send a put without its condition (unconditional), 3 to send a
+ * put late (*late_ms: when, from now); *lose set when the reply must be
+ * dropped after sending. */
 static int fault_pre(struct keep_store *s, const char *op, const char *key, bool *lose,
-		     struct keep_reply *reply)
+		     int64_t *late_ms, struct keep_reply *reply)
 {
 	struct fault *f = fault_of(s);
 	struct fault_hit h;
@@ -408,6 +422,14 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 	case FA_LOSE:
 		*lose = true;
 		return 0;
+	case FA_LATE:
+		if (h.arg > t && strcmp(op, "put") == 0 &&
+		    strcmp(fault_of(s)->inner->ops->name, "fs") == 0) {
+			*late_ms = h.arg;
+			return 3;
+		}
+		/* otherwise a delay */
+		/* fall through */
 	case FA_DELAY:
 		if (h.arg > t) {
 			sleep_ms(t);
@@ -433,13 +455,63 @@ static void lost(struct keep_reply *reply)
 	keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "injected: reply lost");
 }
 
+/* `late MS` on a put (fs backend): a grandchild process, detached from
+ * the caller, sends the put MS ms from now; the caller waits its timeout
+ * and is told AMBIGUOUS. The grandchild keeps only directory descriptors
+ * (the fs store's root; never a lock file of the caller's, which would
+ * outlive the caller's unlock) and /dev/null as stdin, stdout and stderr
+ * (a test's pipe is never held open), and ends with _exit. With no
+ * process to spare, the put is not sent (a plain timeout). */
+static void send_late(struct keep_store *s, const char *key, const void *body, size_t len,
+		      enum keep_cond cond, const char *if_match, int64_t late_ms,
+		      struct keep_reply *reply)
+{
+	int64_t t = s->timeout_ms > 0 ? s->timeout_ms : 10000;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit rl;
+		struct keep_reply r;
+		int fd, nul;
+
+		if (fork() != 0)
+			_exit(0); /* the child: its parent reaps it at once */
+		setsid();
+		nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur > 65536)
+			rl.rlim_cur = 65536;
+		for (fd = 3; fd < (int)rl.rlim_cur; fd++) {
+			struct stat st;
+
+			if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+				close(fd);
+		}
+		sleep_ms(late_ms);
+		fault_of(s)->inner->ops->put(fault_of(s)->inner, key, body, len, cond, if_match,
+					     &r);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	sleep_ms(t);
+	keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "injected: timeout (late: sent in %lld ms)",
+		       (long long)(late_ms - t));
+}
+
 static int fault_get(struct keep_store *s, const char *key, struct keep_buf *body,
 		     struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "get", key, &lose, reply))
+	if (fault_pre(s, "get", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->get(fault_of(s)->inner, key, body, reply);
 	if (!rc && lose) {
@@ -452,9 +524,10 @@ static int fault_get(struct keep_store *s, const char *key, struct keep_buf *bod
 static int fault_head(struct keep_store *s, const char *key, struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "head", key, &lose, reply))
+	if (fault_pre(s, "head", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->head(fault_of(s)->inner, key, reply);
 	if (!rc && lose)
@@ -466,11 +539,16 @@ static int fault_put(struct keep_store *s, const char *key, const void *body, si
 		     enum keep_cond cond, const char *if_match, struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late = 0;
 	int rc, pre;
 
-	pre = fault_pre(s, "put", key, &lose, reply);
+	pre = fault_pre(s, "put", key, &lose, &late, reply);
 	if (pre == 1)
 		return 0;
+	if (pre == 3) {
+		send_late(s, key, body, len, cond, if_match, late, reply);
+		return 0;
+	}
 	if (pre == 2) { /* unconditional */
 		cond = KEEP_COND_NONE;
 		if_match = NULL;
@@ -486,9 +564,10 @@ static int fault_del(struct keep_store *s, const char *key, const char *if_match
 		     struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "del", key, &lose, reply))
+	if (fault_pre(s, "del", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->del(fault_of(s)->inner, key, if_match, reply);
 	if (!rc && lose)
@@ -501,9 +580,10 @@ static int fault_list(struct keep_store *s, const char *prefix, struct keep_list
 {
 	size_t n0 = out->n;
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "list", prefix, &lose, reply))
+	if (fault_pre(s, "list", prefix, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->list(fault_of(s)->inner, prefix, out, reply);
 	if (!rc && lose) {

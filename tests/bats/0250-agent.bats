@@ -30,8 +30,7 @@ teardown() { keep_teardown; }
 	start_bg agent keep-agent --node-id n1
 	wait_line 20 agent '^live '
 	kids=$(descendants "$(bg_pid agent)")
-	v=$(keep-store stat nodes/n1 | sed -n 's/.*version=\([^ ]*\).*/\1/p')
-	keep-store get nodes/n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
+	hand_fence n1
 	run wait_exit 10 agent
 	[ "$output" = 10 ]
 	grep -q 'node lease ended (exit 10' "$BATS_TEST_TMPDIR/agent.err"

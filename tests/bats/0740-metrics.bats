@@ -63,7 +63,8 @@ value() {
 	[ "$(value "$f" 'keep_node_lease_ran_out_total{node="n1"}')" = 0 ]
 	[ "$(value "$f" 'keep_start_check_wait_ms{node="n1"}')" = 0 ]
 	v=$(value "$f" 'keep_node_lease_valid_ms{node="n1"}')
-	[ "$v" -gt 0 ] && [ "$v" -le 2400 ]
+	[ "$v" -gt 0 ]
+	[ "$v" -le 2400 ]
 	grep -q '^keep_store_requests_total{node="n1",op="put",outcome="ok"} [1-9]' "$f"
 	# one failed renewal (a 503), then the retry lands
 	echo "put nodes/n1 error 503 count=1" >"$FAULT_FILE"

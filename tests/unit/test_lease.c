@@ -244,6 +244,54 @@ TEST(first_write_failing_goes_back_to_the_check_keeping_the_instance)
 	CHECK_EQ_STR(sm.tmpl.instance, ME);
 }
 
+/* Issue 23 item 5 (§1 "If that write fails, the node goes back to the
+ * start check"): a refused first write (403, another 4xx: nothing landed)
+ * is never retried in place; the check runs again, its full wait, with
+ * the same instance. */
+TEST(first_write_refused_goes_back_to_the_check)
+{
+	int64_t refused_at;
+	struct keep_lease_event e;
+
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	refused_at = now;
+	keep_lease_on_write(&sm, now, KEEP_STORE_REFUSED, "");
+	CHECK(saw_event(KEEP_LEV_BACK_TO_CHECK, NULL));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_CHECK);
+	CHECK_EQ_STR(sm.tmpl.instance, ME);
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ); /* the check reads first */
+	read_absent();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(now >= refused_at + 4500); /* the whole wait again */
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_NONE_MATCH);
+	/* the failed write's line says when the next write can come */
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	keep_lease_on_write(&sm, now, KEEP_STORE_REFUSED, "");
+	CHECK(saw_event(KEEP_LEV_WRITE_FAILED, &e));
+	CHECK_EQ_INT(e.outcome, KEEP_STORE_REFUSED);
+	CHECK_EQ_INT(e.wait_ms, 4500);
+}
+
 TEST(first_write_with_a_lost_reply_is_adopted_when_it_landed)
 {
 	int64_t sent, wa;
@@ -525,28 +573,64 @@ TEST(clean_stop_with_a_lost_reply_confirms_by_reading_our_release)
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
 }
 
-TEST(clean_stop_that_finds_a_fence_reports_the_fence)
+/* §4 "a fence, done (it frees the records too)": the stop's outcome is
+ * the exit code (0), the fence is reported by the event (issue 23 item 5). */
+TEST(clean_stop_that_finds_a_fence_is_done_and_reports_the_fence)
 {
+	struct keep_lease_event e;
+
 	go_live();
 	keep_lease_stop(&sm, now);
 	next();
 	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
 	run_until_io();
+	while (keep_lease_poll_event(&sm, &e))
+		;
 	read_obj("vf", obj(KEEP_NODE_FENCED, ME, sm.written_at_ms));
-	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+	CHECK(saw_event(KEEP_LEV_STOPPED, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_FENCED);
+	CHECK_EQ_STR(e.state, "fenced");
+	CHECK_EQ_STR(e.other_instance, ME);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	/* anything else the re-read shows is still the loss's code */
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	read_obj("vo", obj(KEEP_NODE_LIVE, OTHER, sm.written_at_ms + 1));
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_NOT_FOUND, "");
+	run_until_io();
+	read_absent();
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REMOVED);
 }
 
 TEST(clean_stop_is_bounded)
 {
+	int64_t start, deadline;
+
 	go_live();
+	start = now;
+	deadline = start + 2400; /* ttl - safety */
 	keep_lease_stop(&sm, now);
 	for (int i = 0; i < 1000; i++) {
 		run_until_io();
 		if (act.kind == KEEP_LACT_DONE)
 			break;
+		/* no attempt ends after the stop's bound (issue 23 item 3) */
+		CHECK(now + act.timeout_ms <= deadline);
+		now += act.timeout_ms; /* every attempt times out */
 		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
 	}
 	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK(now <= deadline + 250);
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
 }
 
@@ -1074,6 +1158,7 @@ int main(void)
 	RUN(start_check_old_format_heartbeat_rewritten_means_old_node_running);
 	RUN(start_check_refuses_an_object_that_is_not_ours);
 	RUN(first_write_failing_goes_back_to_the_check_keeping_the_instance);
+	RUN(first_write_refused_goes_back_to_the_check);
 	RUN(first_write_with_a_lost_reply_is_adopted_when_it_landed);
 	RUN(renewals_come_every_min_period_ttl3_from_the_previous_send_if_match_last_version);
 	RUN(validity_counts_from_the_send_not_the_reply);
@@ -1091,7 +1176,7 @@ int main(void)
 	RUN(a_write_acknowledged_after_its_validity_passed_does_not_make_it_valid);
 	RUN(clean_stop_is_invalid_at_once_and_writes_released_keeping_written_at);
 	RUN(clean_stop_with_a_lost_reply_confirms_by_reading_our_release);
-	RUN(clean_stop_that_finds_a_fence_reports_the_fence);
+	RUN(clean_stop_that_finds_a_fence_is_done_and_reports_the_fence);
 	RUN(clean_stop_is_bounded);
 	RUN(stop_during_the_start_check_writes_nothing);
 	RUN(never_adopts_a_live_object_of_another_instance_with_our_written_at);

@@ -2,6 +2,7 @@
  * lib/core/mark.c; ADR 0020 §3, §4, §5, §6; issues 14 and 18), driven by a
  * small in-memory world: one node's state directory and one bucket. Each
  * test checks the order of the actions, not only the answer. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,10 +59,17 @@ struct world {
 	/* runs/ as a LIST answers it */
 	struct keep_run_entry runs[4];
 	int nruns;
+	bool lock_busy;	 /* LOCK: another process holds it past any bound */
+	int64_t step_ms; /* resolve(): how long a lock wait or a store request
+			    takes at most (its own bound cuts it); 0: 1 ms */
+	int64_t bound;	 /* resolve(): no action may wait past it (0: none) */
 	/* what was done */
 	char log[4096];
 	int rec_writes, outstanding, max_outstanding, syncs;
 	int64_t last_timeout;
+	int64_t lock_timeout; /* the last LOCK's bound */
+	int over;	      /* actions whose bound ends past w->bound */
+	int store_after;      /* store requests issued at or past w->bound */
 };
 
 static int key_index(const char *key)
@@ -99,6 +107,13 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 	memset(r, 0, sizeof(*r));
 	logact(w, a);
 	switch (a->kind) {
+	case KEEP_OACT_LOCK:
+		w->lock_timeout = a->timeout_ms;
+		if (w->lock_busy) {
+			r->failed = true;
+			r->err = ETIMEDOUT;
+		}
+		break;
 	case KEEP_OACT_LEASE:
 		r->lease.code = w->lease_code;
 		snprintf(r->lease.instance, sizeof(r->lease.instance), "%s", IA);
@@ -310,6 +325,13 @@ static void resolve(struct world *w, struct keep_resolver *r, int64_t *now)
 			continue;
 		}
 		if (a.kind != KEEP_OACT_NONE) {
+			bool store = a.kind == KEEP_OACT_REC_READ || a.kind == KEEP_OACT_REC_WRITE;
+
+			if (w->bound && (store || a.kind == KEEP_OACT_LOCK) &&
+			    (a.timeout_ms <= 0 || *now + a.timeout_ms > w->bound))
+				w->over++;
+			if (w->bound && store && *now >= w->bound)
+				w->store_after++;
 			q[nq++] = a;
 			if (nq > w->max_outstanding)
 				w->max_outstanding = nq;
@@ -320,7 +342,15 @@ static void resolve(struct world *w, struct keep_resolver *r, int64_t *now)
 		if (!nq)
 			return;
 		perform(w, &q[0], &rp);
-		*now += 1;
+		/* step_ms: how long a lock wait or a store request takes (local
+		 * actions: 1 ms), never longer than the action's own bound */
+		if (w->step_ms && (q[0].kind == KEEP_OACT_LOCK || q[0].kind == KEEP_OACT_REC_READ ||
+				   q[0].kind == KEEP_OACT_REC_WRITE))
+			*now += q[0].timeout_ms > 0 && q[0].timeout_ms < w->step_ms
+				    ? q[0].timeout_ms
+				    : w->step_ms;
+		else
+			*now += 1;
 		keep_resolver_on_reply(r, q[0].slot, *now, W0 + *now, &rp);
 		memmove(q, q + 1, (size_t)--nq * sizeof(q[0]));
 	}
@@ -761,6 +791,104 @@ TEST(drain_parks_every_hold_and_keeps_its_deadline)
 	CHECK_EQ_INT(r.left, 10);
 	CHECK(now <= 1000 + 300 + 50);
 	CHECK(w.last_timeout <= 300);
+	keep_resolver_release(&r);
+}
+
+/* Issue 23 item 3: a deadline bounds everything a job waits on. */
+TEST(release_bound_covers_the_lock_and_the_read_after_a_conflict)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_res_event ev;
+	int64_t now = 1000;
+	bool busy = false;
+
+	/* the record moved on (its version is not the hold's: every release
+	 * write is a conflict, then a read), and every action takes 150 ms:
+	 * no lock wait, read or write ends past start + 1 s, none starts
+	 * after it, and the hold ends parked */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.rec_ver[5] = ++w.vers;
+	w.step_ms = 150;
+	w.bound = now + KEEP_RELEASE_TRIES_MS;
+	res_cfg(&c, KEEP_RES_RELEASE);
+	c.concurrency = 1;
+	snprintf(c.key, sizeof(c.key), "t/c/k5");
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.lock_timeout, KEEP_RELEASE_TRIES_MS);
+	CHECK_EQ_INT(w.over, 0);
+	CHECK_EQ_INT(w.store_after, 0);
+	CHECK(strstr(w.log, "rec-write rec-read") != NULL);
+	CHECK(now <= 1000 + KEEP_RELEASE_TRIES_MS + 10);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	CHECK(!w.hold[5]);
+	CHECK_EQ_INT(w.npend, 1);
+	keep_resolver_release(&r);
+	/* the lock is busy past the bound: nothing done, the hold acts on,
+	 * `error key=K reason=lock-busy`, exit 111 */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.lock_busy = true;
+	now = 1000;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_STR(w.log, "lock");
+	CHECK(w.hold[5]);
+	CHECK_EQ_INT(w.npend, 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_TEMP);
+	while (keep_resolver_poll_event(&r, &ev))
+		if (ev.kind == KEEP_REV_ERROR && ev.reason && strcmp(ev.reason, "lock-busy") == 0)
+			busy = true;
+	CHECK(busy);
+	keep_resolver_release(&r);
+}
+
+TEST(drain_deadline_covers_locks_and_reads)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+	int k;
+
+	/* conflicts on every release, slow actions: the drain's locks and
+	 * reads end by its deadline too, and nothing starts past it */
+	world_init(&w);
+	for (k = 1; k <= 6; k++) {
+		give_hold(&w, k, 2);
+		w.rec_ver[k] = ++w.vers;
+	}
+	w.step_ms = 120;
+	res_cfg(&c, KEEP_RES_DRAIN);
+	c.concurrency = 1; /* the world completes one action at a time */
+	c.deadline_mono_ms = now + 700;
+	c.backoff = true;
+	w.bound = c.deadline_mono_ms;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.over, 0);
+	CHECK_EQ_INT(w.store_after, 0);
+	CHECK(now <= 1000 + 700 + 20);
+	CHECK(r.left > 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	keep_resolver_release(&r);
+	/* no deadline (a pass): the lock wait is bounded by one store timeout */
+	world_init(&w);
+	give_hold(&w, 3, 1);
+	w.hold[3] = false;
+	{
+		struct keep_pending p;
+
+		keep_pending_of_hold(&p, &w.h[3], W0);
+		w.pend[w.npend++] = p;
+	}
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.lock_timeout, c.timeout_ms);
 	keep_resolver_release(&r);
 }
 
@@ -1212,6 +1340,8 @@ int main(void)
 	RUN(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures);
 	RUN(follow_backoff_of_a_vanished_entry_never_spins);
 	RUN(drain_parks_every_hold_and_keeps_its_deadline);
+	RUN(release_bound_covers_the_lock_and_the_read_after_a_conflict);
+	RUN(drain_deadline_covers_locks_and_reads);
 	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
 	RUN(release_stops_the_keys_job_first);
 	RUN(pass_releases_the_hold_of_a_dead_owner_run);
