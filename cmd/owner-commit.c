@@ -67,7 +67,7 @@ static const char usage[] =
     "other-generation, old-instance, lapsed, releasing; changed), the store\n"
     "refused a request (403, no such bucket), --get of an absent OBJECT;\n"
     "10..15 the lease is not valid (as owner-check); 17 OBJECT is not a\n"
-    "fenced object, is another KEY's, or its fence does not decode; 22 a\n"
+    "fenced object, is another KEY's, or its fence does not decode; 23 a\n"
     "later generation's fence is on OBJECT (this holder is cut off); 100\n"
     "usage (a bad KEY, GENERATION, OBJECT or V, DATA over 64512 bytes:\n"
     "nothing written); 111 the store failed for now, conflicts in every\n"

@@ -7,6 +7,7 @@
  *   pending/<H>.<gen>.<inst>.acquire  an unresolved acquire ("keep-pending 1")
  *   locks/<H>                       the per-actor lock (flock LOCK_EX)
  *   draining                        the instance being drained (owner-release --all)
+ *   runs/<H>                        owner-run's run lock of K (lib/runlock.h)
  * where H is the lowercase hex SHA-256 of K (a key may be 386 bytes, more
  * than a file name allows; the files carry K itself). Every write is atomic
  * (keep_write_atomic_sd); files are strict "key value" lines.
@@ -49,35 +50,7 @@ int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, i
 /* Release a lock taken by keep_holds_lock (fd closed; -1 is a no-op). */
 void keep_holds_unlock(int fd);
 
-/* The run lock of key (docs/ownership.md "owner-run"; ADR 0020 §3 "Own":
- * a release is never sent while the job acting on the grant may live).
- * owner-run takes it before acquiring and hands its descriptor to CMD
- * (inherited, not close-on-exec), so it lives as long as owner-run or any
- * process of the job that kept the descriptor. state_dir/<node>/runs/<H>
- * (H as the hold's file name) holds "kill_after_ms N": the waiters' bound.
- *
- * keep_run_lock_take: open (create) and flock the run lock of key,
- * exclusively, without waiting; kill_after_ms is written into the file.
- * 0 taken (*fd owned by the caller, NOT close-on-exec); 1 held by another
- * process (*fd -1); KEEP_ERR_IO/TOOBIG (errno kept). */
-int keep_run_lock_take(const char *node_dir, const char *key, int64_t kill_after_ms, int *fd);
-/* Drop a run lock taken by keep_run_lock_take (fd closed; -1 is a no-op;
- * the lock lives on in children that kept the descriptor). */
-void keep_run_lock_drop(int fd);
-/* Wait until no process holds the run lock of key, polling every 20 ms
- * (boot clock) for at most the file's kill_after_ms +
- * KEEP_RUN_WAIT_MARGIN_MS (KEEP_RUN_WAIT_DEFAULT_MS when unreadable).
- * Never call it while holding that lock (it would wait for itself), nor
- * with the key's per-actor lock where owner-run's own release needs it.
- * 0 free (or no such file: no run ever); 1 still held when the bound
- * passed; KEEP_ERR_IO/TOOBIG. */
-int keep_run_lock_wait(const char *node_dir, const char *key);
-/* The same, for at most max_ms (ms) when that is shorter than the file's
- * bound (max_ms <= 0: the file's bound alone): a caller with a deadline
- * (a drain, a foreground release: issue 23 item 3) waits no longer. */
-int keep_run_lock_wait_ms(const char *node_dir, const char *key, int64_t max_ms);
-#define KEEP_RUN_WAIT_MARGIN_MS 2000  /* ms: a stopped job's exit after its SIGKILL */
-#define KEEP_RUN_WAIT_DEFAULT_MS 5000 /* ms: bound when the file's figure is unreadable */
+/* The run lock of key (owner-run's job): lib/runlock.h. */
 
 /* Read the hold of key into *h: 0 found; 1 none; KEEP_ERR_PARSE/IO. */
 int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h);

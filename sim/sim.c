@@ -29,7 +29,9 @@
  * release exists (issue 18); a drain ends by its deadline (plus the
  * requests it waits on), its lock waits included (issue 23); a record
  * never stays naming a live process that keeps nothing to release it
- * (issue 14 item 2). */
+ * (issue 14 item 2); no release of a record, no `released` and no first
+ * write of a new instance while a process of a job of the node
+ * (owner-run's CMD or its worker, holding the run lock) lives (issue 24). */
 #include "sim.h"
 
 #include <errno.h>
@@ -41,6 +43,7 @@
 #include "../lib/core/acquire.h"
 #include "../lib/core/commit.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/jobstop.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/listing.h"
 #include "../lib/core/owner.h"
@@ -195,6 +198,33 @@ enum sd_fail {
 	SDF_COUNT,
 };
 
+/* owner-run's job of one actor on one state directory (its run lock:
+ * docs/ownership.md "The job"): owner-run, CMD and, often, a worker CMD
+ * started (in CMD's process group, or one that left it: still owner-run's
+ * descendant, still holding the lock). Each holds the run lock while it
+ * lives. owner-run stops the job when the grant ends (the first signal,
+ * SIGKILL after kill_after) and kills what is left when CMD ends; killed
+ * itself (E_RUNKILL: SIGKILL, the OOM killer), CMD dies with it and the
+ * worker runs on, an orphan holding the lock. Deaths come 1-5 ms after a
+ * fatal signal, later for a process in uninterruptible sleep (stuck_ms). */
+struct job {
+	bool on;	    /* the run lock is held: a process of it lives */
+	int64_t gen;	    /* the generation CMD runs under (> 0) */
+	int proc;	    /* the process it acquired under */
+	int no;		    /* job number (traces) */
+	bool runner;	    /* owner-run lives */
+	bool cmd, worker;   /* CMD, the worker: alive */
+	bool escaped;	    /* the worker left CMD's process group */
+	bool stubborn;	    /* CMD and the worker ignore SIGTERM */
+	int64_t stuck_ms;   /* a fatal signal takes this much longer to end them */
+	int64_t cmd_end;    /* CMD's own end (true time) */
+	int64_t worker_end; /* the worker's own end */
+	int64_t cmd_die;    /* a signal's death due (true time), 0 */
+	int64_t worker_die; /* ... */
+	bool stopping;	    /* owner-run stops it */
+	int64_t kill_at;    /* owner-run's SIGKILL due, 0 sent or none */
+};
+
 struct sdir {
 	bool hold_on[MAX_ACTORS];
 	struct keep_hold hold[MAX_ACTORS];
@@ -206,6 +236,9 @@ struct sdir {
 	/* the lease state file's judging lines (lease-write's save_state) */
 	bool have_judge;
 	int64_t judge_off, clock_base;
+	/* owner-run's jobs (runs/) */
+	struct job job[MAX_ACTORS];
+	int64_t jobs_tick; /* the next E_JOBS of this directory scheduled (true time), 0 */
 };
 
 enum fg_kind { FG_IDLE = 0, FG_ACQ, FG_REL };
@@ -335,6 +368,8 @@ enum ev_kind {
 	E_DELREC,    /* a = actor: an operator deletes owners/<actor> by hand */
 	E_STEP,	     /* a = node, b = signed ms: the node's host wall clock steps */
 	E_SUSPEND,   /* a = node, b = duration: the host sleeps (boot and wall clocks go on) */
+	E_JOBS,	     /* a = state directory: owner-run's jobs go on (a tick) */
+	E_RUNKILL,   /* a = node: an owner-run of the node is killed with SIGKILL */
 	E_LOCKTO,    /* a = proc, b = task * 64 + slot: a LOCK's bound passed */
 	E_DELNODE,   /* a = node, b = 1: an operator deletes nodes/<a> by hand, and then
 		      * fences it at once (issue 23) */
@@ -397,6 +432,7 @@ struct sim {
 	int64_t orphan_since[MAX_ACTORS];
 	char orphan_ver[MAX_ACTORS][VER_LEN];
 	bool stop;
+	int njobs; /* jobs started */
 };
 
 #define P(s, i) ((s)->procs[(i)])
@@ -586,6 +622,8 @@ static enum keep_outcome cond_check(bool exists, const char *ver, enum keep_cond
 	return KEEP_STORE_OK;
 }
 
+static void check_jobs_gone(struct sim *s, int pi, int a, int64_t gen, const char *what);
+
 static void check_record_write(struct sim *s, int actor, const struct keep_owner_rec *old,
 			       bool existed, const struct keep_owner_rec *nw)
 {
@@ -734,6 +772,11 @@ static void bucket_apply(struct sim *s, struct req *q)
 		q->out = cond_check(n->exists, n->ver, q->cond, q->if_match);
 		if (q->out != KEEP_STORE_OK)
 			return;
+		if (q->proc >= 0 && q->nbody.state == KEEP_NODE_RELEASED)
+			check_jobs_gone(s, q->proc, -1, 0, "released written");
+		else if (q->proc >= 0 && q->nbody.state == KEEP_NODE_LIVE &&
+			 (!n->exists || strcmp(n->o.instance, q->nbody.instance) != 0))
+			check_jobs_gone(s, q->proc, -1, 0, "a new instance's first write");
 		n->exists = true;
 		n->o = q->nbody;
 		new_version(s, n->ver);
@@ -775,6 +818,8 @@ static void bucket_apply(struct sim *s, struct req *q)
 		if (q->out != KEEP_STORE_OK)
 			return;
 		check_record_write(s, q->idx, &r->r, r->exists, &q->rbody);
+		if (q->proc >= 0 && !q->rbody.held)
+			check_jobs_gone(s, q->proc, q->idx, q->rbody.generation, "a release");
 		r->exists = true;
 		r->r = q->rbody;
 		new_version(s, r->ver);
@@ -1076,6 +1121,252 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
 	}
 }
 
+/* ---- owner-run's jobs (issue 24) ------------------------------------------------------
+ *
+ * The run locks of a state directory and the processes holding them
+ * (struct job). owner-run's own watch of the grant is modelled here (it is
+ * a command's loop, not a machine: cmd/owner-run.c); what the machines ask
+ * of the jobs (RUN_PROBE and RUN_SIGNAL of the resolver, RUNS_PROBE and
+ * RUNS_SIGNAL of the lease) is answered from it, and check 9 holds the
+ * machines to "nothing of a key is freed while a process of its job
+ * lives". */
+
+#define JOB_TICK_MS 20
+
+static int64_t job_kill_after(const struct sim *s)
+{
+	return keep_jobstop_default_kill_after_ms(s->t.safety_ms);
+}
+
+static bool job_lives(const struct job *j)
+{
+	return j->cmd || j->worker;
+}
+
+static int64_t job_pid(const struct job *j, bool worker)
+{
+	return 100000 + 10 * (int64_t)j->no + (worker ? 2 : 1);
+}
+
+static void jobs_tick_at(struct sim *s, int sdi, int64_t t)
+{
+	struct sdir *sd = &s->sdirs[sdi];
+
+	if (sd->jobs_tick && sd->jobs_tick <= t)
+		return;
+	sd->jobs_tick = t;
+	push_ev(s, t, E_JOBS, sdi, t);
+}
+
+/* A fatal signal (or TERM) reaches CMD and the worker of j: their deaths
+ * are due 1-5 ms later (later when stuck). *pid gets one of them. Returns
+ * how many got it. */
+static int job_signal(struct sim *s, struct job *j, bool kill, int64_t *pid)
+{
+	int n = 0;
+	int64_t die;
+
+	if (!kill && j->stubborn)
+		return (j->cmd ? 1 : 0) + (j->worker ? 1 : 0); /* delivered, ignored */
+	die = s->now + rng_range(&s->rng, 1, 5) + j->stuck_ms;
+	if (j->cmd) {
+		n++;
+		*pid = job_pid(j, false);
+		if (!j->cmd_die || die < j->cmd_die)
+			j->cmd_die = die;
+	}
+	if (j->worker) {
+		n++;
+		if (!*pid)
+			*pid = job_pid(j, true);
+		if (!j->worker_die || die < j->worker_die)
+			j->worker_die = die;
+	}
+	return n;
+}
+
+/* owner-run's view of its grant (keep_grant_now): the hold of its
+ * generation, on the lease state its process left (a dead lease-write's
+ * state stays valid to its deadline, unless a new process of the node
+ * rewrote it: another instance). */
+static bool job_grant(const struct sim *s, int sdi, int a, const struct job *j)
+{
+	const struct proc *p = P(s, j->proc);
+	const struct sdir *sd = &s->sdirs[sdi];
+
+	if (!sd->hold_on[a] || sd->hold[a].generation != j->gen)
+		return false;
+	if (p->alive)
+		return acting(s, p, a);
+	for (int i = 0; i < s->nprocs; i++)
+		if (P(s, i)->alive && P(s, i)->sd == sdi)
+			return false; /* a restart rewrote the lease state: another instance */
+	return !release_pending(sd, &sd->hold[a]) && lease_valid(s, p) &&
+	       strcmp(sd->hold[a].instance, p->inst) == 0;
+}
+
+/* E_JOBS: the jobs of state directory sdi go on. */
+static void jobs_step(struct sim *s, int sdi)
+{
+	struct sdir *sd = &s->sdirs[sdi];
+	bool any = false;
+	int64_t pid = 0;
+
+	sd->jobs_tick = 0;
+	for (int a = 0; a < s->nactors; a++) {
+		struct job *j = &sd->job[a];
+
+		if (!j->on)
+			continue;
+		if (j->cmd && ((j->cmd_die && s->now >= j->cmd_die) || s->now >= j->cmd_end))
+			j->cmd = false;
+		if (j->worker &&
+		    ((j->worker_die && s->now >= j->worker_die) || s->now >= j->worker_end))
+			j->worker = false;
+		if (j->runner) {
+			if (!j->stopping && !j->cmd) {
+				/* CMD ended: nothing of the job outlives it */
+				j->stopping = true;
+				if (job_signal(s, j, true, &pid))
+					tr(s,
+					   "sd%d a%d job %d: CMD ended, owner-run kills the rest",
+					   sdi, a + 1, j->no);
+			} else if (!j->stopping && !job_grant(s, sdi, a, j)) {
+				j->stopping = true;
+				j->kill_at = s->now + job_kill_after(s);
+				job_signal(s, j, false, &pid);
+				tr(s,
+				   "sd%d a%d job %d gen %" PRId64
+				   ": grant ended, owner-run stops it",
+				   sdi, a + 1, j->no, j->gen);
+			} else if (j->stopping && j->kill_at && s->now >= j->kill_at) {
+				j->kill_at = 0;
+				job_signal(s, j, true, &pid);
+			}
+			if (!job_lives(j)) {
+				j->runner = false; /* owner-run releases, drops the lock, exits */
+				tr(s, "sd%d a%d job %d ended", sdi, a + 1, j->no);
+			}
+		}
+		j->on = j->runner || job_lives(j);
+		any = any || j->on;
+	}
+	if (any)
+		jobs_tick_at(s, sdi, s->now + JOB_TICK_MS);
+}
+
+/* An owner-run of p acquired a (fresh hold at gen): now and then it is
+ * owner-run's, which starts CMD (the run lock was taken before; one run
+ * of a key per state directory). */
+static void job_start(struct sim *s, struct proc *p, int a, int64_t gen)
+{
+	struct sdir *sd = &s->sdirs[p->sd];
+	struct job *j = &sd->job[a];
+
+	if (j->on || !rng_pm(&s->rng, 400))
+		return;
+	memset(j, 0, sizeof(*j));
+	j->on = j->runner = j->cmd = true;
+	j->gen = gen;
+	j->proc = pidx(s, p);
+	j->no = ++s->njobs;
+	j->worker = rng_pm(&s->rng, 700);
+	j->escaped = j->worker && rng_pm(&s->rng, 300);
+	j->stubborn = rng_pm(&s->rng, 300);
+	j->stuck_ms = rng_pm(&s->rng, 50) ? rng_range(&s->rng, 100, 3000) : 0;
+	j->cmd_end = s->now + rng_range(&s->rng, 100, 3 * s->t.ttl_ms);
+	/* a worker that CMD waits for, or one left in the background */
+	j->worker_end =
+	    j->worker ? j->cmd_end + (rng_pm(&s->rng, 500) ? -rng_range(&s->rng, 0, 50)
+							   : rng_range(&s->rng, 0, 2 * s->t.ttl_ms))
+		      : 0;
+	tr(s, "n%d.%d owner-run: job %d of a%d gen %" PRId64 "%s%s%s%s", p->node + 1, p->no, j->no,
+	   a + 1, gen, j->worker ? " with a worker" : "", j->escaped ? " (left the group)" : "",
+	   j->stubborn ? ", ignores SIGTERM" : "", j->stuck_ms ? ", can get stuck" : "");
+	jobs_tick_at(s, p->sd, s->now + JOB_TICK_MS);
+}
+
+/* E_RUNKILL: an owner-run of node n is killed (SIGKILL): CMD dies with it
+ * (PR_SET_PDEATHSIG), its worker runs on with the run lock. No owner-run
+ * to kill yet: tried again later. */
+static void job_runkill(struct sim *s, int n)
+{
+	int sdi = s->node_sd[n];
+
+	if (sdi >= 0)
+		for (int a = 0; a < s->nactors; a++) {
+			struct job *j = &s->sdirs[sdi].job[a];
+
+			if (!j->on || !j->runner)
+				continue;
+			j->runner = false;
+			j->cmd = false;
+			j->on = job_lives(j);
+			tr(s, "n%d: owner-run of a%d (job %d) killed with SIGKILL%s", n + 1, a + 1,
+			   j->no, j->worker ? ": its worker runs on" : "");
+			return;
+		}
+	push_ev(s, s->now + rng_range(&s->rng, s->t.period_ms, s->t.ttl_ms), E_RUNKILL, n, 0);
+}
+
+/* The resolver's probe of a's run lock (lib/runlock.h keep_run_probe). */
+static void job_probe(const struct sim *s, int sdi, int a, struct keep_run_view *v)
+{
+	const struct job *j = &s->sdirs[sdi].job[a];
+
+	memset(v, 0, sizeof(*v));
+	v->held = j->on;
+	v->generation = j->on ? j->gen : 0;
+	v->kill_after_ms = job_kill_after(s);
+	v->nlocks = j->on;
+	if (s->broken == SIM_B_RELEASE_IGNORES_JOB)
+		v->held = false; /* perturbation: the release never waits for the job */
+}
+
+/* The signal of a probe's caller (keep_run_signal): every holder but the
+ * live owner-run (which stops its job itself). a < 0: every job of sdi. */
+static int job_signal_holders(struct sim *s, int sdi, int a, bool kill, int64_t *pid)
+{
+	int n = 0;
+
+	for (int k = 0; k < s->nactors; k++) {
+		struct job *j = &s->sdirs[sdi].job[k];
+
+		if ((a >= 0 && k != a) || !j->on)
+			continue;
+		n += job_signal(s, j, kill, pid);
+		if (j->cmd_die || j->worker_die)
+			jobs_tick_at(s, sdi, s->now + 1);
+	}
+	if (!n && a >= 0 && s->sdirs[sdi].job[a].runner)
+		*pid = job_pid(&s->sdirs[sdi].job[a], false) - 1; /* the owner-run */
+	return n;
+}
+
+/* Check 9 (issue 24), at the bucket's apply of a write of process pi that
+ * frees records of its node: a release of owners/<a> (a >= 0, at
+ * generation gen), or `released` / a new instance's first write of
+ * nodes/<id> (a < 0). No process of a job of that key (of a generation up
+ * to the released one), resp. of any job of the node, may live. */
+static void check_jobs_gone(struct sim *s, int pi, int a, int64_t gen, const char *what)
+{
+	const struct proc *p = P(s, pi);
+	const struct sdir *sd = &s->sdirs[p->sd];
+
+	for (int k = 0; k < s->nactors; k++) {
+		const struct job *j = &sd->job[k];
+
+		if ((a >= 0 && (k != a || j->gen > gen)) || !job_lives(j))
+			continue;
+		violation(s,
+			  "%s by n%d.%d while job %d of a%d (gen %" PRId64 ": %s%s) still runs on "
+			  "its node",
+			  what, p->node + 1, p->no, j->no, k + 1, j->gen, j->cmd ? "CMD" : "",
+			  j->worker ? (j->cmd ? " and its worker" : "its worker") : "");
+		return;
+	}
+}
+
 /* The machine's events: a lost lease marks the process (its holds stop
  * acting at once: the grant check asks the lease). */
 static void drain_lease_events(struct sim *s, struct proc *p)
@@ -1147,8 +1438,44 @@ static void lease_step(struct sim *s, struct proc *p)
 		send_req(s, qi, act.timeout_ms);
 		return;
 	case KEEP_LACT_DONE:
-		proc_exit(s, p, p->lost ? keep_lease_reason_name(p->sm.reason) : "stopped");
+		proc_exit(s, p,
+			  p->lost || p->sm.reason ? keep_lease_reason_name(p->sm.reason)
+						  : "stopped");
 		return;
+	case KEEP_LACT_RUNS_PROBE: {
+		/* lease-write's probe of the node's run locks (keep_runs_probe):
+		 * locks held by a job */
+		struct keep_run_view v, one;
+
+		memset(&v, 0, sizeof(v));
+		v.kill_after_ms = -1;
+		for (int a = 0; a < s->nactors; a++) {
+			job_probe(s, p->sd, a, &one);
+			one.held = s->sdirs[p->sd].job[a].on; /* the release's perturbation only */
+			if (!keep_run_is_job(&one))
+				continue;
+			v.held = true;
+			v.nlocks++;
+			v.kill_after_ms = one.kill_after_ms;
+		}
+		if (s->broken == SIM_B_LEASE_IGNORES_JOBS)
+			v.held = false; /* perturbation: the lease never waits for the jobs */
+		keep_lease_on_runs_probe(&p->sm, mono, &v);
+		drain_lease_events(s, p);
+		lease_step(s, p);
+		return;
+	}
+	case KEEP_LACT_RUNS_SIGNAL: {
+		int64_t pid = 0;
+		int n = job_signal_holders(s, p->sd, -1, act.sig == KEEP_JOBSTOP_KILL, &pid);
+
+		tr(s, "n%d.%d lease: %s to the node's jobs (%d processes)", p->node + 1, p->no,
+		   act.sig == KEEP_JOBSTOP_KILL ? "SIGKILL" : "SIGTERM", n);
+		keep_lease_on_runs_signal(&p->sm, mono, n, 0, pid);
+		drain_lease_events(s, p);
+		lease_step(s, p);
+		return;
+	}
 	}
 }
 
@@ -1404,6 +1731,16 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		if (apply)
 			sd->pend[i] = sd->pend[--sd->npend];
 		return true;
+	case KEEP_OACT_RUN_PROBE:
+		job_probe(s, p->sd, ai, &r->run);
+		return true;
+	case KEEP_OACT_RUN_SIGNAL:
+		r->npids = job_signal_holders(s, p->sd, ai, a->sig == KEEP_JOBSTOP_KILL, &r->pid);
+		if (r->npids)
+			tr(s, "n%d.%d %s: %s to job of a%d (%d processes)", p->node + 1, p->no,
+			   tname(task), a->sig == KEEP_JOBSTOP_KILL ? "SIGKILL" : "SIGTERM", ai + 1,
+			   r->npids);
+		return true;
 	case KEEP_OACT_CLUSTER_READ:
 		/* the simulated cluster ran per-actor leases once (its markers
 		 * are the model): never native, every first record takes the
@@ -1443,6 +1780,23 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		r->nholds = nh;
 		r->pend = ps;
 		r->npend = np;
+		{
+			/* runs/: the run lock of each job (keep_runs_list) */
+			static struct keep_run_entry rs[MAX_ACTORS];
+			size_t nr = 0;
+
+			for (i = 0; i < s->nactors; i++) {
+				if (!sd->job[i].on)
+					continue;
+				memset(&rs[nr], 0, sizeof(rs[nr]));
+				actor_key(i, rs[nr].key, sizeof(rs[nr].key));
+				rs[nr].generation = sd->job[i].gen;
+				rs[nr].owner_alive = sd->job[i].runner;
+				nr++;
+			}
+			r->runs = rs;
+			r->nruns = nr;
+		}
 		return true;
 	}
 	default:
@@ -1621,10 +1975,11 @@ static void acq_done(struct sim *s, struct proc *p)
 
 	switch (r->kind) {
 	case KEEP_AR_ACQUIRED:
-		if (r->fresh)
+		if (r->fresh) {
 			tr(s, "n%d.%d acquired a%d gen %" PRId64, p->node + 1, p->no, a + 1,
 			   r->generation);
-		else
+			job_start(s, p, a, r->generation);
+		} else
 			tr(s, "n%d.%d acquire a%d: same hold gen %" PRId64, p->node + 1, p->no,
 			   a + 1, r->generation);
 		fg_idle(s, p, 50, 500);
@@ -2505,6 +2860,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	snprintf(tmpl.software, sizeof(tmpl.software), "keep-sim");
 	tmpl.seq = 0;
 	keep_lease_init(&p->sm, &s->t, &tmpl, p_mono(p, at));
+	keep_lease_guard_runs(&p->sm, job_kill_after(s)); /* as lease-write */
 	if (s->broken == SIM_B_IGNORE_STEPS)
 		p->sm.t.clock_step_ms = INT64_C(1) << 40; /* perturbation: never a step */
 	{
@@ -2740,6 +3096,17 @@ static void schedule_faults(struct sim *s)
 		push_ev(s, at, E_STEP, nd, st);
 		if (rng_pm(&s->rng, 500))
 			push_ev(s, at + rng_range(&s->rng, 1, 2 * tt), E_STEP, nd, -st);
+	}
+	k = (int)rng_range(&s->rng, 1, 3);
+	for (i = 0; i < k; i++) { /* an owner-run killed with SIGKILL (the OOM killer) */
+		int64_t at = AT();
+		int nd = NODE();
+
+		push_ev(s, at, E_RUNKILL, nd, 0);
+		/* and its node's agent with it, now and then (issue 24: a peer
+		 * ran the job after an agent crash) */
+		if (rng_pm(&s->rng, 400))
+			push_ev(s, at + rng_range(&s->rng, 1, s->t.ttl_ms), E_CRASH, nd, 0);
 	}
 #undef AT
 #undef NODE
@@ -3000,6 +3367,13 @@ static void dispatch(struct sim *s, struct ev *e)
 		}
 		return;
 	}
+	case E_JOBS:
+		if (s->sdirs[e->a].jobs_tick == e->b)
+			jobs_step(s, e->a);
+		return;
+	case E_RUNKILL:
+		job_runkill(s, e->a);
+		return;
 	case E_END:
 		s->stop = true;
 		return;
@@ -3030,6 +3404,8 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_RB_IGNORES_VERSION] = "readback-ignores-version",
 	    [SIM_B_COMMIT_UNCOND] = "commit-without-condition",
 	    [SIM_B_FENCE_META_ONLY] = "fence-in-metadata-only",
+	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
+	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];

@@ -53,6 +53,11 @@ enum sim_broken {
 	SIM_B_COMMIT_UNCOND,	     /* a fenced commit's PUT sent without its condition */
 	SIM_B_FENCE_META_ONLY,	     /* the fence kept in user metadata only: the version
 				      * token (S3's, a hash of the body) covers the data alone */
+	SIM_B_RELEASE_IGNORES_JOB,   /* a release does not wait for the key's job: its probe
+				      * of the run lock answers free (issue 24) */
+	SIM_B_LEASE_IGNORES_JOBS,    /* the lease's released and a new instance's first write
+				      * do not wait for the node's jobs: its probe of the run
+				      * locks answers free (issue 24) */
 	SIM_B_COUNT,
 };
 

@@ -96,7 +96,7 @@ struct keep_commit_result {
 	char owner[KEEP_OWNER_KEY_MAX + 1]; /* REFUSED other-key: the key the fence names */
 	char detail[KEEP_DETAIL_MAX];	    /* a one-line reason (bad fence, store) or "" */
 };
-/* Reasons: fenced (exit 22, KEEP_EXIT_SUPERSEDED), grant-not-valid (1 or
+/* Reasons: fenced (exit 23, KEEP_EXIT_SUPERSEDED), grant-not-valid (1 or
  * the lease's code, as owner-check), not-fenced, other-key, bad-fence (17),
  * changed (1), store (1 refused by the store; 111 failed for now),
  * contention (111: conflicts in every round). UNKNOWN: the reason the

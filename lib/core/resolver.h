@@ -28,15 +28,18 @@
  * Bounds (issue 23 item 3): a deadline (the drain's, a release's) bounds
  * everything a job waits on, not only its writes: the per-actor lock
  * (LOCK's timeout_ms), every store request (REC_READ and REC_WRITE
- * timeout_ms: the store's timeout, never past the deadline) and, through
- * REC_WRITE's timeout_ms, the driver's wait for a run lock; no lock is
- * taken and no request starts past it. Without a deadline (PASS, FOLLOW)
- * the lock wait is bounded by one store timeout, and once stopped no
- * request starts.
+ * timeout_ms: the store's timeout, never past the deadline); no lock is
+ * taken and no request starts past it; the stop of the key's job before
+ * a release (KEEP_JP_RUN) ends by it too. Without a deadline (PASS,
+ * FOLLOW) the lock wait is bounded by one store timeout, and once stopped
+ * no request starts.
  *
  * A pass: read the lease state (lost: every hold and entry dropped, nothing
- * written, §1); list holds/ and pending/; a job per stale hold (another
- * instance, or a lapse since) or, draining, per hold: park it (its pending
+ * written, §1); list holds/, pending/ and runs/; a job per stale hold
+ * (another instance, or a lapse since), per hold of an owner-run that died
+ * after starting CMD (its run lock names its generation and an owner-run
+ * that no longer runs: its job is unsupervised; issue 24), or, draining,
+ * per hold: park it (its pending
  * release written, then the hold removed) and release it; a job per pending
  * release whose backoff is due; a job per unresolved acquire. While the
  * lease is not valid, holds are parked and nothing is written to the store
@@ -48,7 +51,16 @@
  * after a read of holds/ showing no hold that names the release's instance
  * and generation (one is removed first, durably), and after an fsync of
  * holds/ that followed that read: a release is never sent while its hold
- * may live (issue 18: "a hold and its pending release never coexist"). */
+ * may live (issue 18: "a hold and its pending release never coexist").
+ * Then, once per job, the key's job is stopped (jobstop.h; issue 24):
+ * while the key's run lock is held by a job whose generation is at most
+ * the release's (or unknown), its processes get SIGTERM, then SIGKILL
+ * after the lock file's kill_after_ms, and the release waits until the
+ * lock is free; a job still holding it KEEP_JOBSTOP_EXIT_MS after the
+ * SIGKILL, or at the job's own bound (the 1 s of RELEASE, the drain's
+ * deadline), keeps the release pending, nothing sent. A job of a later
+ * generation is not this release's: its record moved past the release's
+ * If-Match, which can no longer apply. */
 #ifndef KEEP_CORE_RESOLVER_H
 #define KEEP_CORE_RESOLVER_H
 
@@ -122,6 +134,8 @@ enum keep_job_phase {
 	KEEP_JP_PARK_HOLD,
 	KEEP_JP_HOLD_REMOVE, /* a hold names the release: remove it first */
 	KEEP_JP_SYNC,	     /* waiting for an fsync of holds/ after the hold read */
+	KEEP_JP_RUN,	     /* the key's job stopped first (jobstop.h): no release is sent
+				while a process of its job holds the run lock */
 	KEEP_JP_REC_READ,
 	KEEP_JP_WRITE,
 	KEEP_JP_PEND_REMOVE,
@@ -146,6 +160,7 @@ struct keep_res_job {
 	struct keep_pending p; /* the entry (PARK: once written) */
 	bool drop_hold;	       /* DROP: a hold (else an entry) */
 	bool resolved;	       /* RESOLVE: the read decided RELEASE (p.version is the read's) */
+	bool orphan;	       /* PARK of a live hold whose owner-run died (its run lock says so) */
 	char rel_version[KEEP_VERSION_MAX]; /* RESOLVE: the release's If-Match */
 };
 
@@ -158,8 +173,10 @@ struct keep_res_slot {
 	struct keep_res_job job;
 	enum keep_job_end end;
 	enum keep_job_end after;    /* how the job ends once PEND_REMOVE is done */
-	int64_t wait_until_mono_ms; /* WAIT */
+	int64_t wait_until_mono_ms; /* WAIT; RUN: the job stop's next step */
 	int tries;
+	struct keep_jobstop js; /* RUN */
+	bool run_done;		/* RUN passed: no job of the key holds its run lock */
 };
 
 /* Backoff of one entry, kept across passes. */

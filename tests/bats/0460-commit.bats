@@ -103,7 +103,7 @@ obj_version() { keep-store stat "$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
 	refute_sanitizer_reports
 }
 
-@test "owner-commit: refused without a valid grant (1, or the lease's code), under a later fence (22), over what is not a fenced object of KEY (17); nothing written" {
+@test "owner-commit: refused without a valid grant (1, or the lease's code), under a later fence (23), over what is not a fenced object of KEY (17); nothing written" {
 	start_node n1 n1
 	run -0 owner-acquire --node-id n1 t/c/a
 	printf x >"$BATS_TEST_TMPDIR/d"
@@ -114,14 +114,14 @@ obj_version() { keep-store stat "$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
 	[ "$output" = "refused key=t/c/a object=app/g reason=grant-not-valid grant=other-generation" ]
 	run -1 --separate-stderr keep-store get app/g
 	# a later generation's fence on the object (planted: a copy of this
-	# holder's object naming generation 2): refused, 22, for commits and claims
+	# holder's object naming generation 2): refused, 23, for commits and claims
 	run -0 commit n1 t/c/a 1 app/g "$BATS_TEST_TMPDIR/d"
 	keep-store get app/g | sed 's/^generation 1$/generation 2/' >"$BATS_TEST_TMPDIR/later"
 	keep-store put app/g2 <"$BATS_TEST_TMPDIR/later" >/dev/null
 	v2=$(obj_version app/g2)
-	run -22 --separate-stderr commit n1 t/c/a 1 app/g2 "$BATS_TEST_TMPDIR/d"
+	run -23 --separate-stderr commit n1 t/c/a 1 app/g2 "$BATS_TEST_TMPDIR/d"
 	[ "$output" = "refused key=t/c/a object=app/g2 reason=fenced generation=2" ]
-	run -22 --separate-stderr owner-commit --node-id n1 --claim t/c/a 1 app/g2
+	run -23 --separate-stderr owner-commit --node-id n1 --claim t/c/a 1 app/g2
 	[ "$output" = "refused key=t/c/a object=app/g2 reason=fenced generation=2" ]
 	[ "$(obj_version app/g2)" = "$v2" ]
 	# another key's fence, a plain object, a fence that does not decode: 17

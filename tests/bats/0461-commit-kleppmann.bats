@@ -30,7 +30,7 @@ fence_n1() {
 # kleppmann N2DATA : n1 holds t/c/a at 1 and has committed "A"; its next
 # commit ("B") is held after its grant checks; n1 is fenced; n2 acquires
 # generation 2, claims and commits N2DATA; n1's write is then sent: refused
-# by the store's condition (a conflict), n1 answers fenced generation=2 (22).
+# by the store's condition (a conflict), n1 answers fenced generation=2 (23).
 kleppmann() {
 	local d=$BATS_TEST_TMPDIR v1 v2
 	printf A >"$d/a"
@@ -60,7 +60,7 @@ kleppmann() {
 	# n1's held write goes now: the store refuses it, n1 reads the fence of 2
 	touch "$d/go"
 	run wait_exit 30 c1
-	[ "$output" = 22 ]
+	[ "$output" = 23 ]
 	run -0 cat "$d/c1.out"
 	[ "$output" = "refused key=t/c/a object=app/state reason=fenced generation=2" ]
 	# it was sent and refused by the condition: one PUT, one conflict

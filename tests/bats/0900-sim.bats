@@ -35,6 +35,11 @@ setup() {
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
 	assert_line --regexp '^# acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ commits=[1-9][0-9]* steps=[0-9]+$'
+	# the jobs of a key (issue 24): a release, released or a new instance's
+	# first write that does not wait for them
+	for m in release-ignores-job lease-ignores-jobs; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }

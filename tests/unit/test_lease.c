@@ -1031,9 +1031,124 @@ TEST(a_wall_clock_more_than_ttl_plus_grace_behind_gives_up_writing_nothing)
 	CHECK(e.wait_ms > 4500);
 }
 
+/* Issue 24: with the run locks guarded, neither the first write of an
+ * instance nor released is sent while a job of the node holds a run lock:
+ * its processes get SIGTERM, SIGKILL after the lock file's kill_after, and
+ * past the exit bound the machine gives up without writing (exit 22). */
+static int runs_probes, runs_terms, runs_kills;
+static bool runs_job, runs_dies_at_kill;
+
+/* Answer the RUNS_* action in act; false when act is none of them. */
+static bool answer_runs(void)
+{
+	struct keep_run_view v;
+
+	if (act.kind == KEEP_LACT_RUNS_PROBE) {
+		runs_probes++;
+		memset(&v, 0, sizeof(v));
+		v.held = runs_job;
+		v.generation = runs_job ? 2 : 0;
+		v.kill_after_ms = runs_job ? 250 : -1;
+		keep_lease_on_runs_probe(&sm, now, &v);
+		return true;
+	}
+	if (act.kind == KEEP_LACT_RUNS_SIGNAL) {
+		if (act.sig == KEEP_JOBSTOP_TERM)
+			runs_terms++;
+		else
+			runs_kills++;
+		if (act.sig == KEEP_JOBSTOP_KILL && runs_dies_at_kill)
+			runs_job = false;
+		keep_lease_on_runs_signal(&sm, now, runs_job ? 1 : 0, 0, 5151);
+		return true;
+	}
+	return false;
+}
+
+/* Run until a READ or WRITE (answering RUNS_*), or DONE. */
+static void run_until_store(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		run_until_io();
+		if (!answer_runs())
+			return;
+	}
+}
+
+TEST(guarded_first_write_and_released_wait_for_the_nodes_jobs)
+{
+	struct keep_lease_event e;
+	int64_t t0;
+
+	/* a job of an earlier instance holds a run lock at the start: stopped
+	 * (it dies of its SIGKILL) before the first write */
+	init();
+	keep_lease_guard_runs(&sm, 300);
+	runs_probes = runs_terms = runs_kills = 0;
+	runs_job = true;
+	runs_dies_at_kill = true;
+	for (;;) {
+		run_until_store();
+		if (act.kind == KEEP_LACT_READ) {
+			read_absent();
+			continue;
+		}
+		break;
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_LIVE);
+	CHECK_EQ_INT(runs_terms, 1);
+	CHECK_EQ_INT(runs_kills, 1);
+	CHECK(!runs_job);
+	CHECK(saw_event(KEEP_LEV_JOBS_SIGNALLED, NULL));
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+	/* no job at the stop: one probe, then released */
+	runs_probes = 0;
+	keep_lease_stop(&sm, now);
+	run_until_store();
+	CHECK_EQ_INT(runs_probes, 1);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+
+	/* a job's process that outlives its SIGKILL: nothing written, exit 22 */
+	init();
+	keep_lease_guard_runs(&sm, 300);
+	runs_job = false;
+	for (;;) {
+		run_until_store();
+		if (act.kind == KEEP_LACT_READ) {
+			read_absent();
+			continue;
+		}
+		break;
+	}
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+	runs_job = true;
+	runs_dies_at_kill = false;
+	runs_terms = runs_kills = 0;
+	t0 = now;
+	(void)saw_event(KEEP_LEV_LOST, NULL);
+	keep_lease_stop(&sm, now);
+	run_until_store();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(runs_terms, 1);
+	CHECK_EQ_INT(runs_kills, 1);
+	CHECK(now - t0 >= 250 + KEEP_JOBSTOP_EXIT_MS || now - t0 >= 2400);
+	CHECK(now - t0 <= 2400); /* within the stop's bound, ttl - safety */
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_JOB_RUNNING);
+	CHECK(saw_event(KEEP_LEV_LOST, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_JOB_RUNNING);
+	CHECK_EQ_INT(e.pid, 5151);
+	CHECK_EQ_STR(keep_lease_reason_name(e.reason), "job-running");
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
+	RUN(guarded_first_write_and_released_wait_for_the_nodes_jobs);
 	RUN(start_check_over_a_stale_object_writes_if_match_on_the_last_read);
 	RUN(start_check_exits_replaced_when_a_live_object_changes);
 	RUN(start_check_object_created_during_the_wait_is_a_twin);
