@@ -24,7 +24,7 @@
 	22 /* lease-write: a job's process held a run lock of the node past SIGKILL: nothing       \
 	      that frees the node's records (released, a new instance's first write) written */
 #define KEEP_EXIT_SUPERSEDED 23 /* owner-commit: a later generation's fence is on the object */
-#define KEEP_EXIT_USAGE 100 /* usage or configuration error: do not retry */
-#define KEEP_EXIT_TEMP 111  /* temporary failure (store unreachable, 5xx, timeout): retry */
+#define KEEP_EXIT_USAGE 100	/* usage or configuration error: do not retry */
+#define KEEP_EXIT_TEMP 111	/* temporary failure (store unreachable, 5xx, timeout): retry */
 
 #endif
