@@ -19,23 +19,43 @@ static const char USAGE[] =
     "usage: keep-store [-c FILE] [--store URL] get KEY\n"
     "       keep-store [-c FILE] [--store URL] stat KEY\n"
     "       keep-store [-c FILE] [--store URL] put KEY [--if-match VERSION | --if-none-match]\n"
-    "       keep-store [-c FILE] [--store URL] del KEY [--if-match VERSION]\n"
+    "       keep-store [-c FILE] [--store URL] del KEY [--if-match VERSION] [--force]\n"
     "       keep-store [-c FILE] [--store URL] list [PREFIX]\n"
     "\n"
     "  get   write the object's body, raw, to stdout\n"
     "  stat  print 'object key=KEY version=VERSION'\n"
     "  put   store stdin (at most 65536 bytes) as KEY; print\n"
     "        'put key=KEY outcome=OUTCOME version=VERSION'\n"
-    "  del   delete KEY; print 'del key=KEY outcome=OUTCOME'\n"
+    "  del   delete KEY; print 'del key=KEY outcome=OUTCOME'. A key under nodes/ or\n"
+    "        owners/ (a node lease, an ownership record) is refused without --force:\n"
+    "        keep never deletes one, and deleting one breaks fencing (docs/operations.md)\n"
     "  list  print 'object key=KEY version=VERSION' for every key starting with PREFIX\n"
     "  --json  the lines as JSON objects (docs/formats.md); get still writes the raw body\n"
     "\n"
-    "exit: 0 ok; 1 conflict, not found or refused; 100 usage or configuration;\n"
+    "exit: 0 ok; 1 conflict, not found or refused; 100 usage or configuration (also\n"
+    "      del under nodes/ or owners/ without --force: nothing deleted);\n"
     "      111 ambiguous (store unreachable, timeout, 5xx: the write may have landed)\n";
 
-enum { OPT_IF_MATCH = 0x2000, OPT_IF_NONE_MATCH };
+enum { OPT_IF_MATCH = 0x2000, OPT_IF_NONE_MATCH, OPT_FORCE };
 
 static const char *prog = "keep-store";
+
+/* What deleting a key under a protocol prefix breaks (issue 23 item 6;
+ * docs/operations.md "Deleting objects by hand"), or NULL for any other
+ * key. One line each, for the refusal. */
+static const char *del_breaks(const char *key)
+{
+	if (strncmp(key, "nodes/", 6) == 0)
+		return "a node lease: the node loses its lease at its next write (exit 13), "
+		       "every record it holds stays held until someone runs `lease-fence` on "
+		       "it, and its written_at floor is gone; fence it instead";
+	if (strncmp(key, "owners/", 7) == 0)
+		return "an ownership record: its holder keeps acting while the next "
+		       "acquisition creates it again at a lower generation (1 on a native "
+		       "cluster): two owners, and fencing tokens that go backwards; release "
+		       "it instead";
+	return NULL;
+}
 
 /* A local refusal (rc < 0 from the store layer) is fatal. */
 static void check_rc(int rc, const char *verb, const char *key)
@@ -196,6 +216,7 @@ int main(int argc, char **argv)
 	    KEEP_CLI_LONGOPTS,
 	    {"if-match", required_argument, NULL, OPT_IF_MATCH},
 	    {"if-none-match", no_argument, NULL, OPT_IF_NONE_MATCH},
+	    {"force", no_argument, NULL, OPT_FORCE},
 	    {NULL, 0, NULL, 0},
 	};
 	struct keep_cli cli;
@@ -203,7 +224,7 @@ int main(int argc, char **argv)
 	struct keep_store *s;
 	struct keep_buf b;
 	const char *cmd, *arg, *if_match = NULL;
-	bool if_none = false;
+	bool if_none = false, force = false;
 	int opt, rc, nargs;
 
 	keep_cli_init(&cli, prog, USAGE);
@@ -212,6 +233,8 @@ int main(int argc, char **argv)
 			if_match = optarg;
 		else if (opt == OPT_IF_NONE_MATCH)
 			if_none = true;
+		else if (opt == OPT_FORCE)
+			force = true;
 		else
 			keep_cli_usage_error(&cli, "unknown option");
 	}
@@ -251,6 +274,13 @@ int main(int argc, char **argv)
 		keep_cli_usage_error(&cli, "--if-match and --if-none-match exclude each other");
 	if (if_match && !*if_match)
 		keep_cli_usage_error(&cli, "--if-match needs a version");
+	if (force && strcmp(cmd, "del") != 0)
+		keep_cli_usage_error(&cli, "--force only applies to del");
+	if (strcmp(cmd, "del") == 0 && !force && del_breaks(arg))
+		/* one line, nothing deleted, before the configuration is read */
+		keep_die(KEEP_EXIT_USAGE, prog,
+			 "refusing to delete '%s' without --force: it is %s (docs/operations.md)",
+			 arg, del_breaks(arg));
 
 	keep_cli_load_config(&cli, &cfg);
 	if (!cfg.store[0])

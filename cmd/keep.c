@@ -44,6 +44,7 @@ static const char usage[] =
     "  show      owner-show: who owns a key\n"
     "  grant     owner-check: may this node's grant act now\n"
     "  run       owner-run: run a command while this node holds a key\n"
+    "  commit    owner-commit: write an object fenced by this node's generation\n"
     "  owners    owner-watch: follow the ownership records\n"
     "  upgrade   upgrade-mark: the upgrade from per-actor leases\n"
     "  store     keep-store: raw access to the bucket\n"
@@ -68,13 +69,14 @@ static const struct alias {
     {"grant", "owner-check", NULL},	{"run", "owner-run", NULL},
     {"owners", "owner-watch", NULL},	{"upgrade", "upgrade-mark", NULL},
     {"store", "keep-store", NULL},	{"probe", "store-probe", NULL},
+    {"commit", "owner-commit", NULL},
 };
 
 /* The programs a full name may name. */
 static const char *const programs[] = {
-    "keep-agent", "keep-store",	   "lease-fence", "lease-status",  "lease-write",
-    "node-watch", "owner-acquire", "owner-check", "owner-release", "owner-run",
-    "owner-show", "owner-watch",   "store-probe", "upgrade-mark",
+    "keep-agent", "keep-store",	   "lease-fence", "lease-status", "lease-write",
+    "node-watch", "owner-acquire", "owner-check", "owner-commit", "owner-release",
+    "owner-run",  "owner-show",	   "owner-watch", "store-probe",  "upgrade-mark",
 };
 
 /* The alias or program name resolves to (*program, *first); false for an

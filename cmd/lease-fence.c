@@ -68,6 +68,9 @@ static const char usage[] =
     "         at most 8 fences at once. One line per stale line:\n"
     "         fenced|rewatch|not-yet|alive|already-fenced|skipped|failed|bad-object\n"
     "         node=.. instance=.. written_at_ms=.. [free_at_ms=..] [reason=..]\n"
+    "         (a `fenced` line ends with decided_mono_ms=.. live_since_mono_ms=..:\n"
+    "         the boot-clock time the write was allowed at, and this node's\n"
+    "         live_since it was judged under)\n"
     "         (after a fence that did not land, the line says what a fresh read\n"
     "         shows: alive reason=wrote, already-fenced, or failed\n"
     "         reason=conflict-unchanged|ambiguous-unchanged when the node did not\n"
@@ -240,12 +243,16 @@ static int operator_fence(struct keep_store *s, const char *node, bool create)
 		struct keep_reply r;
 		struct keep_node_obj obj;
 		struct keep_fence_decision d, d2;
+		struct keep_walls now;
 		int derr;
 
 		read_node(s, node, &r, &obj, &derr);
+		/* a created fence is dated on the wall clock, never the judging
+		 * clock of the node the configuration names (issue 23) */
+		keep_walls_cfg(&C.cfg, &now);
 		keep_fence_operator(node, r.outcome,
-				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr,
-				    keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, &d);
+				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr, &now,
+				    &C.cfg.timing, &d);
 		keep_fence_operator_absent(&d, create);
 		switch (d.verdict) {
 		case KEEP_FV_FENCE:
@@ -356,8 +363,13 @@ static void own_lease(struct keep_fencer *me)
 	me->live_since_mono_ms = me->valid ? st.live_since_ms : 0;
 }
 
-static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
-		      const char *reason)
+/* One answer line. A `fenced` line (me given) ends with the decision's
+ * own time: decided_mono_ms, the boot-clock reading keep_fence_peer_may
+ * allowed the write with, and live_since_mono_ms, the live period it was
+ * judged under (docs/formats.md: their difference is the watch that
+ * allowed it). */
+static void peer_line_at(const char *type, const struct keep_stale *st, int64_t free_at,
+			 const char *reason, const struct keep_fencer *me)
 {
 	struct keep_buf b;
 
@@ -369,18 +381,27 @@ static void peer_line(const char *type, const struct keep_stale *st, int64_t fre
 		keep_line_int(&b, "free_at_ms", free_at);
 	if (reason)
 		keep_line_str(&b, "reason", reason);
+	if (me) {
+		keep_line_int(&b, "decided_mono_ms", me->now_mono_ms);
+		keep_line_int(&b, "live_since_mono_ms", me->live_since_mono_ms);
+	}
 	keep_line_end(&b);
 }
 
-/* May we act on st now (keep_fence_peer_may, on the lease state read
- * now)? When not, its line is printed. */
-static bool may_act(const struct keep_stale *st)
+static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
+		      const char *reason)
 {
-	struct keep_fencer me;
+	peer_line_at(type, st, free_at, reason, NULL);
+}
+
+/* May we act on st now (keep_fence_peer_may, on the lease state read
+ * now, left in *me)? When not, its line is printed. */
+static bool may_act(const struct keep_stale *st, struct keep_fencer *me)
+{
 	struct keep_fence_decision d;
 
-	own_lease(&me);
-	if (keep_fence_peer_may(st, &me, &C.cfg.timing, &d))
+	own_lease(me);
+	if (keep_fence_peer_may(st, me, &C.cfg.timing, &d))
 		return true;
 	peer_line(d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
 		  st, 0, d.reason);
@@ -438,17 +459,19 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 	struct keep_node_obj obj;
 	struct keep_fence_decision d, d2;
 	const struct keep_fence_decision *res;
-	struct keep_fencer me;
+	struct keep_fencer me, at_write;
 	enum keep_outcome wrote;
+	struct keep_walls now;
 	const char *reason;
 	int derr;
 
-	if (!may_act(st))
+	if (!may_act(st, &at_write))
 		return false;
 	read_node(s, st->node, &r, &obj, &derr);
 	own_lease(&me);
+	keep_walls_cfg(&C.cfg, &now); /* judged on the judging clock, dated on the wall */
 	keep_fence_peer_judge(st, &me, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-			      derr, keep_judge_wall_cfg(&C.cfg), &C.cfg.timing, C.cfg.node_id, &d);
+			      derr, &now, &C.cfg.timing, C.cfg.node_id, &d);
 	if (d.verdict != KEEP_FV_FENCE) {
 		peer_line(
 		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
@@ -458,12 +481,12 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 		*free_at = d.free_at_ms;
 		return d.verdict == KEEP_FV_NOT_YET;
 	}
-	if (!may_act(st)) /* checked again right before the write */
+	if (!may_act(st, &at_write)) /* checked again right before the write */
 		return false;
 	write_node(s, &d.obj, KEEP_COND_IF_MATCH, r.version, &r);
 	if (r.outcome == KEEP_STORE_OK) {
 		metric_inc("keep_fences_total");
-		peer_line("fenced", st, d.free_at_ms, NULL);
+		peer_line_at("fenced", st, d.free_at_ms, NULL, &at_write);
 		return false;
 	}
 	if (r.outcome != KEEP_STORE_CONFLICT && r.outcome != KEEP_STORE_AMBIGUOUS) {
@@ -488,10 +511,10 @@ static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, i
 		reason =
 		    wrote == KEEP_STORE_CONFLICT ? "conflict-unchanged" : "ambiguous-unchanged";
 	}
-	peer_line(
+	peer_line_at(
 	    keep_fence_verdict_name(res->verdict), st,
 	    res->verdict == KEEP_FV_FENCED || res->verdict == KEEP_FV_ALREADY ? res->free_at_ms : 0,
-	    reason);
+	    reason, res->verdict == KEEP_FV_FENCED ? &at_write : NULL);
 	return false;
 }
 

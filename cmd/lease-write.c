@@ -25,6 +25,7 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/parse.h"
+#include "../lib/runlock.h"
 #include "../lib/statedir.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
@@ -36,7 +37,11 @@ static const char usage[] =
     "       lease-write [-c FILE] --node-id ID --clear-clock-offset\n"
     "\n"
     "Hold this node's lease nodes/<ID> until SIGTERM/SIGINT, then write\n"
-    "`released` (clean stop). Prints one event a line on stdout:\n"
+    "`released` (clean stop). Neither `released` nor the first write of this\n"
+    "instance is sent while a job holds a run lock of the node (owner-run's,\n"
+    "STATE_DIR/ID/runs/): its processes get SIGTERM, SIGKILL after the job's\n"
+    "--kill-after, and are waited for (2 s after the SIGKILL at most: then exit\n"
+    "22, nothing written). Prints one event a line on stdout:\n"
     "  check-start check-read check-shortcut live adopted write-failed read-failed\n"
     "  ran-out recovered back-to-check stopping released stopped lost clock-step\n"
     "  clock-behind (and `renewed` with -v). State for other commands:\n"
@@ -54,10 +59,16 @@ static const char usage[] =
     "                      offset left by wall-clock steps to 0 (the operator checked\n"
     "                      the wall clock is right; docs/lease.md), print it, exit\n"
     "\n"
-    "exit: 0 stopped cleanly; 10 fenced; 11 another instance (twin); 12 released by\n"
-    "another; 13 object removed; 16 an old-format node runs under this id;\n"
-    "17 nodes/ID is not a keep object; 100 usage/config; 111 store unusable,\n"
-    "release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
+    "A clean stop that finds a fence in place of its `released` is done:\n"
+    "`stopped ... reason=fenced`, exit 0. A refused first write goes back to the\n"
+    "start check (`back-to-check`).\n"
+    "\n"
+    "exit: 0 stopped cleanly (released, or a fence found); 10 fenced; 11 another\n"
+    "instance (twin); 12 released by another; 13 object removed; 16 an\n"
+    "old-format node runs under this id;\n"
+    "17 nodes/ID is not a keep object; 22 a job's process outlived its SIGKILL:\n"
+    "released (or the first write) not written; 100 usage/config; 111 store\n"
+    "unusable, release unconfirmed, or the wall clock more than ttl + grace behind the last\n"
     "written_at of nodes/ID (not started). See docs/exit-codes.md.\n";
 
 /* The clean stop. SIGTERM/SIGINT are blocked in every thread and taken by
@@ -194,8 +205,8 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 
 	static struct keep_lease_event last_read;
 
-	if (e->kind == KEEP_LEV_RENEWED && !d->verbose)
-		return;
+	if ((e->kind == KEEP_LEV_RENEWED && !d->verbose) || e->kind == KEEP_LEV_JOBS_SIGNALLED)
+		return; /* JOBS_SIGNALLED: a warning on stderr (drain_events) */
 	if (e->kind == KEEP_LEV_CHECK_READ && !d->verbose) {
 		/* print a start-check read only when what it saw changed */
 		bool same = last_read.kind == KEEP_LEV_CHECK_READ &&
@@ -250,6 +261,14 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		keep_line_str(&b, "version", e->version);
 		keep_line_int(&b, "written_at_ms", e->written_at_ms);
 		break;
+	case KEEP_LEV_STOPPED:
+		if (e->reason == KEEP_REASON_NONE)
+			break;
+		/* a clean stop that found a fence in place of its released */
+		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
+		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
+		keep_line_str(&b, "seen_instance", e->other_instance[0] ? e->other_instance : NULL);
+		break;
 	case KEEP_LEV_LOST:
 		keep_line_str(&b, "reason", keep_lease_reason_name(e->reason));
 		keep_line_str(&b, "state", e->state[0] ? e->state : NULL);
@@ -258,6 +277,8 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 			keep_line_int(&b, "written_at_ms", e->written_at_ms);
 			keep_line_int(&b, "behind_ms", e->wait_ms);
 		}
+		if (e->reason == KEEP_REASON_JOB_RUNNING)
+			keep_line_int(&b, "pid", e->pid);
 		break;
 	default:
 		break;
@@ -320,8 +341,37 @@ static void drain_events(struct driver *d)
 			    "behind the last write\")",
 			    (long long)e.wait_ms, d->cfg.node_id, (long long)e.written_at_ms);
 			break;
+		case KEEP_LEV_JOBS_SIGNALLED:
+			keep_warn(d->prog,
+				  "%s to %d process(es) of jobs holding run locks of this node "
+				  "(pid %lld, '%s/runs'): %s waits until they are gone",
+				  e.sig == KEEP_JOBSTOP_KILL ? "SIGKILL" : "SIGTERM", e.npids,
+				  (long long)e.pid, d->node_dir,
+				  d->sm.phase == KEEP_LEASE_STOPPING ? "released"
+								     : "the first write");
+			break;
+		case KEEP_LEV_STOPPED:
+			if (e.reason == KEEP_REASON_FENCED)
+				keep_warn(d->prog,
+					  "clean stop: nodes/%s was fenced before released landed "
+					  "(the node had stopped renewing long enough for a peer, "
+					  "or an operator fenced it): the stop is done, exit 0; "
+					  "the fence frees its records ttl + grace after the kept "
+					  "written_at, as released would (docs/lease.md)",
+					  d->cfg.node_id);
+			break;
 		case KEEP_LEV_LOST:
-			if (e.reason == KEEP_REASON_CLOCK_BEHIND)
+			if (e.reason == KEEP_REASON_JOB_RUNNING)
+				keep_log(
+				    KEEP_LOG_FATAL, d->prog,
+				    "a process of a job (pid %lld) still holds a run lock of "
+				    "this node ('%s/runs') after SIGKILL: nothing that frees "
+				    "nodes/%s's records written (%s); they free when peers "
+				    "fence it, ttl + grace after its last write (docs/lease.md "
+				    "\"Jobs of the node\")",
+				    (long long)e.pid, d->node_dir, d->cfg.node_id,
+				    d->sm.written_at_ms ? "no released" : "not started");
+			else if (e.reason == KEEP_REASON_CLOCK_BEHIND)
 				keep_log(KEEP_LOG_FATAL, d->prog,
 					 "the wall clock is %lld ms behind the last "
 					 "written_at of nodes/%s (%lld), more than ttl + grace "
@@ -647,6 +697,10 @@ int main(int argc, char **argv)
 	d.main_thread = pthread_self();
 
 	keep_lease_init(&d.sm, &d.cfg.timing, &tmpl, keep_boot_ms());
+	/* no job's process outlives a write that frees the node's records:
+	 * the first write of this instance, released (docs/lease.md "Jobs of
+	 * the node") */
+	keep_lease_guard_runs(&d.sm, keep_jobstop_default_kill_after_ms(d.cfg.timing.safety_ms));
 	{
 		/* the judging offset of the steps seen before (any earlier
 		 * lease-write of this node, any boot), and a forward step since
@@ -785,6 +839,22 @@ int main(int argc, char **argv)
 		case KEEP_LACT_WRITE:
 			do_write(&d, &act);
 			break;
+		case KEEP_LACT_RUNS_PROBE: {
+			struct keep_run_view v;
+
+			keep_runs_probe(d.node_dir, &v);
+			keep_lease_on_runs_probe(&d.sm, keep_boot_ms(), &v);
+			break;
+		}
+		case KEEP_LACT_RUNS_SIGNAL: {
+			struct keep_run_sig rs;
+
+			keep_run_signal(d.node_dir, NULL,
+					act.sig == KEEP_JOBSTOP_KILL ? SIGKILL : SIGTERM, &rs);
+			keep_lease_on_runs_signal(&d.sm, keep_boot_ms(), rs.npids, rs.failed,
+						  rs.pid);
+			break;
+		}
 		default:
 			break;
 		}

@@ -1,35 +1,45 @@
 /* owner-run — run a command while this node holds a key, and not a moment
- * longer (issue 15; ADR 0020 §3 "Own"; docs/ownership.md "owner-run").
+ * longer; and release the key only once the job is gone (issues 15, 24;
+ * ADR 0020 §3 "Own", "Release"; docs/ownership.md "owner-run").
  *
- * Acquires KEY (lib/ownrun.c keep_acquire_wait, optionally waiting), runs
- * CMD in its own process group with KEEP_OWNER_KEY, KEEP_OWNER_GENERATION
- * (the fencing token) and KEEP_NODE_ID in its environment, and watches the
- * grant in-process with owner-check's rule (keep_grant_now: the hold, its
- * pending release, the lease state file, the boot clock). It re-judges the
- * grant when the state directory changes (inotify on the node directory,
- * holds/ and pending/: lease-write rewrites the lease state on every
- * renewal, lapse, fence, twin, clock step or stop) and when the lease's
- * validity deadline passes (a timerfd on CLOCK_BOOTTIME, absolute: a
- * suspend counts). The moment the grant ends, CMD's process group gets
- * SIGTERM, then SIGKILL after --kill-after ms. SIGTERM, SIGINT and SIGHUP
- * to owner-run are forwarded to the group. When CMD exits, what is left
- * of its group is killed and KEY released (as owner-release KEY).
+ * Takes KEY's run lock (lib/runlock.h), acquires KEY (lib/ownrun.c
+ * keep_acquire_wait, optionally waiting), records the generation in the
+ * run lock, and runs CMD in its own process group with KEEP_OWNER_KEY,
+ * KEEP_OWNER_GENERATION (the fencing token) and KEEP_NODE_ID in its
+ * environment; CMD and every process it starts inherit the run lock.
+ * owner-run is the subreaper of its job (PR_SET_CHILD_SUBREAPER: orphans
+ * of the job come back to it). It watches the grant in-process with
+ * owner-check's rule (keep_grant_now) whenever the state directory changes
+ * (inotify) and at the lease's validity deadline (a CLOCK_BOOTTIME
+ * timerfd).
  *
- * Before acquiring it takes KEY's run lock (lib/holds.h keep_run_lock_take)
- * and CMD inherits it: every release of KEY on this node waits for it
- * before writing nobody (lib/ownrun.c), so no release is sent while a
- * process of the job may live; a second owner-run of KEY is refused.
+ * The job is CMD's process group, owner-run's descendants and every
+ * process holding the run lock. It is stopped (lib/core/jobstop.h: the
+ * first signal, SIGKILL after --kill-after, then waited for until none is
+ * left) the moment the grant ends (SIGTERM first), when a signal whose
+ * default action would end owner-run comes (that signal first; the crash
+ * signals SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGTRAP excepted), when CMD
+ * exits (SIGKILL at once: nothing of the job outlives it) and on any
+ * failure after the acquisition (SIGTERM first). Then the run lock says no
+ * job runs (generation 0) and KEY is released as owner-release KEY does
+ * (or parked pending): every exit after an acquisition releases it, unless
+ * a process of the job survives its SIGKILL (then the hold stays, named on
+ * stderr: nothing of the key is freed while the job lives).
  *
  * Exit: CMD's status (128 + N when a signal N killed it); 21 (GRANT_ENDED)
- * when the grant ended while CMD ran; 1 refused reason=running; otherwise
- * owner-acquire's code when KEY was not acquired; 100 usage (--kill-after
- * above safety_ms / 2); 126/127 CMD not executable / not found (checked
- * before acquiring); 111 no fork, timer, inotify watch or run lock. */
+ * when the grant ended while CMD ran (or before it started); 128 + N when
+ * signal N came before CMD started (KEY released, nothing ran); 1 refused
+ * reason=running; otherwise owner-acquire's code when KEY was not acquired;
+ * 100 usage (--kill-after above safety_ms / 2); 126/127 CMD not executable
+ * / not found (checked before acquiring); 111 no fork, timer, inotify
+ * watch, poll or run lock (what was acquired released first), or a process
+ * of the job that SIGKILL did not end. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +55,7 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/acquire.h"
+#include "../lib/core/jobstop.h"
 #include "../lib/core/owner.h"
 #include "../lib/core/resolver.h"
 #include "../lib/err.h"
@@ -53,38 +64,95 @@
 #include "../lib/line.h"
 #include "../lib/metrics.h"
 #include "../lib/ownrun.h"
+#include "../lib/runlock.h"
 #include "../lib/statedir.h"
 
 static const char usage[] =
     "usage: owner-run [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
     "                 [--wait[=DURATION]] [--kill-after=MS] KEY -- CMD [ARGS...]\n"
     "\n"
-    "Acquire KEY (as owner-acquire; --wait as owner-acquire --wait), run CMD in\n"
-    "its own process group with KEEP_OWNER_KEY, KEEP_OWNER_GENERATION (the\n"
-    "fencing token) and KEEP_NODE_ID set, and watch the grant (owner-check's\n"
-    "rule) while it runs. The moment the grant ends (fence, twin, lapse, run-out,\n"
-    "clock step, clean stop) CMD's process group gets SIGTERM, then SIGKILL\n"
-    "after --kill-after MS (default min(safety_ms / 2, 1000); at most\n"
-    "safety_ms / 2). SIGTERM, SIGINT and SIGHUP are forwarded to CMD's process\n"
-    "group; CMD dies with owner-run. When CMD exits, the rest of its process\n"
-    "group is killed and KEY released. The key's run lock (runs/ in the state\n"
-    "directory, inherited by CMD) makes every release of KEY on this node wait\n"
-    "until the job's processes are gone, and refuses a second owner-run of KEY.\n"
+    "Acquire KEY (as owner-acquire; --wait as owner-acquire --wait: through\n"
+    "store errors too, until DURATION), run CMD in its own process group with\n"
+    "KEEP_OWNER_KEY, KEEP_OWNER_GENERATION (the fencing token) and KEEP_NODE_ID\n"
+    "set, and watch the grant (owner-check's rule) while it runs. The job is\n"
+    "CMD's process group, owner-run's descendants and every process holding\n"
+    "KEY's run lock (runs/ in the state directory, inherited by CMD). It is\n"
+    "stopped the moment the grant ends (fence, twin, lapse, run-out, clock\n"
+    "step, clean stop): SIGTERM, then SIGKILL after --kill-after MS (default\n"
+    "min(safety_ms / 2, 1000); at most safety_ms / 2), then waited for. A\n"
+    "signal that would end owner-run (TERM, INT, HUP, QUIT, PIPE, USR1, ...)\n"
+    "stops the job the same way, that signal first. When CMD exits, the rest\n"
+    "of the job is killed. Then KEY is released, on every exit after the\n"
+    "acquisition (a failure included). Every release of KEY on this node, the\n"
+    "agent's clean stop and a restart stop the job first; a second owner-run\n"
+    "of KEY is refused.\n"
     "Lines on stdout (CMD's own output shares it): the acquisition's answer\n"
-    "(acquired, held, refused, error, unknown; waiting; refused key=K\n"
-    "reason=running: KEY already runs here), then\n"
-    "  grant-ended key=K generation=G reason=R code=C  (R as owner-check's)\n"
+    "(acquired, held, refused, error, unknown; waiting, retrying; refused\n"
+    "key=K reason=running: KEY already runs here), then\n"
+    "  grant-ended key=K generation=G reason=R code=C ended_mono_ms=T  (R as\n"
+    "      owner-check's; T when the job was sent SIGTERM, boot clock)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
     "\n"
     "exit: CMD's status (128 + N when killed by signal N); 21 the grant ended\n"
-    "while CMD ran (CMD was stopped); 1 KEY already runs here; when KEY was\n"
-    "not acquired, owner-acquire's code (1 held, 10..16, 17, 20, 111); 100\n"
-    "usage; 126 or 127 CMD could not be executed or was not found (checked\n"
-    "before acquiring); 111 no process, timer, inotify watch or run lock could\n"
-    "be set up. See docs/exit-codes.md and docs/ownership.md.\n";
+    "(CMD was stopped, or never started); 128 + N signal N came before CMD\n"
+    "started (KEY released); 1 KEY already runs here; when KEY was not\n"
+    "acquired, owner-acquire's code (1 held, 10..16, 17, 20, 111); 100 usage;\n"
+    "126 or 127 CMD could not be executed or was not found (checked before\n"
+    "acquiring); 111 no process, timer, inotify watch, poll or run lock (KEY\n"
+    "released first), or a process of the job survived SIGKILL (KEY kept).\n"
+    "See docs/exit-codes.md and docs/ownership.md.\n";
 
 static const char *prog = "owner-run";
+
+/* The last stop signal caught before signals go to the signalfd. */
+static volatile sig_atomic_t caught_sig;
+
+static void on_stop_signal(int sig)
+{
+	keep_stop_flag = 1;
+	caught_sig = sig;
+}
+
+/* The signals whose default action would end owner-run, handled as a stop
+ * of the job: all but SIGKILL and SIGSTOP, those ignored or stopping by
+ * default (CHLD, CONT, URG, WINCH, TSTP, TTIN, TTOU), and the crash
+ * signals (SEGV, BUS, ILL, FPE, TRAP: a fault of owner-run itself ends it,
+ * as a crash; CMD dies with it, the rest of the job is stopped by the
+ * key's next release). glibc's own realtime signals are not ours. */
+static void stop_sigset(sigset_t *set)
+{
+	static const int skip[] = {SIGKILL, SIGSTOP, SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP,
+				   SIGTTIN, SIGTTOU, SIGSEGV, SIGBUS,  SIGILL, SIGFPE,	 SIGTRAP};
+	int sig;
+	size_t i;
+
+	sigemptyset(set);
+	for (sig = 1; sig < SIGRTMIN; sig++) {
+		bool s = false;
+
+		for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+			s = s || skip[i] == sig;
+		if (!s)
+			sigaddset(set, sig);
+	}
+	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(set, sig);
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	stop_sigset(&set);
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (sigismember(&set, sig) == 1)
+			sigaction(sig, &sa, NULL);
+}
 
 static void on_release_event(void *ctx, const struct keep_res_event *ev)
 {
@@ -95,24 +163,48 @@ static void on_release_event(void *ctx, const struct keep_res_event *ev)
 		keep_res_event_line(ev);
 }
 
+/* The run: what every exit after the acquisition needs. */
+struct run {
+	struct keep_owncmd x;
+	const char *key;
+	int64_t gen, kill_after;
+	int rfd;	  /* the run lock */
+	pid_t pid;	  /* CMD (0: not started) */
+	bool exited;	  /* CMD reaped */
+	int status;	  /* its wait status */
+	int64_t held_pid; /* a process of the job that survived its SIGKILL */
+	/* the grant ended: its line, printed when the job is sent SIGTERM */
+	bool announce;
+	enum keep_grant g;
+	int gcode;
+};
+
 /* Release KEY as owner-release KEY does (one attempt now, else parked for
- * the resolver). */
-static void release_key(struct keep_owncmd *x, const char *key)
+ * the resolver), once the run lock says no job runs: the release's own
+ * job stop (lib/core/resolver.h KEEP_JP_RUN) then finds nothing to stop,
+ * while the lock, still held here, keeps a second owner-run of KEY from
+ * starting until the release is done. */
+static void release_key(struct run *rn)
 {
 	struct keep_resolver r;
 	struct keep_resolver_cfg c;
 
-	keep_owncmd_resolver_cfg(x, KEEP_RES_RELEASE, &c);
+	if (keep_run_lock_started(rn->rfd, rn->key, rn->kill_after, 0) != 0)
+		keep_warn(prog, "unable to rewrite the run lock of '%s': %s", rn->key,
+			  strerror(errno));
+	keep_owncmd_resolver_cfg(&rn->x, KEEP_RES_RELEASE, &c);
 	c.concurrency = 1;
-	snprintf(c.key, sizeof(c.key), "%s", key);
+	snprintf(c.key, sizeof(c.key), "%s", rn->key);
 	keep_resolver_init(&r, &c);
-	keep_resolver_run(&r, x->node_dir, &x->store, 1, NULL, on_release_event, x);
+	keep_resolver_run(&r, rn->x.node_dir, &rn->x.store, 1, NULL, on_release_event, rn);
 	keep_resolver_release(&r);
+	keep_run_lock_drop(rn->rfd);
+	rn->rfd = -1;
 }
 
 /* Arm fd (a CLOCK_BOOTTIME timerfd) to fire at at_ms on the boot clock
- * (absolute); 0 disarms. */
-static void arm_at(int fd, int64_t at_ms)
+ * (absolute); 0 disarms. 0, or -1 with errno. */
+static int arm_at(int fd, int64_t at_ms)
 {
 	struct itimerspec its;
 
@@ -121,8 +213,7 @@ static void arm_at(int fd, int64_t at_ms)
 		its.it_value.tv_sec = at_ms / 1000;
 		its.it_value.tv_nsec = (long)(at_ms % 1000) * 1000000L;
 	}
-	if (timerfd_settime(fd, at_ms > 0 ? TFD_TIMER_ABSTIME : 0, &its, NULL) != 0)
-		keep_die(KEEP_EXIT_TEMP, prog, "timerfd_settime: %s", strerror(errno));
+	return timerfd_settime(fd, at_ms > 0 ? TFD_TIMER_ABSTIME : 0, &its, NULL);
 }
 
 /* CMD's name is found and executable as execvp will look for it (PATH
@@ -206,6 +297,154 @@ static void run_child(char **cmd, const char *key, int64_t gen, const char *node
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* Reap every child that ended (owner-run is the subreaper of its job:
+ * orphans of the job are its children); note CMD's status. */
+static void reap(struct run *rn)
+{
+	int st;
+	pid_t w;
+
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+		if (rn->pid > 0 && w == rn->pid) {
+			rn->exited = true;
+			rn->status = st;
+		}
+}
+
+/* `grant-ended key=K generation=G reason=R code=C ended_mono_ms=T`: T when
+ * the job was sent SIGTERM (or, none started, when the grant was found
+ * ended), on the clock the grant's validity is judged with (the boot
+ * clock). */
+static void grant_ended_line(const char *key, int64_t gen, enum keep_grant g, int code,
+			     int64_t ended_mono_ms)
+{
+	struct keep_buf b;
+
+	keep_line_begin(&b, "grant-ended");
+	keep_line_str(&b, "key", key);
+	keep_line_int(&b, "generation", gen);
+	keep_line_str(&b, "reason", keep_grant_name(g));
+	keep_line_int(&b, "code", code);
+	keep_line_int(&b, "ended_mono_ms", ended_mono_ms);
+	keep_line_end(&b);
+}
+
+/* Stop the job (jobstop.h: first_sig to every process of it, SIGKILL
+ * after kill_after_ms, waited for until none is left or the bound). Runs
+ * on its own clock reads and sleeps: it needs neither poll nor a timer
+ * (a failure of either is one reason to be here). 0 once nothing of the
+ * job is left; else rn->held_pid names a survivor (0 when none could be
+ * seen) and -1 is returned. */
+static int stop_job(struct run *rn, int first_sig, int64_t kill_after_ms)
+{
+	struct keep_jobstop js;
+	struct keep_jobstop_step st;
+	struct keep_run_sig rs;
+	int64_t now;
+
+	keep_jobstop_init(&js, kill_after_ms, 0);
+	for (;;) {
+		reap(rn);
+		now = keep_boot_ms();
+		keep_jobstop_next(&js, now, &st);
+		switch (st.kind) {
+		case KEEP_JOBSTOP_PROBE:
+			keep_jobstop_on_probe(
+			    &js, now, (rn->pid > 0 && !rn->exited) || keep_job_alive(rn->pid), -1,
+			    rn->gen);
+			break;
+		case KEEP_JOBSTOP_SIGNAL:
+			now = keep_boot_ms();
+			keep_job_signal(rn->pid, st.sig == KEEP_JOBSTOP_TERM ? first_sig : SIGKILL,
+					&rs);
+			keep_jobstop_on_signal(&js, keep_boot_ms(), rs.npids, rs.failed, rs.pid);
+			if (rn->announce) {
+				rn->announce = false;
+				grant_ended_line(rn->key, rn->gen, rn->g, rn->gcode, now);
+			}
+			break;
+		case KEEP_JOBSTOP_WAIT:
+			keep_sleep_until_boot(st.until_mono_ms);
+			break;
+		case KEEP_JOBSTOP_FREE:
+			return 0;
+		case KEEP_JOBSTOP_HELD:
+			rn->held_pid = js.pid;
+			return -1;
+		}
+	}
+}
+
+#define CODE_OF_CMD (-1) /* finish: exit with CMD's status */
+
+/* CMD's exit status as a shell gives it (128 + N when signal N ended it). */
+static int cmd_status(const struct run *rn)
+{
+	if (WIFEXITED(rn->status))
+		return WEXITSTATUS(rn->status);
+	if (WIFSIGNALED(rn->status))
+		return 128 + WTERMSIG(rn->status);
+	return 0;
+}
+
+/* Stop the job (first_sig 0: nothing was started), release KEY (unless a
+ * process of the job survived), and give the exit code: code (CODE_OF_CMD:
+ * CMD's status), or 111 when the job could not be stopped. */
+static int finish(struct run *rn, int first_sig, int64_t kill_after_ms, int code)
+{
+	struct keep_buf b;
+
+	if (rn->pid > 0 && first_sig != 0) {
+		if (stop_job(rn, first_sig, kill_after_ms) != 0) {
+			if (rn->held_pid > 0)
+				keep_warn(
+				    prog,
+				    "a process of the job of '%s' (pid %lld) still runs after "
+				    "SIGKILL: '%s' is not released while it lives (its hold "
+				    "stays; the node's next release of it stops the job first)",
+				    rn->key, (long long)rn->held_pid, rn->key);
+			else
+				keep_warn(prog,
+					  "a process of the job of '%s' still holds its run lock "
+					  "after SIGKILL (not one this user can see): '%s' is not "
+					  "released while it lives",
+					  rn->key, rn->key);
+			code = KEEP_EXIT_TEMP;
+			goto out;
+		}
+	}
+	if (rn->announce) /* nothing was left to signal */
+		grant_ended_line(rn->key, rn->gen, rn->g, rn->gcode, keep_boot_ms());
+	if (rn->pid > 0) {
+		keep_line_begin(&b, "exited");
+		keep_line_str(&b, "key", rn->key);
+		keep_line_int(&b, "status", cmd_status(rn));
+		keep_line_end(&b);
+	}
+	if (code == CODE_OF_CMD)
+		code = cmd_status(rn);
+	release_key(rn);
+out:
+	keep_run_lock_drop(rn->rfd);
+	rn->rfd = -1;
+	keep_store_free(rn->x.store);
+	return code;
+}
+
+/* A failure after the acquisition: one line, the job stopped (SIGTERM
+ * first), KEY released; 111. */
+__attribute__((format(printf, 2, 3))) static int fail(struct run *rn, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	keep_log(KEEP_LOG_ERROR, prog, "%s: stopping the job and releasing '%s'", msg, rn->key);
+	return finish(rn, rn->pid > 0 ? SIGTERM : 0, rn->kill_after, KEEP_EXIT_TEMP);
+}
+
 int main(int argc, char **argv)
 {
 	enum { OPT_WAIT = 0x2000, OPT_KILL_AFTER };
@@ -215,25 +454,24 @@ int main(int argc, char **argv)
 	    {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
 	    {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
-	struct keep_owncmd x;
+	struct run rn;
 	struct keep_reqstats stats;
 	struct keep_store *store;
 	struct keep_acquire sm;
 	struct keep_lease_state st;
 	struct signalfd_siginfo si;
-	struct pollfd pfd[4];
+	struct pollfd pfd[3];
 	struct keep_buf b;
 	sigset_t mask;
 	enum keep_grant g;
 	char sub[KEEP_PATH_MAX + 100];
-	const char *key;
 	char **cmd;
-	int64_t wait_ms = 0, kill_after = -1, gen;
-	int c, code, ino, tfd, kfd, sfd, rfd = -1, status = 0, end_code = 0;
-	bool ended = false, exited = false;
-	pid_t pid, parent;
+	int64_t wait_ms = 0, kill_after = -1;
+	int c, code, ino, tfd, sfd, stop_sig = 0;
+	pid_t parent;
 
-	memset(&x, 0, sizeof(x));
+	memset(&rn, 0, sizeof(rn));
+	rn.rfd = -1;
 	keep_cli_init(&cli, prog, usage);
 	while ((c = keep_cli_next(&cli, argc, argv, "+hc:", opts)) != -1) {
 		if (c == OPT_WAIT)
@@ -243,36 +481,38 @@ int main(int argc, char **argv)
 	}
 	if (argc - optind < 1)
 		keep_cli_usage_error(&cli, "KEY and CMD expected");
-	key = argv[optind++];
+	rn.key = argv[optind++];
 	if (optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
 	if (optind >= argc)
 		keep_cli_usage_error(&cli, "CMD expected after KEY --");
 	cmd = argv + optind;
-	if (!keep_owner_key_valid(key))
-		return keep_cli_invalid_key(prog, key);
+	if (!keep_owner_key_valid(rn.key))
+		return keep_cli_invalid_key(prog, rn.key);
 	code = cmd_check(cmd[0]);
 	if (code != 0)
 		return code;
 	keep_reqstats_init(&stats);
-	keep_owncmd_setup(&x, &cli, &stats, 1, &store);
+	keep_owncmd_setup(&rn.x, &cli, &stats, 1, &store);
 	if (kill_after < 0) {
-		kill_after = x.cfg.timing.safety_ms / 2;
-		if (kill_after > 1000)
-			kill_after = 1000;
-	} else if (kill_after > x.cfg.timing.safety_ms / 2) {
-		/* CMD must be gone before another node's grant may begin */
+		kill_after = keep_jobstop_default_kill_after_ms(rn.x.cfg.timing.safety_ms);
+	} else if (kill_after > rn.x.cfg.timing.safety_ms / 2) {
+		/* the job must be gone before another node's grant may begin */
 		keep_store_free(store);
 		keep_die(KEEP_EXIT_USAGE, prog,
 			 "--kill-after %lld ms is above safety_ms / 2 (%lld ms)",
-			 (long long)kill_after, (long long)(x.cfg.timing.safety_ms / 2));
+			 (long long)kill_after, (long long)(rn.x.cfg.timing.safety_ms / 2));
 	}
+	rn.kill_after = kill_after;
+	/* every signal that would end owner-run only ends the wait from here
+	 * (nothing acquired yet, or an acquisition to release) */
+	catch_stop_signals();
 	/* the run lock, before acquiring: one run of KEY on this node, and no
-	 * release sent while CMD's processes live */
-	code = keep_run_lock_take(x.node_dir, key, kill_after, &rfd);
+	 * release sent while a process of the job lives */
+	code = keep_run_lock_take(rn.x.node_dir, rn.key, kill_after, &rn.rfd);
 	if (code == 1) {
 		keep_line_begin(&b, "refused");
-		keep_line_str(&b, "key", key);
+		keep_line_str(&b, "key", rn.key);
 		keep_line_str(&b, "reason", "running");
 		keep_line_end(&b);
 		keep_store_free(store);
@@ -280,90 +520,107 @@ int main(int argc, char **argv)
 	}
 	if (code != 0)
 		keep_die(KEEP_EXIT_TEMP, prog,
-			 "unable to take the run lock of '%s' in '%s/runs': %s", key, x.node_dir,
-			 strerror(errno));
+			 "unable to take the run lock of '%s' in '%s/runs': %s", rn.key,
+			 rn.x.node_dir, strerror(errno));
 
-	keep_cli_stop_signals(); /* while waiting: SIGTERM, SIGINT end the wait */
-	keep_acquire_wait(&sm, &x, key, wait_ms, &keep_stop_flag, prog);
+	keep_acquire_wait(&sm, &rn.x, rn.key, wait_ms, &keep_stop_flag, prog);
 	code = keep_acquire_answer(prog, &sm);
 	if (sm.res.kind != KEEP_AR_ACQUIRED) {
+		keep_run_lock_drop(rn.rfd);
 		keep_store_free(store);
 		return code;
 	}
-	gen = sm.res.generation;
+	rn.gen = sm.res.generation;
 
-	/* from here signals are read from a signalfd (none is lost between
+	/* ---- from here every exit releases KEY (finish) ---- */
+
+	/* signals are read from a signalfd from here (none is lost between
 	 * the fork and the loop) */
-	sigemptyset(&mask);
+	stop_sigset(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (keep_stop_flag) {
+		/* a stop came while acquiring: CMD is not started */
+		keep_warn(prog, "signal %d before CMD started: releasing '%s', nothing ran",
+			  (int)caught_sig, rn.key);
+		return finish(&rn, 0, 0, 128 + (caught_sig ? (int)caught_sig : SIGTERM));
+	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return fail(&rn, "signalfd: %s", strerror(errno));
 	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (ino < 0)
+		return fail(&rn, "inotify_init1: %s", strerror(errno));
 	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-	kfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (sfd < 0 || ino < 0 || tfd < 0 || kfd < 0)
-		keep_die(KEEP_EXIT_TEMP, prog, "signalfd, inotify or timerfd: %s", strerror(errno));
+	if (tfd < 0)
+		return fail(&rn, "timerfd_create: %s", strerror(errno));
 	{
 		static const char *const dirs[] = {"", "/holds", "/pending"};
 		const uint32_t ev = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE |
 				    IN_DELETE | IN_ATTRIB | IN_MODIFY;
 		for (c = 0; c < 3; c++) {
-			snprintf(sub, sizeof(sub), "%s%s", x.node_dir, dirs[c]);
+			snprintf(sub, sizeof(sub), "%s%s", rn.x.node_dir, dirs[c]);
 			if (inotify_add_watch(ino, sub, ev) < 0)
-				keep_die(KEEP_EXIT_TEMP, prog, "inotify_add_watch '%s': %s", sub,
-					 strerror(errno));
+				return fail(&rn, "inotify_add_watch '%s': %s", sub,
+					    strerror(errno));
 		}
+	}
+	/* orphans of the job come back to owner-run, which stops them with it */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		keep_warn(prog,
+			  "unable to become the subreaper of the job: %s (orphans of the job are "
+			  "stopped only while they hold the run lock)",
+			  strerror(errno));
+	/* the generation first, then the grant: a release that removed the
+	 * hold before this write is seen below; one after it sees the job's
+	 * generation and stops the job (lib/core/resolver.h KEEP_JP_RUN) */
+	if (keep_run_lock_started(rn.rfd, rn.key, kill_after, rn.gen) != 0)
+		return fail(&rn, "unable to write the run lock of '%s': %s", rn.key,
+			    strerror(errno));
+	code = keep_grant_now(rn.x.node_dir, rn.key, rn.gen, &g, NULL);
+	if (code != KEEP_EXIT_OK) {
+		grant_ended_line(rn.key, rn.gen, g, code, keep_boot_ms());
+		return finish(&rn, 0, 0, KEEP_EXIT_GRANT_ENDED);
 	}
 
 	fflush(NULL);
 	parent = getpid();
-	pid = fork();
-	if (pid < 0)
-		keep_die(KEEP_EXIT_TEMP, prog, "fork: %s", strerror(errno));
-	if (pid == 0)
-		run_child(cmd, key, gen, x.cfg.node_id, parent);
-	setpgid(pid, pid);  /* also in the child: whichever runs first */
-	if (keep_stop_flag) /* a signal while acquiring: pass it on */
-		kill(-pid, SIGTERM);
+	rn.pid = fork();
+	if (rn.pid < 0) {
+		rn.pid = 0;
+		return fail(&rn, "fork: %s", strerror(errno));
+	}
+	if (rn.pid == 0)
+		run_child(cmd, rn.key, rn.gen, rn.x.cfg.node_id, parent);
+	setpgid(rn.pid, rn.pid); /* also in the child: whichever runs first */
 
 	pfd[0].fd = sfd;
 	pfd[1].fd = ino;
 	pfd[2].fd = tfd;
-	pfd[3].fd = kfd;
-	for (c = 0; c < 4; c++)
+	for (c = 0; c < 3; c++)
 		pfd[c].events = POLLIN;
-	for (bool check = true; !exited;) {
-		if (check && !ended) {
-			code = keep_grant_now(x.node_dir, key, gen, &g, NULL);
+	for (bool check = true;;) {
+		if (check) {
+			code = keep_grant_now(rn.x.node_dir, rn.key, rn.gen, &g, NULL);
 			if (code != KEEP_EXIT_OK) {
-				/* the grant ended: stop CMD now, kill it after kill_after */
-				ended = true;
-				kill(-pid, SIGTERM);
-				arm_at(kfd, keep_add_sat_ms(keep_boot_ms(),
-							    kill_after > 0 ? kill_after : 1));
-				end_code = code;
-				keep_line_begin(&b, "grant-ended");
-				keep_line_str(&b, "key", key);
-				keep_line_int(&b, "generation", gen);
-				keep_line_str(&b, "reason", keep_grant_name(g));
-				keep_line_int(&b, "code", code);
-				keep_line_end(&b);
-				arm_at(tfd, 0);
-			} else {
-				/* the next moment the grant may end without a file
-				 * changing: the lease's validity deadline */
-				keep_holds_lease(x.node_dir, 0, &st);
-				arm_at(tfd, st.valid_until_ms > 0 ? st.valid_until_ms + 1 : 0);
+				/* the grant ended: stop the job now (its line at the
+				 * SIGTERM, with the time it was sent) */
+				rn.announce = true;
+				rn.g = g;
+				rn.gcode = code;
+				return finish(&rn, SIGTERM, kill_after, KEEP_EXIT_GRANT_ENDED);
 			}
+			/* the next moment the grant may end without a file
+			 * changing: the lease's validity deadline */
+			keep_holds_lease(rn.x.node_dir, 0, &st);
+			if (arm_at(tfd, st.valid_until_ms > 0 ? st.valid_until_ms + 1 : 0) != 0)
+				return fail(&rn, "timerfd_settime: %s", strerror(errno));
 		}
 		check = false;
-		if (poll(pfd, 4, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			keep_die(KEEP_EXIT_TEMP, prog, "poll: %s", strerror(errno));
+			return fail(&rn, "poll: %s", strerror(errno));
 		}
 		if (pfd[1].revents) {
 			drain_fd(ino);
@@ -373,39 +630,15 @@ int main(int argc, char **argv)
 			drain_fd(tfd);
 			check = true;
 		}
-		if (pfd[3].revents) {
-			drain_fd(kfd);
-			kill(-pid, SIGKILL);
-		}
+		stop_sig = 0;
 		if (pfd[0].revents)
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-				if (si.ssi_signo == SIGCHLD)
-					continue;
-				kill(-pid, (int)si.ssi_signo); /* forwarded */
-			}
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			exited = true;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				if (si.ssi_signo != SIGCHLD && !stop_sig)
+					stop_sig = (int)si.ssi_signo;
+		reap(&rn);
+		if (stop_sig) /* a stop of the job: that signal first */
+			return finish(&rn, stop_sig, kill_after, CODE_OF_CMD);
+		if (rn.exited) /* CMD ended: nothing of the job outlives it */
+			return finish(&rn, SIGKILL, 0, CODE_OF_CMD);
 	}
-	/* nothing of CMD's process group outlives the hold */
-	kill(-pid, SIGKILL);
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	keep_line_begin(&b, "exited");
-	keep_line_str(&b, "key", key);
-	keep_line_int(&b, "status", code);
-	keep_line_end(&b);
-	/* release KEY once no process of the job holds the run lock (one that
-	 * left the group may); the lock is not held while releasing: an
-	 * operator's owner-release of KEY may hold the key's per-actor lock
-	 * and wait for it */
-	keep_run_lock_drop(rfd);
-	if (keep_run_lock_wait(x.node_dir, key) == 0)
-		release_key(&x, key);
-	else
-		keep_warn(prog,
-			  "a process of the job still holds the run lock of '%s': not released "
-			  "(owner-release KEY waits for it)",
-			  key);
-	keep_store_free(store);
-	(void)end_code;
-	return ended ? KEEP_EXIT_GRANT_ENDED : code;
 }

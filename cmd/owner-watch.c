@@ -42,8 +42,11 @@ static const char usage[] =
     "            missed=M`, `released key=K node=N instance=I generation=G\n"
     "            missed=M`, `holder-STATE key=K node=N instance=I generation=G`\n"
     "            (STATE: fenced, released, absent, live-other-instance, live,\n"
-    "            old-format, unreadable), `removed key=K ...`, `unreadable\n"
-    "            key=K ... reason=..`\n"
+    "            old-format, unreadable), `removed key=K ...` (a record deleted\n"
+    "            by hand: its holder may still act), `recreated key=K node=N\n"
+    "            instance=I generation=G previous_node=P previous_generation=PG`\n"
+    "            (its generation went back: deleted and created again between\n"
+    "            two listings), `unreadable key=K ... reason=..`\n"
     "  --once    one pass, one line per record:\n"
     "            `owner key=K state=held|nobody|unreadable node=N instance=I\n"
     "            generation=G holder=live|live-other-instance|fenced|released|\n"
@@ -483,8 +486,10 @@ static int print_event(struct driver *d, const char *key, const struct keep_owe 
 		keep_line_int(&b, "generation", e->generation);
 	else
 		keep_line_str(&b, "generation", NULL);
-	if (e->kind == KEEP_OWE_ACQUIRED)
+	if (e->kind == KEEP_OWE_ACQUIRED || e->kind == KEEP_OWE_RECREATED)
 		keep_line_str(&b, "previous_node", e->previous_node[0] ? e->previous_node : NULL);
+	if (e->kind == KEEP_OWE_RECREATED)
+		keep_line_int(&b, "previous_generation", e->previous_generation);
 	if (e->kind == KEEP_OWE_ACQUIRED || e->kind == KEEP_OWE_RELEASED)
 		keep_line_int(&b, "missed", e->missed);
 	if (e->kind == KEEP_OWE_UNREADABLE)

@@ -764,6 +764,7 @@ static int native(struct ctx *x)
 {
 	static const char *const old[] = {"leases/", "wal/", "snapshot/"};
 	struct keep_cluster_obj o = {KEEP_CLUSTER_FMT_NATIVE, 0};
+	struct keep_walls now;
 	struct keep_reply r;
 	struct keep_buf b;
 	size_t i;
@@ -806,7 +807,8 @@ static int native(struct ctx *x)
 		}
 		keep_list_release(&l);
 	}
-	o.written_at_ms = keep_wall_ms();
+	keep_walls_cfg(&x->cfg, &now);
+	keep_cluster_native_obj(&now, &o); /* dated on the wall clock (issue 23) */
 	keep_buf_init(&b, KEEP_CLUSTER_MAX);
 	if (keep_cluster_encode(&o, &b) != 0) {
 		keep_buf_release(&b);

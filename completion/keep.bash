@@ -11,14 +11,15 @@
 # (COMP_WORDBREAKS).
 
 _keep_commands="keep keep-agent keep-store lease-fence lease-status lease-write node-watch
-owner-acquire owner-check owner-release owner-run owner-show owner-watch store-probe upgrade-mark"
+owner-acquire owner-check owner-commit owner-release owner-run owner-show owner-watch store-probe
+upgrade-mark"
 
 # keep's short names: NAME=PROGRAM[:FIRST-WORD] (cmd/keep.c, the one table)
 _keep_aliases="init=upgrade-mark:native agent=keep-agent status=keep-agent:status
 check=keep-agent:--check nodes=node-watch:--once watch=node-watch fence=lease-fence
 forget=upgrade-mark:forget lease=lease-status acquire=owner-acquire release=owner-release
-show=owner-show grant=owner-check run=owner-run owners=owner-watch upgrade=upgrade-mark
-store=keep-store probe=store-probe help=help"
+show=owner-show grant=owner-check run=owner-run commit=owner-commit owners=owner-watch
+upgrade=upgrade-mark store=keep-store probe=store-probe help=help"
 
 # _keep_flags CMD : the flags of CMD's usage text, one a line: every flag
 # of the synopsis (the first paragraph), and the flags that start a line of
@@ -150,7 +151,7 @@ _keep_complete() {
 		COMPREPLY=($(compgen -W "$(_keep_nodes)" -- "$cur"))
 		return
 		;;
-	--wait-ms | --if-match | --seed | --seeds | --go-fd | --kill-after)
+	--wait-ms | --if-match | --if-version | --seed | --seeds | --go-fd | --kill-after)
 		return
 		;;
 	esac
@@ -163,7 +164,7 @@ _keep_complete() {
 	# positional arguments
 	for ((i = 1; i < _kc; i++)); do
 		case ${_kw[i]} in
-		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --go-fd | --kill-after) ((i++)) ;;
+		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --if-version | --go-fd | --kill-after) ((i++)) ;;
 		-*) ;;
 		*) ((nargs++)) ;;
 		esac

@@ -20,7 +20,11 @@
 	18 /* keep-agent status: the lease is valid but a part of the node is down */
 #define KEEP_EXIT_UNKNOWN 20	 /* outcome unknown: kept pending, resolved in the background */
 #define KEEP_EXIT_GRANT_ENDED 21 /* owner-run: the grant ended while CMD ran; CMD was stopped */
-#define KEEP_EXIT_USAGE 100	 /* usage or configuration error: do not retry */
-#define KEEP_EXIT_TEMP 111	 /* temporary failure (store unreachable, 5xx, timeout): retry */
+#define KEEP_EXIT_JOB_RUNNING                                                                      \
+	22 /* lease-write: a job's process held a run lock of the node past SIGKILL: nothing       \
+	      that frees the node's records (released, a new instance's first write) written */
+#define KEEP_EXIT_SUPERSEDED 23 /* owner-commit: a later generation's fence is on the object */
+#define KEEP_EXIT_USAGE 100	/* usage or configuration error: do not retry */
+#define KEEP_EXIT_TEMP 111	/* temporary failure (store unreachable, 5xx, timeout): retry */
 
 #endif

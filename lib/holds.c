@@ -75,7 +75,13 @@ int keep_holds_init(const char *node_dir)
 
 int keep_holds_lock(const char *node_dir, const char *key, int *fd)
 {
+	return keep_holds_lock_ms(node_dir, key, 0, fd);
+}
+
+int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, int *fd)
+{
 	char p[PATH_MAX];
+	int64_t until = 0, now;
 	int f;
 
 	*fd = -1;
@@ -84,11 +90,22 @@ int keep_holds_lock(const char *node_dir, const char *key, int *fd)
 	f = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (f < 0)
 		return KEEP_ERR_IO;
-	while (flock(f, LOCK_EX) != 0) {
+	if (wait_ms > 0)
+		until = keep_add_sat_ms(keep_boot_ms(), wait_ms);
+	while (flock(f, until ? LOCK_EX | LOCK_NB : LOCK_EX) != 0) {
 		if (errno == EINTR)
 			continue;
-		close(f);
-		return KEEP_ERR_IO;
+		if (!until || errno != EWOULDBLOCK) {
+			close(f);
+			return KEEP_ERR_IO;
+		}
+		now = keep_boot_ms();
+		if (now >= until) {
+			close(f);
+			errno = ETIMEDOUT;
+			return 1;
+		}
+		keep_sleep_until_boot(until - now > 5 ? now + 5 : until);
 	}
 	*fd = f;
 	return 0;
@@ -98,85 +115,6 @@ void keep_holds_unlock(int fd)
 {
 	if (fd >= 0)
 		close(fd); /* closing drops the flock */
-}
-
-/* ---- run locks ---------------------------------------------------------------- */
-
-int keep_run_lock_take(const char *node_dir, const char *key, int64_t kill_after_ms, int *fd)
-{
-	char p[PATH_MAX], buf[64];
-	int f, r, n;
-
-	*fd = -1;
-	r = snprintf(p, sizeof(p), "%s/runs", node_dir);
-	if (r < 0 || (size_t)r >= sizeof(p))
-		return KEEP_ERR_TOOBIG;
-	if (keep_mkdirs(p) != 0)
-		return KEEP_ERR_IO;
-	if (path_of(p, sizeof(p), node_dir, "runs", key, NULL))
-		return KEEP_ERR_TOOBIG;
-	f = open(p, O_RDWR | O_CREAT, 0600); /* no O_CLOEXEC: CMD inherits it */
-	if (f < 0)
-		return KEEP_ERR_IO;
-	while (flock(f, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EINTR)
-			continue;
-		r = errno == EWOULDBLOCK ? 1 : KEEP_ERR_IO;
-		close(f);
-		return r;
-	}
-	n = snprintf(buf, sizeof(buf), "kill_after_ms %lld\n", (long long)kill_after_ms);
-	if (ftruncate(f, 0) != 0 || pwrite(f, buf, (size_t)n, 0) != n) {
-		close(f);
-		return KEEP_ERR_IO;
-	}
-	*fd = f;
-	return 0;
-}
-
-void keep_run_lock_drop(int fd)
-{
-	if (fd >= 0)
-		close(fd); /* closing drops the flock (once no child holds it) */
-}
-
-int keep_run_lock_wait(const char *node_dir, const char *key)
-{
-	char p[PATH_MAX], buf[64];
-	int64_t bound = KEEP_RUN_WAIT_DEFAULT_MS, v, until;
-	ssize_t n;
-	int f;
-
-	if (path_of(p, sizeof(p), node_dir, "runs", key, NULL))
-		return KEEP_ERR_TOOBIG;
-	f = open(p, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return errno == ENOENT ? 0 : KEEP_ERR_IO;
-	n = pread(f, buf, sizeof(buf) - 1, 0);
-	if (n > 0) {
-		buf[n] = '\0';
-		if (strncmp(buf, "kill_after_ms ", 14) == 0 && buf[n - 1] == '\n') {
-			buf[n - 1] = '\0';
-			if (keep_dec_parse_str(buf + 14, 86400000, &v))
-				bound = v + KEEP_RUN_WAIT_MARGIN_MS;
-		}
-	}
-	until = keep_add_sat_ms(keep_boot_ms(), bound);
-	while (flock(f, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK) {
-			close(f);
-			return KEEP_ERR_IO;
-		}
-		if (keep_boot_ms() >= until) {
-			close(f);
-			return 1;
-		}
-		keep_sleep_until_boot(keep_boot_ms() + 20);
-	}
-	close(f); /* free: no process of a job holds it */
-	return 0;
 }
 
 /* ---- codecs -------------------------------------------------------------------- */
@@ -661,46 +599,48 @@ int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_sta
 	return keep_holds_lease_why(node_dir, now_ms, st, NULL);
 }
 
-int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
-		   const char **why)
+int keep_grant_read(const char *node_dir, const char *key, struct keep_grant_facts *f,
+		    const char **why)
 {
 	struct keep_lease_state st;
-	struct keep_grant_input in;
 	struct keep_pending p;
-	struct keep_hold h;
-	int hr, lc;
+	int hr;
 
-	memset(&h, 0, sizeof(h));
-	hr = keep_hold_read(node_dir, key, &h);
+	memset(f, 0, sizeof(*f));
+	hr = keep_hold_read(node_dir, key, &f->hold);
 	if (hr != 0)
-		memset(&h, 0, sizeof(h));
-	memset(&in, 0, sizeof(in));
+		memset(&f->hold, 0, sizeof(f->hold));
 	if (hr == 0) {
 		/* a hold whose release is pending ended (issue 18); unsure counts
 		 * as pending: a grant is never given on a doubt */
-		keep_pending_of_hold(&p, &h, 0);
-		in.release_pending = keep_pending_exists(node_dir, &p) != 0;
+		keep_pending_of_hold(&p, &f->hold, 0);
+		f->in.release_pending = keep_pending_exists(node_dir, &p) != 0;
 	}
 	/* the lease last, on the boot clock read after its file: the answer
 	 * is about the moment it is given, not when the caller began */
-	lc = keep_holds_lease_why(node_dir, 0, &st, why);
-	in.have_hold = hr == 0;
-	in.hold_instance = h.instance;
-	in.hold_generation = h.generation;
-	in.hold_epoch = h.epoch;
-	in.lease_instance = st.instance;
-	in.lease_valid = lc == KEEP_EXIT_OK;
-	in.lease_lapses = st.lapses;
-	*g = keep_owner_check(&in, generation);
-	if (*g == KEEP_GRANT_OK)
-		return KEEP_EXIT_OK;
-	/* while the lease is not valid, say why with the lease's own code */
-	if (lc != KEEP_EXIT_OK && (*g == KEEP_GRANT_LAPSED || *g == KEEP_GRANT_NOT_VALID))
-		return lc;
-	return KEEP_EXIT_NO;
+	f->lease_code = keep_holds_lease_why(node_dir, 0, &st, why);
+	snprintf(f->lease_instance, sizeof(f->lease_instance), "%s", st.instance);
+	f->in.have_hold = hr == 0;
+	f->in.hold_instance = f->hold.instance;
+	f->in.hold_generation = f->hold.generation;
+	f->in.hold_epoch = f->hold.epoch;
+	f->in.lease_instance = f->lease_instance;
+	f->in.lease_valid = f->lease_code == KEEP_EXIT_OK;
+	f->in.lease_lapses = st.lapses;
+	return f->lease_code;
 }
 
-int64_t keep_judge_wall_ms(const char *node_dir)
+int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
+		   const char **why)
+{
+	struct keep_grant_facts f;
+
+	keep_grant_read(node_dir, key, &f, why);
+	*g = keep_owner_check(&f.in, generation);
+	return keep_owner_check_code(*g, f.lease_code);
+}
+
+void keep_walls_now(const char *node_dir, struct keep_walls *w)
 {
 	struct keep_lease_state st;
 	char boot_id[64];
@@ -709,14 +649,32 @@ int64_t keep_judge_wall_ms(const char *node_dir)
 
 	keep_boot_id(boot_id, sizeof(boot_id));
 	keep_clocks_now(&boot, &wall);
-	return keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
+	w->wall_ms = wall;
+	w->judge_wall_ms = keep_lease_state_judge_wall(have ? &st : NULL, boot, wall, boot_id);
 }
 
-int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+int64_t keep_judge_wall_ms(const char *node_dir)
+{
+	struct keep_walls w;
+
+	keep_walls_now(node_dir, &w);
+	return w.judge_wall_ms;
+}
+
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w)
 {
 	char dir[KEEP_PATH_MAX + 80];
 
 	if (!cfg->node_id[0] || keep_config_node_dir(cfg, dir, sizeof(dir)) != 0)
-		return keep_judge_wall_ms(NULL);
-	return keep_judge_wall_ms(dir);
+		keep_walls_now(NULL, w);
+	else
+		keep_walls_now(dir, w);
+}
+
+int64_t keep_judge_wall_cfg(const struct keep_config *cfg)
+{
+	struct keep_walls w;
+
+	keep_walls_cfg(cfg, &w);
+	return w.judge_wall_ms;
 }

@@ -7,6 +7,7 @@
  *   pending/<H>.<gen>.<inst>.acquire  an unresolved acquire ("keep-pending 1")
  *   locks/<H>                       the per-actor lock (flock LOCK_EX)
  *   draining                        the instance being drained (owner-release --all)
+ *   runs/<H>                        owner-run's run lock of K (lib/runlock.h)
  * where H is the lowercase hex SHA-256 of K (a key may be 386 bytes, more
  * than a file name allows; the files carry K itself). Every write is atomic
  * (keep_write_atomic_sd); files are strict "key value" lines.
@@ -40,34 +41,16 @@ void keep_holds_key_hash(const char *key, char out[65]);
  * open descriptor (owned by the caller; release with keep_holds_unlock).
  * KEEP_ERR_IO on failure. */
 int keep_holds_lock(const char *node_dir, const char *key, int *fd);
+/* The same, waiting at most wait_ms (ms, boot clock; polled every 5 ms;
+ * <= 0: blocks as keep_holds_lock). 0 taken (*fd as above); 1 still held
+ * by another process when the wait ended (errno ETIMEDOUT, nothing kept
+ * open); KEEP_ERR_IO/TOOBIG. The resolver bounds its lock waits by its
+ * deadline with it (issue 23 item 3). */
+int keep_holds_lock_ms(const char *node_dir, const char *key, int64_t wait_ms, int *fd);
 /* Release a lock taken by keep_holds_lock (fd closed; -1 is a no-op). */
 void keep_holds_unlock(int fd);
 
-/* The run lock of key (docs/ownership.md "owner-run"; ADR 0020 §3 "Own":
- * a release is never sent while the job acting on the grant may live).
- * owner-run takes it before acquiring and hands its descriptor to CMD
- * (inherited, not close-on-exec), so it lives as long as owner-run or any
- * process of the job that kept the descriptor. state_dir/<node>/runs/<H>
- * (H as the hold's file name) holds "kill_after_ms N": the waiters' bound.
- *
- * keep_run_lock_take: open (create) and flock the run lock of key,
- * exclusively, without waiting; kill_after_ms is written into the file.
- * 0 taken (*fd owned by the caller, NOT close-on-exec); 1 held by another
- * process (*fd -1); KEEP_ERR_IO/TOOBIG (errno kept). */
-int keep_run_lock_take(const char *node_dir, const char *key, int64_t kill_after_ms, int *fd);
-/* Drop a run lock taken by keep_run_lock_take (fd closed; -1 is a no-op;
- * the lock lives on in children that kept the descriptor). */
-void keep_run_lock_drop(int fd);
-/* Wait until no process holds the run lock of key, polling every 20 ms
- * (boot clock) for at most the file's kill_after_ms +
- * KEEP_RUN_WAIT_MARGIN_MS (KEEP_RUN_WAIT_DEFAULT_MS when unreadable).
- * Never call it while holding that lock (it would wait for itself), nor
- * with the key's per-actor lock where owner-run's own release needs it.
- * 0 free (or no such file: no run ever); 1 still held when the bound
- * passed; KEEP_ERR_IO/TOOBIG. */
-int keep_run_lock_wait(const char *node_dir, const char *key);
-#define KEEP_RUN_WAIT_MARGIN_MS 2000  /* ms: a stopped job's exit after its SIGKILL */
-#define KEEP_RUN_WAIT_DEFAULT_MS 5000 /* ms: bound when the file's figure is unreadable */
+/* The run lock of key (owner-run's job): lib/runlock.h. */
 
 /* Read the hold of key into *h: 0 found; 1 none; KEEP_ERR_PARSE/IO. */
 int keep_hold_read(const char *node_dir, const char *key, struct keep_hold *h);
@@ -136,6 +119,22 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 int keep_grant_now(const char *node_dir, const char *key, int64_t generation, enum keep_grant *g,
 		   const char **why);
 
+/* What keep_grant_now reads, for a caller whose decision is a machine's
+ * (the fenced commit, lib/core/commit.h): the hold of key, whether a
+ * pending release names it, then the lease state judged on the boot clock
+ * read after its file, into *f (zeroed first; f->in's strings point into
+ * f itself: valid while *f is). Returns the lease state's exit code (also
+ * in f->lease_code; 0 valid); *why as keep_holds_lease_why. Never touches
+ * the store. (ADR 0020 §3 "Own".) */
+struct keep_grant_facts {
+	struct keep_grant_input in; /* keep_owner_check's input */
+	int lease_code;		    /* the lease state's exit code (0: valid now) */
+	struct keep_hold hold;	    /* the hold read (zero when none) */
+	char lease_instance[KEEP_INSTANCE_LEN + 1];
+};
+int keep_grant_read(const char *node_dir, const char *key, struct keep_grant_facts *f,
+		    const char **why);
+
 /* The wall clock (ms) this node judges ANOTHER node's freedom with (a
  * peer's written_at + ttl + grace, a fence's free_at, a record's holder,
  * a peer's staleness): this node's wall clock less the judging offset
@@ -149,6 +148,16 @@ int64_t keep_judge_wall_ms(const char *node_dir);
  * node id: the wall clock itself). */
 struct keep_config;
 int64_t keep_judge_wall_cfg(const struct keep_config *cfg);
+
+/* Both wall clocks of one decision from ONE reading of the clocks (ms;
+ * core/timing.h struct keep_walls): w->wall_ms the wall clock, what every
+ * date this node writes into the bucket is at least (issue 23),
+ * w->judge_wall_ms what keep_judge_wall_ms would answer for that same
+ * reading (other nodes are judged with it). node_dir as for
+ * keep_judge_wall_ms; the _cfg form as keep_judge_wall_cfg. Reads the
+ * state file, then the clocks. Never fails. */
+void keep_walls_now(const char *node_dir, struct keep_walls *w);
+void keep_walls_cfg(const struct keep_config *cfg, struct keep_walls *w);
 
 /* Codecs of the two files (exposed for the unit tests). decode: 0,
  * KEEP_ERR_PARSE or KEEP_ERR_NOTOURS. */

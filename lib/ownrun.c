@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clock.h"
@@ -15,6 +18,7 @@
 #include "holds.h"
 #include "line.h"
 #include "metrics.h"
+#include "runlock.h"
 #include "statedir.h"
 #include "storecmd.h"
 #include "upgrade.h"
@@ -102,7 +106,10 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 	errno = 0;
 	switch (act->kind) {
 	case KEEP_OACT_LOCK:
-		r->failed = keep_holds_lock(io->node_dir, act->key, lock_fd) != 0;
+		/* bounded by the machine (issue 23 item 3); errno ETIMEDOUT when
+		 * another process still held it at the bound */
+		r->failed =
+		    keep_holds_lock_ms(io->node_dir, act->key, act->timeout_ms, lock_fd) != 0;
 		break;
 	case KEEP_OACT_UNLOCK:
 		keep_holds_unlock(*lock_fd);
@@ -140,7 +147,10 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 	case KEEP_OACT_DRAIN_MARK:
 		r->sd = keep_drain_mark(io->node_dir, act->pend.instance);
 		break;
-	case KEEP_OACT_LIST:
+	case KEEP_OACT_LIST: {
+		struct keep_run_entry *rs = NULL;
+		size_t nrun = 0;
+
 		if (keep_holds_list(io->node_dir, &hs, &nh, NULL) != 0 ||
 		    keep_pending_list(io->node_dir, &ps, &np, NULL) != 0) {
 			r->failed = true;
@@ -149,11 +159,18 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 			free(ps);
 			return;
 		}
+		/* runs/ unreadable: no run listed (no orphaned job swept this
+		 * pass; every release still stops its key's job first) */
+		if (keep_runs_list(io->node_dir, &rs, &nrun) != 0)
+			nrun = 0;
 		r->holds = hs;
 		r->nholds = nh;
 		r->pend = ps;
 		r->npend = np;
+		r->runs = rs;
+		r->nruns = nrun;
 		break;
+	}
 	case KEEP_OACT_REC_READ:
 		keep_store_set_timeout(io->store, act->timeout_ms);
 		keep_owner_read(io->store, act->key, &r->rec, &orr);
@@ -184,6 +201,20 @@ void keep_ownio_perform(const struct keep_ownio *io, int *lock_fd, const struct 
 		keep_store_set_timeout(io->store, act->timeout_ms);
 		keep_upgrade_store_act(io->store, act, r);
 		break;
+	case KEEP_OACT_RUN_PROBE:
+		keep_run_probe(io->node_dir, act->key, &r->run);
+		break;
+	case KEEP_OACT_RUN_SIGNAL: {
+		struct keep_run_sig rs;
+
+		if (keep_run_signal(io->node_dir, act->key,
+				    act->sig == KEEP_JOBSTOP_KILL ? SIGKILL : SIGTERM, &rs) != 0)
+			r->err = errno;
+		r->npids = rs.npids;
+		r->nrefused = rs.failed;
+		r->pid = rs.pid;
+		break;
+	}
 	case KEEP_OACT_NONE:
 	case KEEP_OACT_WAIT:
 	case KEEP_OACT_DONE:
@@ -197,9 +228,11 @@ void keep_ownio_reply_release(struct keep_oreply *r)
 {
 	free((void *)r->holds);
 	free((void *)r->pend);
+	free((void *)r->runs);
 	r->holds = NULL;
 	r->pend = NULL;
-	r->nholds = r->npend = 0;
+	r->runs = NULL;
+	r->nholds = r->npend = r->nruns = 0;
 }
 
 void keep_acquire_run(struct keep_acquire *sm, const struct keep_ownio *io)
@@ -256,18 +289,9 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 	struct keep_oreply rp;
 	int slot = act->slot < 0 || act->slot > KEEP_RES_SLOTS ? KEEP_RES_SLOTS : act->slot;
 
-	if (act->kind == KEEP_OACT_REC_WRITE && !act->rec.held &&
-	    keep_run_lock_wait(run->node_dir, act->key) != 0) {
-		/* a release (nobody) while a job of key may still run here
-		 * (owner-run's run lock): nothing is sent (docs/ownership.md
-		 * "owner-run") */
-		memset(&rp, 0, sizeof(rp));
-		rp.outcome = KEEP_STORE_REFUSED;
-		snprintf(rp.detail, sizeof(rp.detail),
-			 "a job of the key still runs on this node (its run lock is held)");
-	} else {
-		keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
-	}
+	/* a release's wait for the key's job is the machine's own RUN step
+	 * (KEEP_JP_RUN), bounded by its deadline like its other steps */
+	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
 	pthread_mutex_lock(&run->mu);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),
 			       &rp);
@@ -519,31 +543,40 @@ static bool wait_sleep(int64_t until_ms, volatile sig_atomic_t *stop)
 	return !(stop && *stop);
 }
 
+/* A uniform random 32-bit value for the jitter of --wait's backoff. */
+static uint32_t jitter_rnd(void)
+{
+	uint32_t v;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint32_t)ts.tv_nsec ^ (uint32_t)getpid();
+}
+
 void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
 		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog)
 {
 	struct keep_ownio io = {x->node_dir, x->store};
-	int64_t start = keep_boot_ms(), deadline, now, wall, next, period, shown_free = -1;
-	char shown_node[KEEP_NODE_ID_MAX + 1] = "";
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
 	struct keep_buf b;
 	int i;
 
-	deadline = wait_ms == KEEP_WAIT_FOREVER ? INT64_MAX : keep_add_sat_ms(start, wait_ms);
-	period = x->cfg.timing.period_ms > 0 ? x->cfg.timing.period_ms : 1000;
+	keep_acqwait_init(&w, keep_boot_ms(), wait_ms, x->cfg.timing.period_ms);
 	for (;;) {
 		keep_acquire_init(sm, x->cfg.node_id, key, &x->cfg.timing, x->store_timeout_ms);
 		keep_acquire_run(sm, &io);
-		if (sm->res.kind != KEEP_AR_HELD || wait_ms == 0)
-			return;
-		keep_clocks_now(&now, &wall);
-		if (now >= deadline || (stop && *stop))
+		/* the schedule is the machine's (lib/core/acqwait.h), on the clock
+		 * the acquisition judged the holder with */
+		keep_acqwait_after(&w, &sm->res, keep_boot_ms(), keep_judge_wall_ms(x->node_dir),
+				   jitter_rnd(), &st);
+		if (st.kind == KEEP_ACQWAIT_DONE || (stop && *stop))
 			return;
 		for (i = 0; i < sm->nmsg; i++)
 			keep_warn(prog, "%s", sm->msg[i]);
-		if (shown_free != sm->res.free_at_ms ||
-		    strcmp(shown_node, sm->res.holder.node) != 0) {
-			shown_free = sm->res.free_at_ms;
-			snprintf(shown_node, sizeof(shown_node), "%s", sm->res.holder.node);
+		if (st.line == KEEP_ACQWAIT_LINE_WAITING) {
 			keep_line_begin(&b, "waiting");
 			keep_line_str(&b, "key", key);
 			keep_line_str(&b, "node", sm->res.holder.node);
@@ -552,15 +585,15 @@ void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, con
 			else
 				keep_line_str(&b, "free_at_ms", NULL);
 			keep_line_end(&b);
+		} else if (st.line == KEEP_ACQWAIT_LINE_RETRYING) {
+			keep_line_begin(&b, "retrying");
+			keep_line_str(&b, "key", key);
+			keep_line_str(&b, "reason", st.reason);
+			keep_line_int(&b, "code", st.code);
+			keep_line_int(&b, "in_ms", st.in_ms);
+			keep_line_end(&b);
 		}
-		next = keep_add_sat_ms(now, period);
-		/* a free time still ahead: try again right after it (a free time
-		 * already passed and still held waits a period: no busy loop) */
-		if (sm->res.free_at_ms > wall && sm->res.free_at_ms - wall < period)
-			next = now + (sm->res.free_at_ms - wall) + 1;
-		if (next > deadline)
-			next = deadline;
-		if (!wait_sleep(next, stop) || next >= deadline)
+		if (!wait_sleep(st.until_mono_ms, stop) || st.kind == KEEP_ACQWAIT_GIVE_UP)
 			return;
 	}
 }

@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "config.h"
 #include "core/acquire.h"
+#include "core/acqwait.h"
 #include "core/ownio.h"
 #include "core/resolver.h"
 #include "ownstore.h"
@@ -107,22 +108,22 @@ void keep_owncmd_gauges(const char *node_dir, struct keep_metrics *m,
 			const struct keep_reqstats *stats);
 
 /* --wait without a bound (owner-acquire, owner-run). */
-#define KEEP_WAIT_FOREVER (-1)
+#define KEEP_WAIT_FOREVER KEEP_ACQWAIT_FOREVER
 
-/* Acquire key for x's node, waiting while it is held elsewhere (issue 15;
- * docs/ownership.md "Waiting for a key"): run the acquisition machine
- * (keep_acquire_run); while the answer is `held` and wait_ms (ms; 0: no
- * wait, KEEP_WAIT_FOREVER: no bound) has not run out, sleep on the boot
- * clock until the answer's free_at_ms (wall ms, +1) or one heartbeat
- * period (x->cfg.timing.period_ms), whichever comes first, then run it
- * again: at most one attempt (a record read and a node read) a period
- * while nothing announced a free time. Prints `waiting key=K node=N
- * free_at_ms=T|-` (the line emitter) when it starts waiting and whenever
- * the holder or its free time changes; the machine's warnings of attempts
- * that were not the last go to stderr as prog's. Gives up (the last `held`
- * answer stays in sm->res) when wait_ms runs out or *stop (may be NULL)
- * becomes non-zero. sm is initialised here; its result is in sm->res,
- * its warnings of the last attempt in sm->msg. */
+/* Acquire key for x's node, waiting while it is held elsewhere or the
+ * store fails for now (issues 15, 24; docs/ownership.md "Waiting for a
+ * key"): run the acquisition machine (keep_acquire_run), then ask the wait
+ * machine (lib/core/acqwait.h) whether and when to try again, with the boot
+ * clock, the judging wall clock the acquisition judged with
+ * (keep_judge_wall_ms) and a random value for the jitter; sleep on the boot
+ * clock until then (steps of 100 ms: *stop, which may be NULL, ends the
+ * wait) and run it again. wait_ms: 0 no wait, KEEP_WAIT_FOREVER no bound.
+ * Prints, as the machine says, `waiting key=K node=N free_at_ms=T|-` (the
+ * holder or its free time changed) or `retrying key=K reason=R code=C
+ * in_ms=N` (a transient answer: one line each); the machine's warnings of
+ * attempts that were not the last go to stderr as prog's. The last answer
+ * stays in sm->res (its warnings in sm->msg) when the wait ends: acquired,
+ * a definite answer, the deadline, or *stop. sm is initialised here. */
 void keep_acquire_wait(struct keep_acquire *sm, const struct keep_owncmd *x, const char *key,
 		       int64_t wait_ms, volatile sig_atomic_t *stop, const char *prog);
 

@@ -34,6 +34,7 @@ summary() {
 	owner-show) echo "print who owns an actor" ;;
 	owner-watch) echo "follow ownership records: acquisitions, releases, holders fenced" ;;
 	owner-check) echo "check that this node's grant of an actor may act now" ;;
+	owner-commit) echo "commit an application's bytes under this node's fence; claim, read" ;;
 	keep-store) echo "raw access to the bucket: get, stat, put, del, list" ;;
 	store-probe) echo "check that a store honours conditional writes" ;;
 	upgrade-mark) echo "upgrade from per-actor leases: start guard, marking, forgetting old heartbeats, native clusters" ;;

@@ -7,7 +7,9 @@
 #            tmux (a real terminal for the Ctrl-C tests), shellcheck, jq (the
 #            --json tests parse with it), prometheus (promtool: the metrics
 #            files and the alert rules are checked with it; its service is
-#            installed too, but keep's tests never start it)
+#            installed too, but keep's tests never start it), GNU parallel
+#            (bats --jobs: the test files run side by side), stress-ng (the
+#            CPU hog of the loaded runs, docs/testing.md)
 #   --s3     also the Ceph RGW packages used as the real S3 server of the tests
 #   --bench  also gnuplot (bench/plot-soak draws a soak's per-minute CSV)
 set -eu
@@ -15,7 +17,7 @@ pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev lib
 curl ca-certificates procps util-linux"
 for arg in "$@"; do
 	case $arg in
-	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl tmux shellcheck jq prometheus" ;;
+	--test) pkgs="$pkgs bats bats-support bats-assert systemd man-db clang libclang-rt-dev valgrind openssl tmux shellcheck jq prometheus parallel stress-ng" ;;
 	--s3) pkgs="$pkgs radosgw ceph-mon ceph-osd" ;;
 	--bench) pkgs="$pkgs gnuplot-nox" ;;
 	*) echo "usage: install-deps.sh [--test] [--s3] [--bench]" >&2; exit 100 ;;

@@ -19,7 +19,9 @@ static const char USAGE[] =
     "                 resolver-gives-up, drain-ignores-deadline, seed-without-marker,\n"
     "                 release-with-hold-left, grant-ignores-pending,\n"
     "                 unsynced-hold-as-failed, fence-without-rewatch,\n"
-    "                 judge-without-offset, ignore-steps\n"
+    "                 judge-without-offset, ignore-steps,\n"
+    "                 fence-dated-on-judging-clock, readback-ignores-version,\n"
+    "                 commit-without-condition, fence-in-metadata-only\n"
     "  --verbose      trace every step to stdout (with --seed)\n"
     "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
     "                 every broken model is caught within 1000 seeds\n"
@@ -83,6 +85,7 @@ static uint64_t run_seeds(uint64_t first, uint64_t n, enum sim_broken b, struct 
 		sum->fences += r.fences;
 		sum->lost += r.lost;
 		sum->events += r.events;
+		sum->commits += r.commits;
 		if (r.violated) {
 			bad++;
 			print_failure(seed, b, &r);
@@ -106,8 +109,9 @@ static int check_mode(uint64_t real_seeds)
 	} else {
 		printf("ok %d - real model: %" PRIu64 " seeds, no violation\n", test, real_seeds);
 	}
-	printf("# acquisitions=%" PRIu64 " fences=%" PRIu64 " lost=%" PRIu64 " steps=%" PRIu64 "\n",
-	       sum.acquisitions, sum.fences, sum.lost, sum.events);
+	printf("# acquisitions=%" PRIu64 " fences=%" PRIu64 " lost=%" PRIu64 " commits=%" PRIu64
+	       " steps=%" PRIu64 "\n",
+	       sum.acquisitions, sum.fences, sum.lost, sum.commits, sum.events);
 	fflush(stdout);
 	for (b = 1; b < SIM_B_COUNT; b++) {
 		test++;

@@ -27,24 +27,32 @@
  * within ttl - safety of the send of the write its validity rests on and
  * never after its lease was lost; never a hold acting while its own pending
  * release exists (issue 18); a drain ends by its deadline (plus the
- * requests it waits on); a record never stays naming a live process that
- * keeps nothing to release it (issue 14 item 2). */
+ * requests it waits on), its lock waits included (issue 23); a record
+ * never stays naming a live process that keeps nothing to release it
+ * (issue 14 item 2); no release of a record, no `released` and no first
+ * write of a new instance while a process of a job of the node
+ * (owner-run's CMD or its worker, holding the run lock) lives (issue 24). */
 #include "sim.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../lib/core/acquire.h"
+#include "../lib/core/commit.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/jobstop.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/listing.h"
 #include "../lib/core/owner.h"
 #include "../lib/core/resolver.h"
 #include "../lib/core/timing.h"
 #include "../lib/exitcode.h"
+#include "../lib/fenced.h"
 #include "../lib/nodeobj.h"
+#include "../lib/sha256.h"
 
 #define MAX_NODES 4
 #define MAX_ACTORS 4
@@ -56,6 +64,7 @@
 #define MAX_WAIT (N_MTASKS * (KEEP_RES_SLOTS + 1)) /* waiters on one per-actor lock */
 #define VER_LEN KEEP_VERSION_MAX
 #define WALL_EPOCH_MS INT64_C(1790000000000) /* true time 0 on the wall */
+#define OBJ_BODY_MAX 512		     /* bytes: a simulated fenced object */
 
 /* ---- PRNG: splitmix64 seeding xoshiro256** (never rand()) -------------- */
 
@@ -136,10 +145,10 @@ struct mslot { /* leases/<actor>: the upgrade marker (lib/core/upgrade.h's struc
 
 /* A process's tasks. The three machines' tasks (T_FG, T_BG, T_DRAIN) index
  * their outstanding local actions. */
-enum task { T_FG = 0, T_BG, T_DRAIN, T_LEASE, T_LIST, T_OP };
+enum task { T_FG = 0, T_BG, T_DRAIN, T_LEASE, T_LIST, T_OP, T_COMMIT };
 #define N_MTASKS 3
 
-enum target { TG_NODE = 0, TG_REC, TG_MARK, TG_KEYS, TG_LIST };
+enum target { TG_NODE = 0, TG_REC, TG_MARK, TG_KEYS, TG_LIST, TG_OBJ };
 
 struct req {
 	bool used;
@@ -157,6 +166,7 @@ struct req {
 	struct keep_owner_rec rbody;
 	struct keep_lease_obj lbody;
 	int64_t t_send, deadline;
+	int64_t t_apply; /* when it reaches the bucket (will_apply) */
 	bool lose_reply, applied;
 	bool will_apply; /* scheduled to reach the bucket (not yet applied) */
 	int64_t t_reply; /* when the reply (or the timeout) reaches the client */
@@ -168,6 +178,12 @@ struct req {
 	struct keep_lease_obj lread;
 	bool lexists[MAX_NODES]; /* TG_LIST: nodes/ as listed */
 	char lver[MAX_NODES][VER_LEN];
+	/* TG_OBJ: the fenced object app/a<idx> (the fenced commit, issue 26) */
+	char obody[OBJ_BODY_MAX]; /* PUT: the body sent */
+	size_t olen;
+	int64_t ogen;		  /* PUT: the generation the sender's fence names */
+	char oread[OBJ_BODY_MAX]; /* GET OK: the body read */
+	size_t oreadlen;
 };
 
 /* A node's state directory (state_dir/<node-id>): holds/, pending/, the
@@ -182,6 +198,33 @@ enum sd_fail {
 	SDF_COUNT,
 };
 
+/* owner-run's job of one actor on one state directory (its run lock:
+ * docs/ownership.md "The job"): owner-run, CMD and, often, a worker CMD
+ * started (in CMD's process group, or one that left it: still owner-run's
+ * descendant, still holding the lock). Each holds the run lock while it
+ * lives. owner-run stops the job when the grant ends (the first signal,
+ * SIGKILL after kill_after) and kills what is left when CMD ends; killed
+ * itself (E_RUNKILL: SIGKILL, the OOM killer), CMD dies with it and the
+ * worker runs on, an orphan holding the lock. Deaths come 1-5 ms after a
+ * fatal signal, later for a process in uninterruptible sleep (stuck_ms). */
+struct job {
+	bool on;	    /* the run lock is held: a process of it lives */
+	int64_t gen;	    /* the generation CMD runs under (> 0) */
+	int proc;	    /* the process it acquired under */
+	int no;		    /* job number (traces) */
+	bool runner;	    /* owner-run lives */
+	bool cmd, worker;   /* CMD, the worker: alive */
+	bool escaped;	    /* the worker left CMD's process group */
+	bool stubborn;	    /* CMD and the worker ignore SIGTERM */
+	int64_t stuck_ms;   /* a fatal signal takes this much longer to end them */
+	int64_t cmd_end;    /* CMD's own end (true time) */
+	int64_t worker_end; /* the worker's own end */
+	int64_t cmd_die;    /* a signal's death due (true time), 0 */
+	int64_t worker_die; /* ... */
+	bool stopping;	    /* owner-run stops it */
+	int64_t kill_at;    /* owner-run's SIGKILL due, 0 sent or none */
+};
+
 struct sdir {
 	bool hold_on[MAX_ACTORS];
 	struct keep_hold hold[MAX_ACTORS];
@@ -193,6 +236,9 @@ struct sdir {
 	/* the lease state file's judging lines (lease-write's save_state) */
 	bool have_judge;
 	int64_t judge_off, clock_base;
+	/* owner-run's jobs (runs/) */
+	struct job job[MAX_ACTORS];
+	int64_t jobs_tick; /* the next E_JOBS of this directory scheduled (true time), 0 */
 };
 
 enum fg_kind { FG_IDLE = 0, FG_ACQ, FG_REL };
@@ -216,6 +262,19 @@ struct seen {
 	bool read_failed;
 	bool wrote;
 	struct keep_node_obj obj;
+};
+
+/* app/a<N> in the bucket: the fenced object of actor a (issue 26), with
+ * S3's version tokens, a hash of the body. The checker's truth beside it:
+ * the fence each landed write carried and who sent it. */
+struct oslot {
+	bool exists;
+	char ver[VER_LEN];
+	char body[OBJ_BODY_MAX]; /* as stored (fence-in-metadata-only: the data alone) */
+	size_t len;
+	int64_t meta_gen;   /* fence-in-metadata-only: the fence, kept apart */
+	int64_t landed_max; /* the highest generation whose write landed here */
+	int landed_by;	    /* ... its sender */
 };
 
 struct proc {
@@ -257,9 +316,10 @@ struct proc {
 	int64_t hib_at[MAX_ACTORS];  /* when the hold of the actor hibernates (mono) */
 	bool lost_track[MAX_ACTORS]; /* a state-dir failure left a record we forgot */
 	bool stopping, stop_sent;
-	int64_t drain_start, drain_deadline_true;    /* true time */
-	int64_t drain_lock_wait;		     /* ms the drain's jobs waited on a lock */
-	int64_t lock_wait_since[KEEP_RES_SLOTS + 1]; /* the drain's waiters (true time) */
+	int64_t drain_start, drain_deadline_true; /* true time */
+	/* a LOCK waiting in the queue: the true time its bound (the action's
+	 * timeout_ms) ends, 0 when it has none (issue 23 item 3) */
+	int64_t lock_until[N_MTASKS][KEEP_RES_SLOTS + 1];
 	bool paused_in_drain;
 
 	/* listing and peer fences */
@@ -271,6 +331,16 @@ struct proc {
 	struct keep_stale ls_stale; /* the candidate being decided */
 	int64_t ls_stale_lapses;    /* this process's lapses when the stale line came */
 	char self_id[KEEP_NODE_ID_MAX + 1];
+
+	/* the application's fenced commits (T_COMMIT; lib/core/commit.c, as
+	 * owner-commit): one machine at a time */
+	struct keep_commit cm;
+	bool cm_on;
+	int cm_actor;
+	uint64_t cm_mid;		/* this run of the machine (older replies dropped) */
+	int64_t cm_claimed[MAX_ACTORS]; /* the generation this process claimed a's object at */
+	struct keep_creply cm_grant;	/* the facts of a grant check in progress */
+	int cm_seq;			/* bytes written: a counter */
 };
 
 struct ev {
@@ -298,6 +368,13 @@ enum ev_kind {
 	E_DELREC,    /* a = actor: an operator deletes owners/<actor> by hand */
 	E_STEP,	     /* a = node, b = signed ms: the node's host wall clock steps */
 	E_SUSPEND,   /* a = node, b = duration: the host sleeps (boot and wall clocks go on) */
+	E_JOBS,	     /* a = state directory: owner-run's jobs go on (a tick) */
+	E_RUNKILL,   /* a = node: an owner-run of the node is killed with SIGKILL */
+	E_LOCKTO,    /* a = proc, b = task * 64 + slot: a LOCK's bound passed */
+	E_DELNODE,   /* a = node, b = 1: an operator deletes nodes/<a> by hand, and then
+		      * fences it at once (issue 23) */
+	E_CGRANT,    /* a = proc, b = the commit's mid: its grant check reads the state dir */
+	E_CSEND,     /* a = request, b = proc: a commit's PUT sent after a pause */
 	E_END,
 };
 
@@ -312,10 +389,21 @@ struct sim {
 	/* scheduler knobs (per mille) */
 	int pm_lost, pm_slow, pm_late, pm_refused, pm_slow_reply, pm_drop;
 	int64_t op_wall_off;
+	/* the judging offset of the node the operator's configuration names
+	 * (its state file carries it from a forward step that corrected a
+	 * clock behind: the wall clock is right, the judging clock late).
+	 * lease-fence judges with it and dates with the wall clock (issue 23) */
+	int64_t op_judge_off;
+	/* armed once a run: an operator deletes nodes/X while an acquisition
+	 * taking over a record naming X has its write in flight, to land after
+	 * the read-back (issue 23 item 2) */
+	bool del_on_takeover;
 	/* the bucket */
 	struct nslot nodes[MAX_NODES];
 	struct rslot recs[MAX_ACTORS];
 	struct mslot marks[MAX_ACTORS];
+	struct oslot objs[MAX_ACTORS];
+	int pm_cpause; /* a commit's PUT waits a pause after its grant check (per mille) */
 	uint64_t ver_counter, ver_salt;
 	/* processes and their state directories */
 	struct proc *procs[MAX_PROCS];
@@ -344,6 +432,7 @@ struct sim {
 	int64_t orphan_since[MAX_ACTORS];
 	char orphan_ver[MAX_ACTORS][VER_LEN];
 	bool stop;
+	int njobs; /* jobs started */
 };
 
 #define P(s, i) ((s)->procs[(i)])
@@ -489,7 +578,7 @@ static void wake(struct sim *s, int pi, int task, int64_t t)
 
 static const char *tname(int task)
 {
-	static const char *n[] = {"fg", "bg", "drain", "lease", "list", "op"};
+	static const char *n[] = {"fg", "bg", "drain", "lease", "list", "op", "commit"};
 	return n[task];
 }
 
@@ -503,7 +592,8 @@ static void pname(const struct sim *s, int proc, char *buf, size_t n)
 
 static const char *tgname(int tgt)
 {
-	static const char *n[] = {"nodes/n", "owners/a", "leases/a", "keys/a", "list nodes/"};
+	static const char *n[] = {"nodes/n", "owners/a",    "leases/a",
+				  "keys/a",  "list nodes/", "app/a"};
 	return n[tgt];
 }
 
@@ -532,12 +622,119 @@ static enum keep_outcome cond_check(bool exists, const char *ver, enum keep_cond
 	return KEEP_STORE_OK;
 }
 
+static void check_jobs_gone(struct sim *s, int pi, int a, int64_t gen, const char *what);
+
 static void check_record_write(struct sim *s, int actor, const struct keep_owner_rec *old,
 			       bool existed, const struct keep_owner_rec *nw)
 {
 	if (existed && nw->generation < old->generation)
 		violation(s, "generation decreased: owners/a%d from %" PRId64 " to %" PRId64,
 			  actor + 1, old->generation, nw->generation);
+}
+
+static void actor_key(int a, char *out, size_t n);
+static void pname(const struct sim *s, int proc, char *buf, size_t n);
+
+/* S3's version token of a body: a hash of its bytes (identical bytes,
+ * identical token: the ETag trap of issue 26). */
+static void obj_version(const void *body, size_t len, char *out)
+{
+	char hex[65];
+
+	keep_sha256_hex(len ? body : "", len, hex);
+	snprintf(out, VER_LEN, "\"%.32s\"", hex);
+}
+
+/* A write of a fenced object lands: generations never go backwards on
+ * the object (once a write fenced at G + 1 landed, none fenced at G
+ * lands), and every landed write was sent by the holder of the generation
+ * it names (register_gen's record: the process that registered that hold). */
+static void check_obj_write(struct sim *s, const struct req *q)
+{
+	const struct oslot *o = &s->objs[q->idx];
+	char who[32], first[32];
+	int i;
+
+	pname(s, q->proc, who, sizeof(who));
+	if (o->exists && q->ogen < o->landed_max) {
+		pname(s, o->landed_by, first, sizeof(first));
+		violation(s,
+			  "app/a%d: a write fenced at generation %" PRId64
+			  " by %s landed after one "
+			  "at generation %" PRId64 " by %s",
+			  q->idx + 1, q->ogen, who, o->landed_max, first);
+		return;
+	}
+	for (i = 0; i < s->ngens[q->idx]; i++)
+		if (s->gens[q->idx][i].gen == q->ogen) {
+			if (s->gens[q->idx][i].proc != q->proc) {
+				pname(s, s->gens[q->idx][i].proc, first, sizeof(first));
+				violation(s,
+					  "app/a%d: a write fenced at generation %" PRId64
+					  " sent by %s, but %s held that generation",
+					  q->idx + 1, q->ogen, who, first);
+			}
+			return;
+		}
+	violation(s,
+		  "app/a%d: a write fenced at generation %" PRId64 " sent by %s, who never held it",
+		  q->idx + 1, q->ogen, who);
+}
+
+/* app/a<idx>: a GET, or a PUT with its condition. The broken model
+ * fence-in-metadata-only keeps the fence beside the data (as user metadata
+ * would be), so the version token covers the data alone; a read shows the
+ * fence of the metadata as if it were the body's. */
+static void obj_apply(struct sim *s, struct req *q)
+{
+	struct oslot *o = &s->objs[q->idx];
+	bool meta_only = s->broken == SIM_B_FENCE_META_ONLY;
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	struct keep_fence f;
+	struct keep_buf b;
+
+	if (!q->write) {
+		q->out = o->exists ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
+		if (!o->exists)
+			return;
+		memcpy(q->ver, o->ver, VER_LEN);
+		if (!meta_only) {
+			memcpy(q->oread, o->body, o->len);
+			q->oreadlen = o->len;
+			return;
+		}
+		actor_key(q->idx, key, sizeof(key));
+		keep_buf_init(&b, OBJ_BODY_MAX);
+		if (keep_fenced_encode(key, o->meta_gen, o->body, o->len, &b) != 0)
+			abort();
+		memcpy(q->oread, b.data, b.len);
+		q->oreadlen = b.len;
+		keep_buf_release(&b);
+		return;
+	}
+	q->out = cond_check(o->exists, o->ver, q->cond, q->if_match);
+	if (q->out != KEEP_STORE_OK)
+		return;
+	check_obj_write(s, q);
+	if (meta_only) {
+		if (keep_fenced_decode(q->obody, q->olen, &f, NULL, 0) != 0)
+			abort();
+		memcpy(o->body, q->obody + f.data_off, f.size);
+		o->len = f.size;
+		o->meta_gen = q->ogen;
+	} else {
+		memcpy(o->body, q->obody, q->olen);
+		o->len = q->olen;
+	}
+	obj_version(o->body, o->len, o->ver);
+	o->exists = true;
+	if (q->ogen >= o->landed_max) {
+		o->landed_max = q->ogen;
+		o->landed_by = q->proc;
+	}
+	memcpy(q->ver, o->ver, VER_LEN);
+	q->applied = true;
+	s->res->commits++;
 }
 
 /* Apply a request at the bucket, atomically, now. */
@@ -559,6 +756,9 @@ static void bucket_apply(struct sim *s, struct req *q)
 	case TG_KEYS: /* no segment keys in the simulated bucket */
 		q->out = KEEP_STORE_OK;
 		return;
+	case TG_OBJ:
+		obj_apply(s, q);
+		return;
 	case TG_NODE:
 		n = &s->nodes[q->idx];
 		if (!q->write) {
@@ -572,6 +772,11 @@ static void bucket_apply(struct sim *s, struct req *q)
 		q->out = cond_check(n->exists, n->ver, q->cond, q->if_match);
 		if (q->out != KEEP_STORE_OK)
 			return;
+		if (q->proc >= 0 && q->nbody.state == KEEP_NODE_RELEASED)
+			check_jobs_gone(s, q->proc, -1, 0, "released written");
+		else if (q->proc >= 0 && q->nbody.state == KEEP_NODE_LIVE &&
+			 (!n->exists || strcmp(n->o.instance, q->nbody.instance) != 0))
+			check_jobs_gone(s, q->proc, -1, 0, "a new instance's first write");
 		n->exists = true;
 		n->o = q->nbody;
 		new_version(s, n->ver);
@@ -613,6 +818,8 @@ static void bucket_apply(struct sim *s, struct req *q)
 		if (q->out != KEEP_STORE_OK)
 			return;
 		check_record_write(s, q->idx, &r->r, r->exists, &q->rbody);
+		if (q->proc >= 0 && !q->rbody.held)
+			check_jobs_gone(s, q->proc, q->idx, q->rbody.generation, "a release");
 		r->exists = true;
 		r->r = q->rbody;
 		new_version(s, r->ver);
@@ -684,6 +891,7 @@ static void send_req(struct sim *s, int qi, int64_t timeout_ms)
 	if (applies) {
 		q->refs++;
 		q->will_apply = true;
+		q->t_apply = ta;
 		push_ev(s, ta, E_APPLY, qi, 0);
 	}
 	q->t_reply = (q->lose_reply || tr_ > q->deadline) ? q->deadline : tr_;
@@ -791,16 +999,18 @@ static bool release_pending(const struct sdir *sd, const struct keep_hold *h)
 /* Acting as owner of a: alive, and lib/core/owner.c's grant check (what
  * owner-check asks) says ok for its hold, fed the lease machine's validity
  * and epoch and whether a pending release names the hold. */
-static bool acting(const struct sim *s, const struct proc *p, int a)
+/* What owner-check reads for p's hold of a (its state directory, the lease
+ * machine's validity and epoch), with the broken models' perturbations;
+ * in's strings are borrowed from the model. */
+static void grant_input(const struct sim *s, const struct proc *p, int a,
+			struct keep_grant_input *in_)
 {
 	const struct sdir *sd = &s->sdirs[p->sd];
 	const struct keep_hold *h = &sd->hold[a];
 	struct keep_grant_input in;
 
-	if (!p->alive || !sd->hold_on[a])
-		return false;
 	memset(&in, 0, sizeof(in));
-	in.have_hold = true;
+	in.have_hold = sd->hold_on[a];
 	in.hold_instance = h->instance;
 	in.hold_generation = h->generation;
 	in.hold_epoch = h->epoch;
@@ -810,7 +1020,18 @@ static bool acting(const struct sim *s, const struct proc *p, int a)
 	in.release_pending = release_pending(sd, h);
 	if (s->broken == SIM_B_GRANT_IGNORES_PENDING || s->broken == SIM_B_OLD_STATEDIR)
 		in.release_pending = false; /* perturbation: owner-check blind to it */
-	return keep_owner_check(&in, h->generation) == KEEP_GRANT_OK;
+	*in_ = in;
+}
+
+static bool acting(const struct sim *s, const struct proc *p, int a)
+{
+	const struct sdir *sd = &s->sdirs[p->sd];
+	struct keep_grant_input in;
+
+	if (!p->alive || !sd->hold_on[a])
+		return false;
+	grant_input(s, p, a, &in);
+	return keep_owner_check(&in, sd->hold[a].generation) == KEEP_GRANT_OK;
 }
 
 /* nodes/<id> of a record's holder: "nN" -> N - 1 (records only name the
@@ -900,6 +1121,252 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
 	}
 }
 
+/* ---- owner-run's jobs (issue 24) ------------------------------------------------------
+ *
+ * The run locks of a state directory and the processes holding them
+ * (struct job). owner-run's own watch of the grant is modelled here (it is
+ * a command's loop, not a machine: cmd/owner-run.c); what the machines ask
+ * of the jobs (RUN_PROBE and RUN_SIGNAL of the resolver, RUNS_PROBE and
+ * RUNS_SIGNAL of the lease) is answered from it, and check 9 holds the
+ * machines to "nothing of a key is freed while a process of its job
+ * lives". */
+
+#define JOB_TICK_MS 20
+
+static int64_t job_kill_after(const struct sim *s)
+{
+	return keep_jobstop_default_kill_after_ms(s->t.safety_ms);
+}
+
+static bool job_lives(const struct job *j)
+{
+	return j->cmd || j->worker;
+}
+
+static int64_t job_pid(const struct job *j, bool worker)
+{
+	return 100000 + 10 * (int64_t)j->no + (worker ? 2 : 1);
+}
+
+static void jobs_tick_at(struct sim *s, int sdi, int64_t t)
+{
+	struct sdir *sd = &s->sdirs[sdi];
+
+	if (sd->jobs_tick && sd->jobs_tick <= t)
+		return;
+	sd->jobs_tick = t;
+	push_ev(s, t, E_JOBS, sdi, t);
+}
+
+/* A fatal signal (or TERM) reaches CMD and the worker of j: their deaths
+ * are due 1-5 ms later (later when stuck). *pid gets one of them. Returns
+ * how many got it. */
+static int job_signal(struct sim *s, struct job *j, bool kill, int64_t *pid)
+{
+	int n = 0;
+	int64_t die;
+
+	if (!kill && j->stubborn)
+		return (j->cmd ? 1 : 0) + (j->worker ? 1 : 0); /* delivered, ignored */
+	die = s->now + rng_range(&s->rng, 1, 5) + j->stuck_ms;
+	if (j->cmd) {
+		n++;
+		*pid = job_pid(j, false);
+		if (!j->cmd_die || die < j->cmd_die)
+			j->cmd_die = die;
+	}
+	if (j->worker) {
+		n++;
+		if (!*pid)
+			*pid = job_pid(j, true);
+		if (!j->worker_die || die < j->worker_die)
+			j->worker_die = die;
+	}
+	return n;
+}
+
+/* owner-run's view of its grant (keep_grant_now): the hold of its
+ * generation, on the lease state its process left (a dead lease-write's
+ * state stays valid to its deadline, unless a new process of the node
+ * rewrote it: another instance). */
+static bool job_grant(const struct sim *s, int sdi, int a, const struct job *j)
+{
+	const struct proc *p = P(s, j->proc);
+	const struct sdir *sd = &s->sdirs[sdi];
+
+	if (!sd->hold_on[a] || sd->hold[a].generation != j->gen)
+		return false;
+	if (p->alive)
+		return acting(s, p, a);
+	for (int i = 0; i < s->nprocs; i++)
+		if (P(s, i)->alive && P(s, i)->sd == sdi)
+			return false; /* a restart rewrote the lease state: another instance */
+	return !release_pending(sd, &sd->hold[a]) && lease_valid(s, p) &&
+	       strcmp(sd->hold[a].instance, p->inst) == 0;
+}
+
+/* E_JOBS: the jobs of state directory sdi go on. */
+static void jobs_step(struct sim *s, int sdi)
+{
+	struct sdir *sd = &s->sdirs[sdi];
+	bool any = false;
+	int64_t pid = 0;
+
+	sd->jobs_tick = 0;
+	for (int a = 0; a < s->nactors; a++) {
+		struct job *j = &sd->job[a];
+
+		if (!j->on)
+			continue;
+		if (j->cmd && ((j->cmd_die && s->now >= j->cmd_die) || s->now >= j->cmd_end))
+			j->cmd = false;
+		if (j->worker &&
+		    ((j->worker_die && s->now >= j->worker_die) || s->now >= j->worker_end))
+			j->worker = false;
+		if (j->runner) {
+			if (!j->stopping && !j->cmd) {
+				/* CMD ended: nothing of the job outlives it */
+				j->stopping = true;
+				if (job_signal(s, j, true, &pid))
+					tr(s,
+					   "sd%d a%d job %d: CMD ended, owner-run kills the rest",
+					   sdi, a + 1, j->no);
+			} else if (!j->stopping && !job_grant(s, sdi, a, j)) {
+				j->stopping = true;
+				j->kill_at = s->now + job_kill_after(s);
+				job_signal(s, j, false, &pid);
+				tr(s,
+				   "sd%d a%d job %d gen %" PRId64
+				   ": grant ended, owner-run stops it",
+				   sdi, a + 1, j->no, j->gen);
+			} else if (j->stopping && j->kill_at && s->now >= j->kill_at) {
+				j->kill_at = 0;
+				job_signal(s, j, true, &pid);
+			}
+			if (!job_lives(j)) {
+				j->runner = false; /* owner-run releases, drops the lock, exits */
+				tr(s, "sd%d a%d job %d ended", sdi, a + 1, j->no);
+			}
+		}
+		j->on = j->runner || job_lives(j);
+		any = any || j->on;
+	}
+	if (any)
+		jobs_tick_at(s, sdi, s->now + JOB_TICK_MS);
+}
+
+/* An owner-run of p acquired a (fresh hold at gen): now and then it is
+ * owner-run's, which starts CMD (the run lock was taken before; one run
+ * of a key per state directory). */
+static void job_start(struct sim *s, struct proc *p, int a, int64_t gen)
+{
+	struct sdir *sd = &s->sdirs[p->sd];
+	struct job *j = &sd->job[a];
+
+	if (j->on || !rng_pm(&s->rng, 400))
+		return;
+	memset(j, 0, sizeof(*j));
+	j->on = j->runner = j->cmd = true;
+	j->gen = gen;
+	j->proc = pidx(s, p);
+	j->no = ++s->njobs;
+	j->worker = rng_pm(&s->rng, 700);
+	j->escaped = j->worker && rng_pm(&s->rng, 300);
+	j->stubborn = rng_pm(&s->rng, 300);
+	j->stuck_ms = rng_pm(&s->rng, 50) ? rng_range(&s->rng, 100, 3000) : 0;
+	j->cmd_end = s->now + rng_range(&s->rng, 100, 3 * s->t.ttl_ms);
+	/* a worker that CMD waits for, or one left in the background */
+	j->worker_end =
+	    j->worker ? j->cmd_end + (rng_pm(&s->rng, 500) ? -rng_range(&s->rng, 0, 50)
+							   : rng_range(&s->rng, 0, 2 * s->t.ttl_ms))
+		      : 0;
+	tr(s, "n%d.%d owner-run: job %d of a%d gen %" PRId64 "%s%s%s%s", p->node + 1, p->no, j->no,
+	   a + 1, gen, j->worker ? " with a worker" : "", j->escaped ? " (left the group)" : "",
+	   j->stubborn ? ", ignores SIGTERM" : "", j->stuck_ms ? ", can get stuck" : "");
+	jobs_tick_at(s, p->sd, s->now + JOB_TICK_MS);
+}
+
+/* E_RUNKILL: an owner-run of node n is killed (SIGKILL): CMD dies with it
+ * (PR_SET_PDEATHSIG), its worker runs on with the run lock. No owner-run
+ * to kill yet: tried again later. */
+static void job_runkill(struct sim *s, int n)
+{
+	int sdi = s->node_sd[n];
+
+	if (sdi >= 0)
+		for (int a = 0; a < s->nactors; a++) {
+			struct job *j = &s->sdirs[sdi].job[a];
+
+			if (!j->on || !j->runner)
+				continue;
+			j->runner = false;
+			j->cmd = false;
+			j->on = job_lives(j);
+			tr(s, "n%d: owner-run of a%d (job %d) killed with SIGKILL%s", n + 1, a + 1,
+			   j->no, j->worker ? ": its worker runs on" : "");
+			return;
+		}
+	push_ev(s, s->now + rng_range(&s->rng, s->t.period_ms, s->t.ttl_ms), E_RUNKILL, n, 0);
+}
+
+/* The resolver's probe of a's run lock (lib/runlock.h keep_run_probe). */
+static void job_probe(const struct sim *s, int sdi, int a, struct keep_run_view *v)
+{
+	const struct job *j = &s->sdirs[sdi].job[a];
+
+	memset(v, 0, sizeof(*v));
+	v->held = j->on;
+	v->generation = j->on ? j->gen : 0;
+	v->kill_after_ms = job_kill_after(s);
+	v->nlocks = j->on;
+	if (s->broken == SIM_B_RELEASE_IGNORES_JOB)
+		v->held = false; /* perturbation: the release never waits for the job */
+}
+
+/* The signal of a probe's caller (keep_run_signal): every holder but the
+ * live owner-run (which stops its job itself). a < 0: every job of sdi. */
+static int job_signal_holders(struct sim *s, int sdi, int a, bool kill, int64_t *pid)
+{
+	int n = 0;
+
+	for (int k = 0; k < s->nactors; k++) {
+		struct job *j = &s->sdirs[sdi].job[k];
+
+		if ((a >= 0 && k != a) || !j->on)
+			continue;
+		n += job_signal(s, j, kill, pid);
+		if (j->cmd_die || j->worker_die)
+			jobs_tick_at(s, sdi, s->now + 1);
+	}
+	if (!n && a >= 0 && s->sdirs[sdi].job[a].runner)
+		*pid = job_pid(&s->sdirs[sdi].job[a], false) - 1; /* the owner-run */
+	return n;
+}
+
+/* Check 9 (issue 24), at the bucket's apply of a write of process pi that
+ * frees records of its node: a release of owners/<a> (a >= 0, at
+ * generation gen), or `released` / a new instance's first write of
+ * nodes/<id> (a < 0). No process of a job of that key (of a generation up
+ * to the released one), resp. of any job of the node, may live. */
+static void check_jobs_gone(struct sim *s, int pi, int a, int64_t gen, const char *what)
+{
+	const struct proc *p = P(s, pi);
+	const struct sdir *sd = &s->sdirs[p->sd];
+
+	for (int k = 0; k < s->nactors; k++) {
+		const struct job *j = &sd->job[k];
+
+		if ((a >= 0 && (k != a || j->gen > gen)) || !job_lives(j))
+			continue;
+		violation(s,
+			  "%s by n%d.%d while job %d of a%d (gen %" PRId64 ": %s%s) still runs on "
+			  "its node",
+			  what, p->node + 1, p->no, j->no, k + 1, j->gen, j->cmd ? "CMD" : "",
+			  j->worker ? (j->cmd ? " and its worker" : "its worker") : "");
+		return;
+	}
+}
+
 /* The machine's events: a lost lease marks the process (its holds stop
  * acting at once: the grant check asks the lease). */
 static void drain_lease_events(struct sim *s, struct proc *p)
@@ -971,8 +1438,44 @@ static void lease_step(struct sim *s, struct proc *p)
 		send_req(s, qi, act.timeout_ms);
 		return;
 	case KEEP_LACT_DONE:
-		proc_exit(s, p, p->lost ? keep_lease_reason_name(p->sm.reason) : "stopped");
+		proc_exit(s, p,
+			  p->lost || p->sm.reason ? keep_lease_reason_name(p->sm.reason)
+						  : "stopped");
 		return;
+	case KEEP_LACT_RUNS_PROBE: {
+		/* lease-write's probe of the node's run locks (keep_runs_probe):
+		 * locks held by a job */
+		struct keep_run_view v, one;
+
+		memset(&v, 0, sizeof(v));
+		v.kill_after_ms = -1;
+		for (int a = 0; a < s->nactors; a++) {
+			job_probe(s, p->sd, a, &one);
+			one.held = s->sdirs[p->sd].job[a].on; /* the release's perturbation only */
+			if (!keep_run_is_job(&one))
+				continue;
+			v.held = true;
+			v.nlocks++;
+			v.kill_after_ms = one.kill_after_ms;
+		}
+		if (s->broken == SIM_B_LEASE_IGNORES_JOBS)
+			v.held = false; /* perturbation: the lease never waits for the jobs */
+		keep_lease_on_runs_probe(&p->sm, mono, &v);
+		drain_lease_events(s, p);
+		lease_step(s, p);
+		return;
+	}
+	case KEEP_LACT_RUNS_SIGNAL: {
+		int64_t pid = 0;
+		int n = job_signal_holders(s, p->sd, -1, act.sig == KEEP_JOBSTOP_KILL, &pid);
+
+		tr(s, "n%d.%d lease: %s to the node's jobs (%d processes)", p->node + 1, p->no,
+		   act.sig == KEEP_JOBSTOP_KILL ? "SIGKILL" : "SIGTERM", n);
+		keep_lease_on_runs_signal(&p->sm, mono, n, 0, pid);
+		drain_lease_events(s, p);
+		lease_step(s, p);
+		return;
+	}
 	}
 }
 
@@ -1140,17 +1643,17 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 			if (p->nwait[ai] == MAX_WAIT)
 				abort();
 			p->waitq[ai][p->nwait[ai]++] = code;
-			if (task == T_DRAIN)
-				p->lock_wait_since[slot] = s->now;
+			p->lock_until[task][slot] = 0;
+			if (a->timeout_ms > 0) {
+				/* the wait is bounded (flock polled until then) */
+				p->lock_until[task][slot] = p_true_at(
+				    p, s->now, keep_add_sat_ms(p_mono(p, s->now), a->timeout_ms));
+				push_ev(s, p->lock_until[task][slot], E_LOCKTO, pi, code);
+			}
 			return false;
 		}
 		p->lock_owner[ai] = code;
-		if (task == T_DRAIN && p->lock_wait_since[slot]) {
-			/* a drain's job waits on an acquisition (or a release) that
-			 * holds the actor's lock: its time is not the drain's */
-			p->drain_lock_wait += s->now - p->lock_wait_since[slot];
-			p->lock_wait_since[slot] = 0;
-		}
+		p->lock_until[task][slot] = 0;
 		return true;
 	case KEEP_OACT_UNLOCK:
 		if (s->broken == SIM_B_NO_ACTOR_LOCK || p->lock_owner[ai] != code)
@@ -1228,6 +1731,16 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		if (apply)
 			sd->pend[i] = sd->pend[--sd->npend];
 		return true;
+	case KEEP_OACT_RUN_PROBE:
+		job_probe(s, p->sd, ai, &r->run);
+		return true;
+	case KEEP_OACT_RUN_SIGNAL:
+		r->npids = job_signal_holders(s, p->sd, ai, a->sig == KEEP_JOBSTOP_KILL, &r->pid);
+		if (r->npids)
+			tr(s, "n%d.%d %s: %s to job of a%d (%d processes)", p->node + 1, p->no,
+			   tname(task), a->sig == KEEP_JOBSTOP_KILL ? "SIGKILL" : "SIGTERM", ai + 1,
+			   r->npids);
+		return true;
 	case KEEP_OACT_CLUSTER_READ:
 		/* the simulated cluster ran per-actor leases once (its markers
 		 * are the model): never native, every first record takes the
@@ -1267,6 +1780,23 @@ static bool local(struct sim *s, struct proc *p, int task, int slot, const struc
 		r->nholds = nh;
 		r->pend = ps;
 		r->npend = np;
+		{
+			/* runs/: the run lock of each job (keep_runs_list) */
+			static struct keep_run_entry rs[MAX_ACTORS];
+			size_t nr = 0;
+
+			for (i = 0; i < s->nactors; i++) {
+				if (!sd->job[i].on)
+					continue;
+				memset(&rs[nr], 0, sizeof(rs[nr]));
+				actor_key(i, rs[nr].key, sizeof(rs[nr].key));
+				rs[nr].generation = sd->job[i].gen;
+				rs[nr].owner_alive = sd->job[i].runner;
+				nr++;
+			}
+			r->runs = rs;
+			r->nruns = nr;
+		}
 		return true;
 	}
 	default:
@@ -1287,6 +1817,34 @@ static void feed(struct sim *s, struct proc *p, int task, int slot, const struct
 }
 
 /* E_LOCAL: a local action completes (or waits for its lock). */
+/* A LOCK's bound passed while it waited: taken out of the queue, and the
+ * machine told the lock was not taken (ETIMEDOUT). */
+static void lock_timeout(struct sim *s, struct proc *p, int code)
+{
+	int task = code / 64, slot = code % 64, ai, w;
+	struct keep_oreply r;
+
+	if (task >= N_MTASKS || slot > KEEP_RES_SLOTS || !p->loc_on[task][slot] ||
+	    p->loc[task][slot].kind != KEEP_OACT_LOCK || !p->lock_until[task][slot] ||
+	    s->now < p->lock_until[task][slot])
+		return;
+	ai = actor_index(s, p->loc[task][slot].key);
+	for (w = 0; w < p->nwait[ai] && p->waitq[ai][w] != code; w++)
+		;
+	if (w == p->nwait[ai])
+		return;
+	memmove(p->waitq[ai] + w, p->waitq[ai] + w + 1,
+		(size_t)(--p->nwait[ai] - w) * sizeof(p->waitq[ai][0]));
+	p->lock_until[task][slot] = 0;
+	p->loc_on[task][slot] = false;
+	tr(s, "n%d.%d %s lock of a%d: busy past its bound", p->node + 1, p->no, tname(task),
+	   ai + 1);
+	memset(&r, 0, sizeof(r));
+	r.failed = true;
+	r.err = ETIMEDOUT;
+	feed(s, p, task, slot, &r);
+}
+
 static void local_done(struct sim *s, struct proc *p, int code)
 {
 	int task = code / 64, slot = code % 64;
@@ -1300,8 +1858,9 @@ static void local_done(struct sim *s, struct proc *p, int code)
 	feed(s, p, task, slot, &r);
 }
 
-/* Issue one action of the machine of task. */
-static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
+/* Issue one action of the machine of task: the request's index, or -1 for
+ * a local action. */
+static int issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 {
 	int pi = pidx(s, p), slot = a->slot < 0 ? 0 : a->slot, qi, ai;
 	struct req *q;
@@ -1310,7 +1869,7 @@ static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 		p->loc[task][slot] = *a;
 		p->loc_on[task][slot] = true;
 		push_ev(s, s->now + rng_range(&s->rng, 0, 2), E_LOCAL, pi, task * 64 + slot);
-		return;
+		return -1;
 	}
 	ai = a->kind == KEEP_OACT_NODE_READ ? node_index(s, a->node) : actor_index(s, a->key);
 	switch (a->kind) {
@@ -1341,6 +1900,32 @@ static void issue(struct sim *s, struct proc *p, int task, struct keep_oact *a)
 	q->cond = a->cond;
 	snprintf(q->if_match, VER_LEN, "%s", a->cond == KEEP_COND_IF_MATCH ? a->if_match : "");
 	send_req(s, qi, a->timeout_ms);
+	return qi;
+}
+
+/* Issue 23 item 2's scenario, once a run when armed: an acquisition takes
+ * over a record naming another node X, If-Match, and its write will land
+ * after its client gave up (a late apply): an operator deletes nodes/X
+ * just before the read-back (and fences it at once). The read-back then
+ * sees the record unchanged and its holder not free: the write may still
+ * land, so the acquisition must stay unresolved (§3), never "lost". */
+static void maybe_delete_holder(struct sim *s, const struct proc *p, int qi)
+{
+	const struct keep_acq_decision *d = &p->acq.d;
+	const struct req *q = &s->reqs[qi];
+	int x;
+
+	if (!s->del_on_takeover || qi < 0 || d->absent || !d->rec.held ||
+	    d->cond != KEEP_COND_IF_MATCH || strcmp(d->rec.node, p->self_id) == 0 ||
+	    !q->will_apply || q->t_apply <= q->t_reply)
+		return;
+	x = node_index(s, d->rec.node);
+	if (x < 0 || x >= s->nnodes)
+		return;
+	s->del_on_takeover = false;
+	tr(s, "(an operator will delete nodes/n%d before n%d.%d's read-back)", x + 1, p->node + 1,
+	   p->no);
+	push_ev(s, q->t_reply - 1, E_DELNODE, x, 1);
 }
 
 /* A store reply for a machine. */
@@ -1363,6 +1948,14 @@ static void mach_reply(struct sim *s, struct proc *p, struct req *q, enum keep_o
 			r.lobj.seed = 0;
 			r.lobj.created = 0;
 		}
+		if (s->broken == SIM_B_RB_IGNORES_VERSION && q->task == T_FG && p->fg == FG_ACQ &&
+		    p->acq.phase == KEEP_AP_RB && q->tgt == TG_REC && !q->write &&
+		    !(q->rread.held && strcmp(q->rread.instance, p->inst) == 0)) {
+			/* perturbation: the read-back cannot tell an unchanged record
+			 * from a replaced one (the rule before issue 23) */
+			snprintf(r.version, sizeof(r.version), "\"rb-%08" PRIx64 "\"",
+				 ++s->ver_counter);
+		}
 	}
 	feed(s, p, q->task, q->slot, &r);
 }
@@ -1382,10 +1975,11 @@ static void acq_done(struct sim *s, struct proc *p)
 
 	switch (r->kind) {
 	case KEEP_AR_ACQUIRED:
-		if (r->fresh)
+		if (r->fresh) {
 			tr(s, "n%d.%d acquired a%d gen %" PRId64, p->node + 1, p->no, a + 1,
 			   r->generation);
-		else
+			job_start(s, p, a, r->generation);
+		} else
 			tr(s, "n%d.%d acquire a%d: same hold gen %" PRId64, p->node + 1, p->no,
 			   a + 1, r->generation);
 		fg_idle(s, p, 50, 500);
@@ -1454,6 +2048,8 @@ static void drive(struct sim *s, struct proc *p, int task)
 				   a.cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match",
 				   a.cond == KEEP_COND_IF_MATCH ? a.if_match : "",
 				   d->reason ? d->reason : "-");
+				maybe_delete_holder(s, p, issue(s, p, task, &a));
+				return;
 			}
 			issue(s, p, task, &a);
 			return;
@@ -1607,6 +2203,212 @@ static void clean_stop(struct sim *s, struct proc *p)
 	keep_resolver_init(&p->drain, &c);
 	tr(s, "n%d.%d clean stop begins: drain", p->node + 1, p->no);
 	drive(s, p, T_DRAIN);
+}
+
+/* ---- the fenced commit (issue 26) ---------------------------------------------
+ *
+ * The application of a process commits its state to its actor's fenced
+ * object app/a<N> with lib/core/commit.c, as owner-commit does: while it
+ * believes it holds the actor (acting: owner-check's answer), first a
+ * claim at each generation it holds (acquire, claim, read, work, commit),
+ * then commits, half of them of the bytes already there (the ETag trap:
+ * with S3's tokens, the same bytes under another fence must still be
+ * another version). The machine's grant checks are answered from the state
+ * directory as owner-check reads it (grant_input); its PUT may wait a pause
+ * after the second check (a GC pause, SIGSTOP: pm_cpause) and, like every
+ * request, be applied late or lose its reply. The checker's invariant is
+ * check_obj_write's, at every landing. */
+
+static void cm_idle(struct sim *s, struct proc *p, int64_t lo, int64_t hi)
+{
+	p->cm_on = false;
+	wake(s, pidx(s, p), T_COMMIT, s->now + rng_range(&s->rng, lo, hi));
+}
+
+static void cm_done(struct sim *s, struct proc *p)
+{
+	const struct keep_commit_result *r = &p->cm.res;
+	int a = p->cm_actor;
+
+	if (r->kind == KEEP_CR_CLAIMED)
+		p->cm_claimed[a] = p->cm.generation;
+	tr(s, "n%d.%d %s app/a%d gen %" PRId64 ": %s%s%s %s", p->node + 1, p->no,
+	   p->cm.mode == KEEP_COMMIT_CLAIM ? "claim" : "commit", a + 1, p->cm.generation,
+	   keep_commit_result_name(r->kind), r->reason ? " " : "", r->reason ? r->reason : "",
+	   r->version[0] ? r->version : "-");
+	keep_commit_release(&p->cm);
+	cm_idle(s, p, 20, 400);
+}
+
+/* The data of app/a<a> as stored (NULL, 0 when absent or unreadable). */
+static const char *obj_data(const struct sim *s, int a, size_t *len)
+{
+	const struct oslot *o = &s->objs[a];
+	struct keep_fence f;
+
+	*len = 0;
+	if (!o->exists)
+		return NULL;
+	if (s->broken == SIM_B_FENCE_META_ONLY) {
+		*len = o->len;
+		return o->body;
+	}
+	if (keep_fenced_decode(o->body, o->len, &f, NULL, 0) != 0)
+		return NULL;
+	*len = f.size;
+	return o->body + f.data_off;
+}
+
+/* Let the commit machine go on until it waits. */
+static void cm_drive(struct sim *s, struct proc *p)
+{
+	struct keep_cact a;
+	struct req *q;
+	int pi = pidx(s, p), qi;
+	int64_t pause;
+
+	if (!p->alive || s->stop || !p->cm_on)
+		return;
+	keep_commit_next(&p->cm, p_mono(p, s->now), &a);
+	switch (a.kind) {
+	case KEEP_CACT_NONE:
+		return;
+	case KEEP_CACT_DONE:
+		cm_done(s, p);
+		return;
+	case KEEP_CACT_WAIT:
+		wake(s, pi, T_COMMIT, p_true_at(p, s->now, a.until_mono_ms));
+		return;
+	case KEEP_CACT_GRANT: /* a local read: the state directory, then the clock */
+		push_ev(s, s->now + rng_range(&s->rng, 0, 2), E_CGRANT, pi, (int64_t)p->cm_mid);
+		return;
+	case KEEP_CACT_READ:
+		qi = mk_req(s, pi, T_COMMIT, false, TG_OBJ, p->cm_actor);
+		s->reqs[qi].mid = p->cm_mid;
+		send_req(s, qi, a.timeout_ms);
+		return;
+	case KEEP_CACT_PUT:
+		if (a.len > OBJ_BODY_MAX)
+			abort();
+		qi = mk_req(s, pi, T_COMMIT, true, TG_OBJ, p->cm_actor);
+		q = &s->reqs[qi];
+		q->mid = p->cm_mid;
+		memcpy(q->obody, a.body, a.len);
+		q->olen = a.len;
+		q->ogen = a.generation;
+		q->cond = a.cond;
+		snprintf(q->if_match, VER_LEN, "%s",
+			 a.cond == KEEP_COND_IF_MATCH ? a.if_match : "");
+		if (s->broken == SIM_B_COMMIT_UNCOND)
+			q->cond = KEEP_COND_NONE; /* perturbation: sent without its condition */
+		tr(s, "n%d.%d %s app/a%d gen %" PRId64 " %s %s", p->node + 1, p->no,
+		   p->cm.mode == KEEP_COMMIT_CLAIM ? "claim" : "commit", p->cm_actor + 1,
+		   a.generation, a.cond == KEEP_COND_IF_MATCH ? "if-match" : "if-none-match",
+		   a.cond == KEEP_COND_IF_MATCH ? a.if_match : "");
+		if (rng_pm(&s->rng, s->pm_cpause)) {
+			/* stopped between its grant check and its send */
+			pause = rng_range(&s->rng, 1, 3 * keep_timing_takeover_ms(&s->t));
+			tr(s, "n%d.%d pauses %" PRId64 " ms before its put", p->node + 1, p->no,
+			   pause);
+			q->refs++;
+			push_ev(s, s->now + pause, E_CSEND, qi, pi);
+			return;
+		}
+		send_req(s, qi, a.timeout_ms);
+		return;
+	}
+}
+
+/* T_COMMIT woke: a WAIT ended, or time to start the next claim or commit. */
+static void cm_wake(struct sim *s, struct proc *p)
+{
+	const struct sdir *sd = &s->sdirs[p->sd];
+	struct keep_commit_cfg c;
+	char key[KEEP_OWNER_KEY_MAX + 1], obj[32], data[64];
+	const char *cur;
+	size_t curlen;
+	int a, k, held[MAX_ACTORS], n = 0;
+
+	if (p->cm_on) {
+		cm_drive(s, p);
+		return;
+	}
+	if (p->stopping) /* a clean stop: nothing new */
+		return;
+	for (a = 0; a < s->nactors; a++)
+		if (acting(s, p, a))
+			held[n++] = a;
+	if (!n) {
+		cm_idle(s, p, 100, 600);
+		return;
+	}
+	a = held[rng_range(&s->rng, 0, n - 1)];
+	actor_key(a, key, sizeof(key));
+	snprintf(obj, sizeof(obj), "app/a%d", a + 1);
+	memset(&c, 0, sizeof(c));
+	c.key = key;
+	c.generation = sd->hold[a].generation;
+	c.object = obj;
+	c.timeout_ms = keep_timing_attempt_timeout_ms(&s->t);
+	if (p->cm_claimed[a] != c.generation) {
+		c.mode = KEEP_COMMIT_CLAIM;
+	} else {
+		c.mode = KEEP_COMMIT_WRITE;
+		cur = obj_data(s, a, &curlen);
+		if (cur && rng_pm(&s->rng, 500)) {
+			c.data = cur; /* the bytes already there (copied by init) */
+			c.len = curlen;
+		} else {
+			k = snprintf(data, sizeof(data), "n%d.%d g%" PRId64 " s%d", p->node + 1,
+				     p->no, c.generation, ++p->cm_seq);
+			c.data = data;
+			c.len = (size_t)k;
+		}
+	}
+	if (keep_commit_init(&p->cm, &c) != 0)
+		abort();
+	p->cm_on = true;
+	p->cm_actor = a;
+	p->cm_mid = ++s->mids;
+	tr(s, "n%d.%d %s app/a%d gen %" PRId64 "%s", p->node + 1, p->no,
+	   c.mode == KEEP_COMMIT_CLAIM ? "claims" : "commits", a + 1, c.generation,
+	   c.mode == KEEP_COMMIT_WRITE && c.data != data ? " (the same bytes)" : "");
+	cm_drive(s, p);
+}
+
+/* E_CGRANT: the machine's grant check, on the state directory now. */
+static void cm_grant(struct sim *s, struct proc *p, uint64_t mid)
+{
+	struct keep_lease_view v;
+	struct keep_creply r;
+
+	if (!p->cm_on || mid != p->cm_mid)
+		return;
+	memset(&r, 0, sizeof(r));
+	grant_input(s, p, p->cm_actor, &r.grant);
+	lease_view(s, p, &v);
+	r.lease_code = v.code;
+	keep_commit_on_reply(&p->cm, p_mono(p, s->now), &r);
+	cm_drive(s, p);
+}
+
+static void cm_reply(struct sim *s, struct proc *p, struct req *q, enum keep_outcome out)
+{
+	struct keep_creply r;
+
+	if (!p->cm_on || q->mid != p->cm_mid)
+		return; /* a reply to a machine that has ended */
+	memset(&r, 0, sizeof(r));
+	r.outcome = out;
+	if (out == KEEP_STORE_OK) {
+		snprintf(r.version, sizeof(r.version), "%s", q->ver);
+		if (!q->write) {
+			r.body = q->oread;
+			r.len = q->oreadlen;
+		}
+	}
+	keep_commit_on_reply(&p->cm, p_mono(p, s->now), &r);
+	cm_drive(s, p);
 }
 
 /* ---- the listing and peer fences (§2) ---------------------------------------- */
@@ -1876,13 +2678,18 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 	}
 	case LS_FENCE_READ: {
 		struct keep_fence_decision d;
+		struct keep_walls w;
 		struct keep_fencer me;
 		struct req *f;
 		int qi;
 
 		fencer_of(s, p, &me);
+		w.wall_ms = p_wall(p, s->now);
+		w.judge_wall_ms = wall;
+		if (s->broken == SIM_B_FENCE_JUDGE_DATE)
+			w.wall_ms = wall; /* perturbation: dated on the judging clock */
 		keep_fence_peer_judge(&p->ls_stale, &me, out, out == KEEP_STORE_OK ? o : NULL, 0,
-				      wall, &s->t, p->self_id, &d);
+				      &w, &s->t, p->self_id, &d);
 		if (d.verdict == KEEP_FV_NOT_YET && d.free_at_ms != INT64_MAX &&
 		    d.free_at_ms - wall <= keep_timing_takeover_ms(&s->t) + s->t.max_skew_ms) {
 			/* lease-fence decides it again on a fresh read once free_at
@@ -1937,10 +2744,22 @@ static int64_t op_wall(const struct sim *s)
 	return WALL_EPOCH_MS + s->op_wall_off + s->now;
 }
 
+/* The operator's two wall clocks (lib/holds.h keep_walls_cfg): the wall
+ * clock, and it less the judging offset of the node its configuration
+ * names. The broken model dates the fence on the judging clock. */
+static void op_walls(const struct sim *s, struct keep_walls *w)
+{
+	w->wall_ms = op_wall(s);
+	w->judge_wall_ms = keep_sub_sat_ms(w->wall_ms, s->op_judge_off);
+	if (s->broken == SIM_B_FENCE_JUDGE_DATE)
+		w->wall_ms = w->judge_wall_ms; /* perturbation: dated on the judging clock */
+}
+
 static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 {
 	struct keep_fence_decision d;
 	char node[KEEP_NODE_ID_MAX + 1];
+	struct keep_walls w;
 	struct req *f;
 	int qi;
 
@@ -1949,8 +2768,8 @@ static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 		return;
 	}
 	snprintf(node, sizeof(node), "n%d", q->idx + 1);
-	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, op_wall(s),
-			    &s->t, &d);
+	op_walls(s, &w);
+	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, &w, &s->t, &d);
 	keep_fence_operator_absent(&d, true); /* the operator fences on purpose: --create */
 	if (d.verdict != KEEP_FV_FENCE && d.verdict != KEEP_FV_CREATE) {
 		tr(s, "operator: no fence of n%d: %s", q->idx + 1,
@@ -1964,10 +2783,12 @@ static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 	if (s->broken == SIM_B_UNCOND_FENCE)
 		f->cond = KEEP_COND_NONE;
 	f->nbody = d.obj;
-	tr(s, "operator fences n%d (%s)", q->idx + 1, keep_fence_verdict_name(d.verdict));
-	/* a person: the command runs a few seconds after the read */
+	tr(s, "operator fences n%d (%s, written_at=%" PRId64 ")", q->idx + 1,
+	   keep_fence_verdict_name(d.verdict), d.obj.written_at_ms);
+	/* a person: the command runs a few seconds after the read (at once
+	 * when it follows a deletion: one script, or a person in a hurry) */
 	f->refs++;
-	push_ev(s, s->now + rng_range(&s->rng, 0, 5000), E_SEND, qi, 3000);
+	push_ev(s, s->now + rng_range(&s->rng, 0, q->slot ? 200 : 5000), E_SEND, qi, 3000);
 }
 
 /* ---- process lifecycle --------------------------------------------------------- */
@@ -2040,6 +2861,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	snprintf(tmpl.software, sizeof(tmpl.software), "keep-sim");
 	tmpl.seq = 0;
 	keep_lease_init(&p->sm, &s->t, &tmpl, p_mono(p, at));
+	keep_lease_guard_runs(&p->sm, job_kill_after(s)); /* as lease-write */
 	if (s->broken == SIM_B_IGNORE_STEPS)
 		p->sm.t.clock_step_ms = INT64_C(1) << 40; /* perturbation: never a step */
 	{
@@ -2062,6 +2884,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	wake(s, pi, T_FG, at + rng_range(&s->rng, 0, 500));
 	wake(s, pi, T_BG, at + rng_range(&s->rng, 0, 500));
 	wake(s, pi, T_LIST, at + rng_range(&s->rng, 0, 1000));
+	wake(s, pi, T_COMMIT, at + rng_range(&s->rng, 0, 1000));
 	return p;
 }
 
@@ -2174,8 +2997,7 @@ static void check(struct sim *s)
 		if (!p->alive)
 			continue;
 		check_acting_backed(s, p);
-		if (p->drain_on && !p->paused_in_drain &&
-		    s->now > p->drain_deadline_true + p->drain_lock_wait + slack)
+		if (p->drain_on && !p->paused_in_drain && s->now > p->drain_deadline_true + slack)
 			violation(s, "n%d.%d drain still running %" PRId64 " ms past its deadline",
 				  p->node + 1, p->no, s->now - p->drain_deadline_true);
 	}
@@ -2236,6 +3058,22 @@ static void schedule_faults(struct sim *s)
 	}
 	if (rng_pm(&s->rng, 100)) /* before anything was written: a created fence */
 		push_ev(s, rng_range(&s->rng, 0, 100), E_OPFENCE, NODE(), 0);
+	if (rng_pm(&s->rng, 300)) {
+		/* issue 23 item 1: a node stalls (its renewals stop; it still
+		 * counts itself valid on its boot clock), its nodes/<id> is
+		 * deleted by mistake, and an operator whose configuration carries
+		 * a judging offset fences it at once: the fence created over the
+		 * absent object must be dated on the wall clock, or the node's
+		 * records are free before its validity ended */
+		int64_t at = AT();
+		int nd = NODE();
+
+		push_ev(s, at, E_PAUSE, nd, rng_range(&s->rng, s->t.ttl_ms, 2 * tt));
+		push_ev(s, at + rng_range(&s->rng, 0, s->t.period_ms / 2), E_DELNODE, nd, 1);
+	}
+	if (rng_pm(&s->rng, 600))
+		s->op_judge_off = rng_range(&s->rng, tt + 1, 3 * tt);
+	s->del_on_takeover = rng_pm(&s->rng, 300);
 	if (rng_pm(&s->rng, 400))
 		push_ev(s, AT(), E_STOP, NODE(), 0);
 	k = (int)rng_range(&s->rng, 1, 6);
@@ -2259,6 +3097,17 @@ static void schedule_faults(struct sim *s)
 		push_ev(s, at, E_STEP, nd, st);
 		if (rng_pm(&s->rng, 500))
 			push_ev(s, at + rng_range(&s->rng, 1, 2 * tt), E_STEP, nd, -st);
+	}
+	k = (int)rng_range(&s->rng, 1, 3);
+	for (i = 0; i < k; i++) { /* an owner-run killed with SIGKILL (the OOM killer) */
+		int64_t at = AT();
+		int nd = NODE();
+
+		push_ev(s, at, E_RUNKILL, nd, 0);
+		/* and its node's agent with it, now and then (issue 24: a peer
+		 * ran the job after an agent crash) */
+		if (rng_pm(&s->rng, 400))
+			push_ev(s, at + rng_range(&s->rng, 1, s->t.ttl_ms), E_CRASH, nd, 0);
 	}
 #undef AT
 #undef NODE
@@ -2330,6 +3179,8 @@ static void dispatch(struct sim *s, struct ev *e)
 			lease_reply(s, p, q, out);
 		else if (q->task == T_LIST)
 			ls_reply(s, p, q, out);
+		else if (q->task == T_COMMIT)
+			cm_reply(s, p, q, out);
 		else
 			mach_reply(s, p, q, out);
 		unref(s, &s->reqs[e->a]);
@@ -2337,6 +3188,7 @@ static void dispatch(struct sim *s, struct ev *e)
 	}
 	case E_WAKE:
 	case E_LOCAL:
+	case E_LOCKTO:
 		p = P(s, e->a);
 		if (!p->alive)
 			return;
@@ -2346,6 +3198,10 @@ static void dispatch(struct sim *s, struct ev *e)
 		}
 		if (e->kind == E_LOCAL) {
 			local_done(s, p, (int)e->b);
+			return;
+		}
+		if (e->kind == E_LOCKTO) {
+			lock_timeout(s, p, (int)e->b);
 			return;
 		}
 		if (e->b == T_LEASE) {
@@ -2363,7 +3219,33 @@ static void dispatch(struct sim *s, struct ev *e)
 			   (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD ||
 			    p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY)) {
 			ls_wake(s, p);
+		} else if (e->b == T_COMMIT) {
+			cm_wake(s, p);
 		}
+		return;
+	case E_CGRANT:
+	case E_CSEND:
+		p = P(s, e->kind == E_CGRANT ? e->a : (int)e->b);
+		if (e->kind == E_CSEND && !p->alive) { /* it died paused: never sent */
+			s->reqs[e->a].refs--;
+			if (!s->reqs[e->a].refs)
+				s->reqs[e->a].used = false;
+			return;
+		}
+		if (!p->alive)
+			return;
+		if (s->now < p->paused_until) {
+			push_ev(s, p->paused_until, e->kind, e->a, e->b);
+			return;
+		}
+		if (e->kind == E_CGRANT) {
+			cm_grant(s, p, (uint64_t)e->b);
+			return;
+		}
+		s->reqs[e->a].refs--;
+		tr(s, "n%d.%d sends its paused put of app/a%d", p->node + 1, p->no,
+		   s->reqs[e->a].idx + 1);
+		send_req(s, e->a, keep_timing_attempt_timeout_ms(&s->t));
 		return;
 	case E_CRASH:
 		p = node_proc(s, e->a);
@@ -2397,9 +3279,24 @@ static void dispatch(struct sim *s, struct ev *e)
 			tr(s, "n%d.%d paused for %" PRId64 " ms", p->node + 1, p->no, e->b);
 		}
 		return;
-	case E_OPFENCE:
+	case E_OPFENCE: {
+		int qi = mk_req(s, -1, T_OP, false, TG_NODE, e->a);
+
 		tr(s, "operator reads nodes/n%d to fence it", e->a + 1);
-		send_req(s, mk_req(s, -1, T_OP, false, TG_NODE, e->a), 3000);
+		s->reqs[qi].slot = (int)e->b; /* 1: at once (after a deletion) */
+		send_req(s, qi, 3000);
+		return;
+	}
+	case E_DELNODE:
+		/* a mistake: an operator deletes nodes/<a>, then fences it */
+		if (s->nodes[e->a].exists) {
+			s->nodes[e->a].exists = false;
+			tr(s, "operator deletes nodes/n%d (%.8s written_at=%" PRId64 ")", e->a + 1,
+			   s->nodes[e->a].o.instance, s->nodes[e->a].o.written_at_ms);
+		}
+		if (e->b)
+			push_ev(s, s->now + rng_range(&s->rng, 0, s->t.period_ms), E_OPFENCE, e->a,
+				1);
 		return;
 	case E_STOP:
 		p = node_proc(s, e->a);
@@ -2471,6 +3368,13 @@ static void dispatch(struct sim *s, struct ev *e)
 		}
 		return;
 	}
+	case E_JOBS:
+		if (s->sdirs[e->a].jobs_tick == e->b)
+			jobs_step(s, e->a);
+		return;
+	case E_RUNKILL:
+		job_runkill(s, e->a);
+		return;
 	case E_END:
 		s->stop = true;
 		return;
@@ -2497,6 +3401,12 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_FENCE_NO_REWATCH] = "fence-without-rewatch",
 	    [SIM_B_JUDGE_NO_OFFSET] = "judge-without-offset",
 	    [SIM_B_IGNORE_STEPS] = "ignore-steps",
+	    [SIM_B_FENCE_JUDGE_DATE] = "fence-dated-on-judging-clock",
+	    [SIM_B_RB_IGNORES_VERSION] = "readback-ignores-version",
+	    [SIM_B_COMMIT_UNCOND] = "commit-without-condition",
+	    [SIM_B_FENCE_META_ONLY] = "fence-in-metadata-only",
+	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
+	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];
@@ -2547,6 +3457,7 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 	s->pm_slow_reply = (int)rng_range(&s->rng, 0, 200);
 	s->pm_drop = (int)rng_range(&s->rng, 0, 100);
 	s->op_wall_off = rng_range(&s->rng, -s->t.max_skew_ms / 2, s->t.max_skew_ms / 2);
+	s->pm_cpause = (int)rng_range(&s->rng, 50, 300);
 	tr(s,
 	   "seed %" PRIu64 " model %s: ttl=%" PRId64 " grace=%" PRId64 " safety=%" PRId64
 	   " skew=%" PRId64 " period=%" PRId64 " nodes=%d actors=%d lost=%d slow=%d late=%d",
@@ -2572,6 +3483,7 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 		keep_resolver_release(&p->bg);
 		keep_resolver_release(&p->drain);
 		keep_resolver_release(&p->rel);
+		keep_commit_release(&p->cm);
 		free(p);
 	}
 	free(s->heap);

@@ -8,7 +8,7 @@
  * linearizable bucket and simulated state directories, under a scheduler
  * that delays, reorders, applies late and loses requests, crashes, pauses,
  * cuts off and twins processes, fences nodes, fails state directories and
- * deletes records by hand. Every step is checked against the true simulated time.
+ * deletes records and node objects by hand. Every step is checked against the true simulated time.
  * Everything comes from the seed: a run is reproducible bit for bit. */
 #ifndef KEEP_SIM_H
 #define KEEP_SIM_H
@@ -45,6 +45,19 @@ enum sim_broken {
 				      * judging offset after a step, no unnoticed step */
 	SIM_B_IGNORE_STEPS,	     /* the lease machine never notices a wall-clock step
 				      * (no lapse, no judging offset) */
+	SIM_B_FENCE_JUDGE_DATE,	     /* fences dated on the judging clock, not the wall clock
+				      * (issue 23 item 1: a fence the operator creates over a
+				      * deleted nodes/<id>, under a judging offset) */
+	SIM_B_RB_IGNORES_VERSION,    /* an acquisition's read-back takes an unchanged record
+				      * for a replaced one (issue 23 item 2) */
+	SIM_B_COMMIT_UNCOND,	     /* a fenced commit's PUT sent without its condition */
+	SIM_B_FENCE_META_ONLY,	     /* the fence kept in user metadata only: the version
+				      * token (S3's, a hash of the body) covers the data alone */
+	SIM_B_RELEASE_IGNORES_JOB,   /* a release does not wait for the key's job: its probe
+				      * of the run lock answers free (issue 24) */
+	SIM_B_LEASE_IGNORES_JOBS,    /* the lease's released and a new instance's first write
+				      * do not wait for the node's jobs: its probe of the run
+				      * locks answers free (issue 24) */
 	SIM_B_COUNT,
 };
 
@@ -53,6 +66,7 @@ struct sim_result {
 	uint64_t fences;       /* fences that landed (peers and operator) */
 	uint64_t lost;	       /* processes whose node lease ended lost */
 	uint64_t events;       /* scheduler steps */
+	uint64_t commits;      /* fenced-object writes that landed (commits and claims) */
 	bool violated;	       /* an invariant failed (the run stops there) */
 	int64_t at_ms;	       /* true simulated time of the violation */
 	char why[512];	       /* one line: which invariant and who */

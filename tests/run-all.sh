@@ -2,20 +2,36 @@
 # run-all.sh BUILD_DIR [unit|bats|sim|all] — every test suite of keep, TAP.
 #
 #   unit  each BUILD_DIR/tests/test_* binary
-#   bats  tests/bats on the fs store, then again on a real S3 server:
+#   bats  tests/bats on the fs store and on a real S3 server, the two passes
+#         side by side, each running $KEEP_TEST_JOBS test files at once
+#         (default: the number of cores; bats --jobs with GNU parallel,
+#         the tests of one file one after the other); then the files marked `# run-all: alone`
+#         (a line of its own in the file: the few that must not share the
+#         machine), one at a time, fs then S3. The S3 server:
 #         $S3_ENDPOINT if set (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION,
 #         and the bucket $S3_BUCKET, default keep-test, created if missing),
 #         else Ceph RGW started here by scripts/s3-server.sh on a temporary
 #         data dir (port 7480 or the next free pair) and stopped on exit,
-#         failure or interrupt
+#         failure or interrupt; CEPH_CONF (that server's ceph.conf, or
+#         the caller's for $S3_ENDPOINT) lets a test make a second S3 user
+#         with radosgw-admin (tests/bats/0117-s3-bucket-policy.bats).
+#         KEEP_TEST_JOBS=1 runs every file one after the other, as before
+#         (no GNU parallel needed); KEEP_TEST_ONLY=RE runs only the files
+#         whose name matches the extended regex RE.
 #   sim   BUILD_DIR/bin/keep-sim --check
 #   all   unit and bats (the default; bats runs keep-sim --check in
 #         tests/bats/0900-sim.bats, once, in the fs pass)
 #
-# Each suite's output is printed as it runs. `ok` / `not ok` TAP lines are
+# Each suite's TAP is printed whole: the fs pass as it runs, the S3 pass
+# (which ran beside it) when it is over; with bats --jobs each file's lines
+# come together, once the file is done. `ok` / `not ok` TAP lines are
 # counted across all suites (skips are reported, not counted as passes); a
 # suite that exits non-zero without any `not ok` line counts as 1 failure.
-# The last line is exactly "N passed, N failed"; exit 0 only if 0 failed.
+# After each bats suite, `# file-time` lines give each file's time (the sum
+# of its tests' times, from bats --timing), slowest first. The last line is
+# exactly "N passed, N failed"; exit 0 only if 0 failed.
+# docs/testing.md ("Running the suite") has the rules a test follows to
+# run beside the others.
 set -u
 
 usage() {
@@ -49,6 +65,15 @@ stop_s3() {
 	fi
 }
 cleanup() {
+	for p in "$TMP"/*.pid; do
+		[ -f "$p" ] || continue
+		pid=$(cat "$p")
+		# a pass still running (an interrupt): its bats and what it started
+		if kill -0 "$pid" 2>/dev/null; then
+			pkill -TERM -P "$pid" 2>/dev/null
+			kill -TERM "$pid" 2>/dev/null
+		fi
+	done
 	stop_s3
 	rm -rf "$TMP"
 }
@@ -56,6 +81,22 @@ trap cleanup EXIT
 trap 'echo "# interrupted" >&2; exit 130' INT
 trap 'echo "# terminated" >&2; exit 143' TERM
 trap 'exit 129' HUP
+
+# count NAME OUT RC : count the TAP lines of a suite's output OUT that
+# exited RC (already printed).
+count() {
+	ok=$(grep -c '^ok ' "$2")
+	skip=$(grep -c -i '^ok .*# skip' "$2")
+	notok=$(grep -c '^not ok ' "$2")
+	PASSED=$((PASSED + ok - skip))
+	SKIPPED=$((SKIPPED + skip))
+	FAILED=$((FAILED + notok))
+	if [ "$3" -ne 0 ] && [ "$notok" -eq 0 ]; then
+		echo "not ok - suite '$1' exited with status $3"
+		FAILED=$((FAILED + 1))
+	fi
+	echo "# end of suite: $1: $((ok - skip)) passed, $notok failed, $skip skipped, exit $3"
+}
 
 # suite NAME CMD... : run CMD, show its output, count its TAP lines.
 suite() {
@@ -68,17 +109,7 @@ suite() {
 		echo $? >"$TMP/rc"
 	} 2>&1 | tee "$TMP/out"
 	rc=$(cat "$TMP/rc" 2>/dev/null || echo 1)
-	ok=$(grep -c '^ok ' "$TMP/out")
-	skip=$(grep -c -i '^ok .*# skip' "$TMP/out")
-	notok=$(grep -c '^not ok ' "$TMP/out")
-	PASSED=$((PASSED + ok - skip))
-	SKIPPED=$((SKIPPED + skip))
-	FAILED=$((FAILED + notok))
-	if [ "$rc" -ne 0 ] && [ "$notok" -eq 0 ]; then
-		echo "not ok - suite '$name' exited with status $rc"
-		FAILED=$((FAILED + 1))
-	fi
-	echo "# end of suite: $name: $((ok - skip)) passed, $notok failed, $skip skipped, exit $rc"
+	count "$name" "$TMP/out" "$rc"
 }
 
 # fail_suite NAME REASON : a suite that could not run at all.
@@ -105,8 +136,80 @@ have_bats_files() {
 	return 1
 }
 
-run_bats() { # STORE
-	KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 bats --tap --timing "$ROOT/tests/bats"
+# one file per core and per pass: the two passes together run twice as
+# many files as there are cores (on 2 cores with 4 a pass, a CPU hog and
+# a shared machine, renewals starved and most agent tests failed)
+JOBS=${KEEP_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+case $JOBS in '' | *[!0-9]* | 0) echo "run-all: KEEP_TEST_JOBS must be a positive integer" >&2; exit 100 ;; esac
+if [ "$JOBS" -gt 1 ] && ! command -v parallel >/dev/null 2>&1; then
+	echo "# GNU parallel is not installed (scripts/install-deps.sh --test): one test file at a time"
+	JOBS=1
+fi
+
+# The bats files, in two lists: $TMP/files.side (run side by side) and
+# $TMP/files.alone (those with a line `# run-all: alone`). The side ones go
+# longest first when a previous run left its file times in
+# $BUILD/bats-times (a long file started last would end the pass alone),
+# else in name order.
+list_files() {
+	: >"$TMP/files.side"
+	: >"$TMP/files.alone"
+	for f in "$ROOT"/tests/bats/*.bats; do
+		[ -f "$f" ] || continue
+		if [ -n "${KEEP_TEST_ONLY:-}" ] && ! printf '%s\n' "${f##*/}" | grep -Eq -- "$KEEP_TEST_ONLY"; then
+			continue
+		fi
+		if grep -q '^# run-all: alone' "$f"; then
+			echo "$f" >>"$TMP/files.alone"
+		else
+			echo "$f" >>"$TMP/files.side"
+		fi
+	done
+	if [ -s "$BUILD/bats-times" ]; then
+		awk 'NR == FNR { t[$2] += $1; next }
+		     { n = $0; sub(/.*\//, "", n); printf "%d %d %s\n", -(t[n] + 0), FNR, $0 }' \
+			"$BUILD/bats-times" "$TMP/files.side" | sort -n -k1,1 -k2,2 | cut -d' ' -f3- \
+			>"$TMP/files.side.sorted"
+		mv "$TMP/files.side.sorted" "$TMP/files.side"
+	fi
+}
+
+# run_bats STORE JOBS LIST : bats over the files of LIST (one a line), JOBS
+# files at a time.
+run_bats() {
+	if [ ! -s "$3" ]; then
+		echo "1..0"
+		return 0
+	fi
+	if [ "$2" -gt 1 ]; then
+		tr '\n' '\0' <"$3" | KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 xargs -0 \
+			bats --tap --timing --jobs "$2" --no-parallelize-within-files
+	else
+		tr '\n' '\0' <"$3" | KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 xargs -0 \
+			bats --tap --timing
+	fi
+}
+
+# file_times NAME OUT LIST : `# file-time` lines of a bats suite's output OUT
+# over the files of LIST (bats numbers the tests file after file, in LIST's
+# order; a file's time is the sum of its tests'), slowest first; also
+# appended to $TMP/times for $BUILD/bats-times.
+file_times() {
+	while IFS= read -r f; do
+		# the tests bats finds in f (its preprocessor's pattern)
+		echo "$(grep -cE '^[[:blank:]]*@test[[:blank:]]' "$f") ${f##*/}"
+	done <"$3" >"$TMP/counts"
+	awk -v counts="$TMP/counts" -v suite="$1" '
+	BEGIN { while ((getline l < counts) > 0) { split(l, a, " "); nf++; name[nf] = a[2]; cnt[nf] = a[1] } fi = 1; left = cnt[1] }
+	/^(not )?ok [0-9]+ / {
+		while (left == 0 && fi < nf) { fi++; left = cnt[fi] }
+		ms = 0
+		if (match($0, / in [0-9]+ms( |$)/)) ms = substr($0, RSTART + 4, RLENGTH - 4) + 0
+		t[name[fi]] += ms; n[name[fi]]++; left--
+	}
+	END { for (k in t) printf "%d %s %d\n", t[k], k, n[k] }' "$2" | sort -rn >"$TMP/ft"
+	awk -v suite="$1" '{ printf "# file-time %s: %s %.1f s (%d tests)\n", suite, $2, $1 / 1000, $3 }' "$TMP/ft"
+	awk '{ print $1, $2 }' "$TMP/ft" >>"$TMP/times"
 }
 
 # port_free PORT: nothing accepts connections on 127.0.0.1:PORT.
@@ -153,7 +256,7 @@ start_s3() {
 	# shellcheck disable=SC2034 # v is read by the eval below
 	while IFS='=' read -r k v; do
 		case $k in
-		S3_ENDPOINT | S3_ACCESS_KEY | S3_SECRET_KEY | S3_REGION | S3_BUCKET)
+		S3_ENDPOINT | S3_ACCESS_KEY | S3_SECRET_KEY | S3_REGION | S3_BUCKET | CEPH_CONF)
 			eval "$k=\$v"
 			export "${k?}"
 			;;
@@ -162,11 +265,13 @@ start_s3() {
 	[ -n "${S3_ENDPOINT:-}" ]
 }
 
-run_bats_s3() {
+# s3_ready: the S3 server to use is set up ($S3_* exported); 1 (after a
+# `not ok` line) when it cannot be.
+s3_ready() {
 	if [ -n "${S3_ENDPOINT:-}" ]; then
 		if [ -z "${S3_ACCESS_KEY:-}" ] || [ -z "${S3_SECRET_KEY:-}" ]; then
 			fail_suite "bats (s3)" "S3_ENDPOINT is set but S3_ACCESS_KEY or S3_SECRET_KEY is not"
-			return
+			return 1
 		fi
 		S3_REGION=${S3_REGION:-us-east-1}
 		S3_BUCKET=${S3_BUCKET:-keep-test}
@@ -174,7 +279,7 @@ run_bats_s3() {
 		echo "# using the S3 server at $S3_ENDPOINT, bucket $S3_BUCKET"
 		if ! ensure_bucket; then
 			fail_suite "bats (s3)" "bucket $S3_BUCKET missing and could not be created"
-			return
+			return 1
 		fi
 	else
 		echo "# starting a test S3 server (Ceph RGW on loopback)"
@@ -182,12 +287,62 @@ run_bats_s3() {
 			fail_suite "bats (s3)" "could not start the test S3 server (logs: $S3_DATA/log)"
 			tail -n 30 "$S3_DATA"/log/*.log 2>/dev/null | sed 's/^/# /'
 			stop_s3
-			return
+			return 1
 		fi
 		echo "# S3 server up: $S3_ENDPOINT bucket $S3_BUCKET"
 	fi
-	suite "bats (s3)" run_bats s3
-	stop_s3
+}
+
+# bg_pass NAME STORE JOBS LIST : run_bats in the background, its output in
+# $TMP/NAME.out, its exit status in $TMP/NAME.rc when it ends; its pid in
+# $TMP/NAME.pid (killed on exit if still running).
+bg_pass() {
+	rm -f "$TMP/$1.rc"
+	: >"$TMP/$1.out"
+	(
+		run_bats "$2" "$3" "$4" >"$TMP/$1.out" 2>&1
+		echo $? >"$TMP/$1.rc"
+	) &
+	echo $! >"$TMP/$1.pid"
+}
+
+# show_pass TITLE NAME LIST : print a background pass's output (as it
+# comes when FOLLOW=1), wait for its end, count it, give its file times.
+show_pass() {
+	echo "# suite: $1"
+	if [ "${FOLLOW:-0}" = 1 ]; then
+		tail -n +1 -f --pid="$(cat "$TMP/$2.pid")" "$TMP/$2.out"
+	fi
+	wait "$(cat "$TMP/$2.pid")" 2>/dev/null
+	while [ ! -s "$TMP/$2.rc" ]; do sleep 1; done # (not our child: a sub-shell's)
+	[ "${FOLLOW:-0}" = 1 ] || cat "$TMP/$2.out"
+	count "$1" "$TMP/$2.out" "$(cat "$TMP/$2.rc")"
+	file_times "$1" "$TMP/$2.out" "$3"
+}
+
+run_all_bats() {
+	list_files
+	: >"$TMP/times"
+	echo "# bats: $(wc -l <"$TMP/files.side") files side by side ($JOBS at a time per store)," \
+		"$(wc -l <"$TMP/files.alone") alone"
+	bg_pass fs fs "$JOBS" "$TMP/files.side"
+	s3=0
+	s3_ready && s3=1
+	[ "$s3" = 0 ] || bg_pass s3 s3 "$JOBS" "$TMP/files.side"
+	FOLLOW=1 show_pass "bats (fs)" fs "$TMP/files.side"
+	[ "$s3" = 0 ] || show_pass "bats (s3)" s3 "$TMP/files.side"
+	if [ -s "$TMP/files.alone" ]; then
+		suite "bats (fs, alone)" run_bats fs 1 "$TMP/files.alone"
+		file_times "bats (fs, alone)" "$TMP/out" "$TMP/files.alone"
+		if [ "$s3" = 1 ]; then
+			suite "bats (s3, alone)" run_bats s3 1 "$TMP/files.alone"
+			file_times "bats (s3, alone)" "$TMP/out" "$TMP/files.alone"
+		fi
+	fi
+	[ "$s3" = 0 ] || stop_s3
+	# each file's time over both stores, for the order of the next run
+	awk '{ t[$2] += $1 } END { for (k in t) print t[k], k }' "$TMP/times" | sort -rn \
+		>"$BUILD/bats-times" 2>/dev/null || true
 }
 
 if [ "$MODE" = unit ] || [ "$MODE" = all ]; then
@@ -200,8 +355,7 @@ if [ "$MODE" = bats ] || [ "$MODE" = all ]; then
 	elif ! have_bats_files; then
 		echo "# no bats files in tests/bats"
 	else
-		suite "bats (fs)" run_bats fs
-		run_bats_s3
+		run_all_bats
 	fi
 fi
 

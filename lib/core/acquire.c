@@ -103,6 +103,7 @@ void keep_acquire_next(struct keep_acquire *sm, int64_t now_mono_ms, int64_t now
 	switch (sm->phase) {
 	case KEEP_AP_LOCK:
 		act->kind = KEEP_OACT_LOCK;
+		act->timeout_ms = 0; /* an acquisition waits for the lock as it always did */
 		break;
 	case KEEP_AP_LEASE:
 	case KEEP_AP_LEASE2:
@@ -469,8 +470,9 @@ static void on_store_read(struct keep_acquire *sm, int64_t now_wall_ms, const st
 		decided(sm);
 		return;
 	case KEEP_AP_RB:
-		keep_owner_readback(&self, sm->gen, r->outcome, r->version, ok ? &r->rec : NULL,
-				    r->decode_err, &sm->rb);
+		keep_owner_readback(
+		    &self, sm->gen, sm->d.cond == KEEP_COND_IF_MATCH ? sm->d.if_match : "",
+		    r->outcome, r->version, ok ? &r->rec : NULL, r->decode_err, &sm->rb);
 		rb_decided(sm);
 		return;
 	case KEEP_AP_RB_NODE:

@@ -73,6 +73,12 @@ bad:
 	return KEEP_ERR_PARSE;
 }
 
+void keep_cluster_native_obj(const struct keep_walls *now, struct keep_cluster_obj *o)
+{
+	o->format = KEEP_CLUSTER_FMT_NATIVE;
+	o->written_at_ms = now->wall_ms;
+}
+
 int keep_cluster_encode(const struct keep_cluster_obj *o, struct keep_buf *out)
 {
 	if ((o->format != KEEP_CLUSTER_FMT_NATIVE && o->format != KEEP_CLUSTER_FMT_UPGRADED) ||

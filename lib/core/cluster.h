@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "../buf.h"
+#include "timing.h"
 
 #define KEEP_CLUSTER_KEY "cluster"
 #define KEEP_CLUSTER_MAX 128 /* bytes: the largest body keep writes or decodes */
@@ -50,6 +51,12 @@ const char *keep_cluster_format_name(enum keep_cluster_format f);
  * KEEP_CLUSTER_MAX). *o is zeroed on error. */
 int keep_cluster_decode(const char *body, size_t len, struct keep_cluster_obj *o, char *why,
 			size_t whylen);
+
+/* The object `upgrade-mark native` creates, into *o: format native,
+ * written_at_ms now->wall_ms, the writer's wall clock (never the judging
+ * clock: every date keep writes into the bucket is at least the writer's
+ * wall clock, issue 23; this one only informs). now is borrowed. */
+void keep_cluster_native_obj(const struct keep_walls *now, struct keep_cluster_obj *o);
 
 /* Append the body of o to out. 0, KEEP_ERR_INVAL (a bad field), or
  * keep_buf's error. */

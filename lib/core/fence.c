@@ -493,7 +493,7 @@ bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *
 
 /* The decision on the fresh read alone, once the fencer may act. */
 static void decide_on_read(const struct keep_stale *st, enum keep_outcome outcome,
-			   const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			   const struct keep_node_obj *obj, int derr, const struct keep_walls *now,
 			   const struct keep_timing *t, const char *self,
 			   struct keep_fence_decision *d)
 {
@@ -512,22 +512,23 @@ static void decide_on_read(const struct keep_stale *st, enum keep_outcome outcom
 		verdict(d, KEEP_FV_REWATCH, "changed");
 		return;
 	}
-	if (d->free_at_ms == INT64_MAX || now_wall < d->free_at_ms) { /* saturated: never */
+	/* judged on the judging clock; dated on the wall clock (issue 23) */
+	if (d->free_at_ms == INT64_MAX || now->judge_wall_ms < d->free_at_ms) { /* never */
 		verdict(d, KEEP_FV_NOT_YET, NULL);
 		return;
 	}
-	make_fence(d, obj, self, now_wall);
+	make_fence(d, obj, self, now->wall_ms);
 	verdict(d, KEEP_FV_FENCE, NULL);
 }
 
 void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer *me,
 			   enum keep_outcome outcome, const struct keep_node_obj *obj, int derr,
-			   int64_t now_wall, const struct keep_timing *t, const char *self,
-			   struct keep_fence_decision *d)
+			   const struct keep_walls *now, const struct keep_timing *t,
+			   const char *self, struct keep_fence_decision *d)
 {
 	if (!keep_fence_peer_may(st, me, t, d))
 		return;
-	decide_on_read(st, outcome, obj, derr, now_wall, t, self, d);
+	decide_on_read(st, outcome, obj, derr, now, t, self, d);
 }
 
 void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
@@ -566,21 +567,25 @@ void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome 
 }
 
 void keep_fence_operator(const char *node, enum keep_outcome outcome,
-			 const struct keep_node_obj *obj, int derr, int64_t now_wall,
+			 const struct keep_node_obj *obj, int derr, const struct keep_walls *now,
 			 const struct keep_timing *t, struct keep_fence_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	if (outcome == KEEP_STORE_NOT_FOUND) {
-		/* §2: created with the operator's clock and no instance */
+		/* §2: created with the operator's clock and no instance. The
+		 * wall clock, never the judging clock (issue 23): records
+		 * naming the node are free written_at + ttl + grace later, and
+		 * its last write came before this moment on the operator's
+		 * clock, within the skew bound */
 		d->obj.format = 3;
 		d->obj.state = KEEP_NODE_FENCED;
 		copy_str(d->obj.instance, sizeof(d->obj.instance), "-");
-		d->obj.written_at_ms = now_wall;
+		d->obj.written_at_ms = now->wall_ms;
 		copy_str(d->obj.node, sizeof(d->obj.node), node);
 		d->obj.seq = 0;
 		copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), "operator");
-		d->obj.fenced_at_ms = now_wall;
-		d->free_at_ms = keep_add_sat_ms(now_wall, keep_timing_takeover_ms(t));
+		d->obj.fenced_at_ms = now->wall_ms;
+		d->free_at_ms = keep_add_sat_ms(now->wall_ms, keep_timing_takeover_ms(t));
 		verdict(d, KEEP_FV_CREATE, "absent");
 		return;
 	}
@@ -594,7 +599,7 @@ void keep_fence_operator(const char *node, enum keep_outcome outcome,
 		verdict(d, KEEP_FV_REFUSED, "released");
 		return;
 	case KEEP_NODE_LIVE:
-		make_fence(d, obj, "operator", now_wall);
+		make_fence(d, obj, "operator", now->wall_ms);
 		verdict(d, KEEP_FV_FENCE, NULL);
 		return;
 	}

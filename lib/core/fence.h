@@ -242,17 +242,21 @@ bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *
 /* The peer's decision on one fresh versioned GET of nodes/<st->node>
  * (§2): keep_fence_peer_may first, then on that read alone:
  *   outcome/obj/decode_err: the GET's reply (obj NULL unless OK and decoded);
- *   me: this node's lease now; self: this node's id (the fence's fenced_by).
+ *   me: this node's lease now; self: this node's id (the fence's fenced_by);
+ *   now: this node's two wall clocks (timing.h): the peer is judged on
+ *        now->judge_wall_ms, the fence is dated now->wall_ms (issue 23).
  * FENCE when the object is format 3, live, names st's instance and
- * written_at, and written_at + ttl + grace <= now_wall_ms; the object to
- * write keeps the instance, written_at and heartbeat fields, state
- * fenced, seq + 1, fenced_by self, fenced_at now_wall_ms. Otherwise the
- * verdicts of the table in docs/fencing.md. All pointers borrowed; d is
- * filled (caller-owned). */
+ * written_at, and written_at + ttl + grace <= now->judge_wall_ms; the
+ * object to write keeps the instance, written_at and heartbeat fields,
+ * state fenced, seq + 1, fenced_by self, fenced_at now->wall_ms (a date
+ * this node writes: its own wall clock, never the judging clock).
+ * Otherwise the verdicts of the table in docs/fencing.md. All pointers
+ * borrowed; d is filled (caller-owned). */
 void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer *me,
 			   enum keep_outcome outcome, const struct keep_node_obj *obj,
-			   int decode_err, int64_t now_wall_ms, const struct keep_timing *t,
-			   const char *self, struct keep_fence_decision *d);
+			   int decode_err, const struct keep_walls *now,
+			   const struct keep_timing *t, const char *self,
+			   struct keep_fence_decision *d);
 
 /* After a fence write that did not land for sure (a conflict, or an
  * ambiguous reply), the one re-read: `sent` is the fence we wrote.
@@ -270,15 +274,24 @@ void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome 
 
 /* ---- operator fence (lease-fence NODE) -------------------------------------- */
 
-/* The operator's decision on a versioned GET of nodes/<node>:
- *   absent -> CREATE (state fenced, instance "-", written_at = now_wall_ms);
- *   format 3 live -> FENCE (If-Match that read; instance and written_at kept);
+/* The operator's decision on a versioned GET of nodes/<node> (§2,
+ * "wasmkeep cluster fence"), now: the operator's two wall clocks
+ * (timing.h; without a node id both are the host's wall clock):
+ *   absent -> CREATE (state fenced, instance "-", written_at = fenced_at
+ *     = now->wall_ms: "its written_at set to the operator's clock", never
+ *     the judging clock: records naming the node are free at that
+ *     written_at + ttl + grace, and a written_at dated S ms early frees
+ *     them S ms before the node's last write could have lapsed (issue 23);
+ *     free_at_ms = written_at + ttl + grace);
+ *   format 3 live -> FENCE (If-Match that read; instance and written_at
+ *     kept, fenced_at now->wall_ms);
  *   fenced -> ALREADY; released or old format -> REFUSED;
  *   unreadable -> BAD_OBJECT; a failed read -> FAILED.
- * fenced_by is "operator". */
+ * fenced_by is "operator". All pointers borrowed; d is filled. */
 void keep_fence_operator(const char *node, enum keep_outcome outcome,
-			 const struct keep_node_obj *obj, int decode_err, int64_t now_wall_ms,
-			 const struct keep_timing *t, struct keep_fence_decision *d);
+			 const struct keep_node_obj *obj, int decode_err,
+			 const struct keep_walls *now, const struct keep_timing *t,
+			 struct keep_fence_decision *d);
 
 /* The operator's consent to a created fence (issue 27): a fence over an
  * absent nodes/NODE is written only when asked for (`lease-fence --create

@@ -344,6 +344,10 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 	if (sm->phase == KEEP_LEASE_STOPPING) {
 		act->obj.state = KEEP_NODE_RELEASED;
 		act->obj.written_at_ms = sm->written_at_ms; /* kept (§1, §4) */
+		/* the clean stop's bound holds every attempt: none ends after it
+		 * (issue 23 item 3: the agent's stop fits systemd's limit) */
+		if (sm->stop_deadline_mono_ms - now < act->timeout_ms)
+			act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now);
 	} else {
 		act->obj.state = KEEP_NODE_LIVE;
 		act->obj.written_at_ms = live_written_at(sm, now, wall);
@@ -366,6 +370,8 @@ static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_acti
 {
 	act->kind = KEEP_LACT_READ;
 	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
+	if (sm->phase == KEEP_LEASE_STOPPING && sm->stop_deadline_mono_ms - now < act->timeout_ms)
+		act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now); /* as make_write */
 	sm->inflight = true;
 	sm->sent_mono_ms = now;
 }
@@ -425,6 +431,97 @@ void keep_lease_clocks(struct keep_lease *sm, int64_t now, int64_t wall)
 	sm->clocks_wall_ms = wall;
 }
 
+void keep_lease_guard_runs(struct keep_lease *sm, int64_t default_kill_after_ms)
+{
+	sm->runs_guard = true;
+	sm->runs_kill_after_ms = default_kill_after_ms;
+}
+
+/* Before a write that frees the node's records (the first write of this
+ * instance, released): no job may hold a run lock of the node
+ * (keep_lease_guard_runs). true when act was filled (a RUNS_* action, a
+ * WAIT, or DONE after giving up); false: the write goes now. */
+static bool runs_gate(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
+{
+	struct keep_jobstop_step st;
+	struct keep_lease_event *e;
+	bool *ok;
+
+	if (!sm->runs_guard)
+		return false;
+	if (sm->phase == KEEP_LEASE_FIRST)
+		ok = &sm->runs_first_ok;
+	else if (sm->phase == KEEP_LEASE_STOPPING)
+		ok = &sm->runs_stop_ok;
+	else
+		return false;
+	if (*ok)
+		return false;
+	if (!sm->runs_active) {
+		keep_jobstop_init(&sm->runs_js, sm->runs_kill_after_ms,
+				  sm->phase == KEEP_LEASE_STOPPING ? sm->stop_deadline_mono_ms : 0);
+		sm->runs_active = true;
+	}
+	keep_jobstop_next(&sm->runs_js, now, &st);
+	switch (st.kind) {
+	case KEEP_JOBSTOP_PROBE:
+		act->kind = KEEP_LACT_RUNS_PROBE;
+		return true;
+	case KEEP_JOBSTOP_SIGNAL:
+		act->kind = KEEP_LACT_RUNS_SIGNAL;
+		act->sig = st.sig;
+		return true;
+	case KEEP_JOBSTOP_WAIT:
+		act->kind = KEEP_LACT_WAIT;
+		act->until_mono_ms = st.until_mono_ms;
+		return true;
+	case KEEP_JOBSTOP_FREE:
+		sm->runs_active = false;
+		*ok = true;
+		return false;
+	case KEEP_JOBSTOP_HELD:
+		break;
+	}
+	/* a job's process outlived its SIGKILL (or the stop's bound): write
+	 * nothing that frees the node's records; they free by a fence or the
+	 * lapse, after that process is gone or cut off from every grant */
+	sm->runs_active = false;
+	sm->phase = KEEP_LEASE_STOPPED;
+	sm->reason = KEEP_REASON_JOB_RUNNING;
+	sm->valid_until_mono_ms = 0;
+	e = push(sm, KEEP_LEV_LOST);
+	e->reason = KEEP_REASON_JOB_RUNNING;
+	e->pid = sm->runs_js.pid;
+	act->kind = KEEP_LACT_DONE;
+	return true;
+}
+
+void keep_lease_on_runs_probe(struct keep_lease *sm, int64_t now_mono_ms,
+			      const struct keep_run_view *v)
+{
+	if (sm->runs_active)
+		keep_jobstop_on_probe(&sm->runs_js, now_mono_ms, v->held, v->kill_after_ms,
+				      v->generation);
+}
+
+void keep_lease_on_runs_signal(struct keep_lease *sm, int64_t now_mono_ms, int npids, int failed,
+			       int64_t pid)
+{
+	struct keep_lease_event *e;
+	enum keep_jobstop_sig sig =
+	    sm->runs_js.phase == KEEP_JS_TERM ? KEEP_JOBSTOP_TERM : KEEP_JOBSTOP_KILL;
+
+	if (!sm->runs_active)
+		return;
+	keep_jobstop_on_signal(&sm->runs_js, now_mono_ms, npids, failed, pid);
+	if (npids > 0) {
+		e = push(sm, KEEP_LEV_JOBS_SIGNALLED);
+		e->sig = sig;
+		e->npids = npids;
+		e->pid = pid;
+	}
+}
+
 void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 		     struct keep_lease_action *act)
 {
@@ -437,7 +534,8 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 
 	if (sm->phase == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms)
 		enter_ran_out(sm);
-	if (sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms) {
+	if (sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms &&
+	    !sm->runs_active) {
 		sm->phase = KEEP_LEASE_STOPPED;
 		sm->reason = KEEP_REASON_UNCONFIRMED;
 		push(sm, KEEP_LEV_LOST)->reason = KEEP_REASON_UNCONFIRMED;
@@ -462,6 +560,8 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 			return;
 		}
 		if (now >= sm->next_write_mono_ms) {
+			if (runs_gate(sm, now, act))
+				return;
 			make_write(sm, now, wall, act);
 			return;
 		}
@@ -653,6 +753,19 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 			push(sm, KEEP_LEV_RELEASED);
 			return;
 		}
+		if (o && !derr && o->format == 3 && o->state == KEEP_NODE_FENCED) {
+			/* §4: "a fence, done (it frees the records too)": the stop
+			 * is complete, its outcome is the stop's (exit 0), and the
+			 * fence is reported (STOPPED, reason FENCED): it frees the
+			 * records at the same bound released would, ttl + grace
+			 * after the kept written_at (issue 23 item 5) */
+			sm->phase = KEEP_LEASE_STOPPED;
+			e = push(sm, KEEP_LEV_STOPPED);
+			e->reason = KEEP_REASON_FENCED;
+			copy_str(e->state, sizeof(e->state), "fenced");
+			copy_str(e->other_instance, sizeof(e->other_instance), o->instance);
+			return;
+		}
 		if (!derr && is_ours_live(sm, o)) {
 			/* a live write of ours landed late: release over it */
 			copy_str(sm->version, sizeof(sm->version), version);
@@ -740,6 +853,17 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now, enum keep_outcome o
 		push(sm, KEEP_LEV_STOPPED);
 		return;
 	}
+	if (sm->phase == KEEP_LEASE_FIRST && outcome == KEEP_STORE_REFUSED) {
+		/* §1: "If that write fails, the node goes back to the start
+		 * check" (same instance): a refusal (4xx) is a definite failure,
+		 * nothing landed; never retried in place (issue 23 item 5) */
+		e = push(sm, KEEP_LEV_WRITE_FAILED);
+		e->outcome = outcome;
+		e->wait_ms = keep_timing_takeover_ms(&sm->t); /* the check's wait first */
+		push(sm, KEEP_LEV_BACK_TO_CHECK);
+		start_check(sm, now);
+		return;
+	}
 	/* ambiguous or refused: retry the same If-Match against the validity
 	 * left; a landed write shows up as a conflict, then a re-read */
 	sm->next_write_mono_ms = now + retry_delay(sm, now);
@@ -773,6 +897,8 @@ int keep_lease_exit_code(const struct keep_lease *sm)
 	case KEEP_REASON_UNCONFIRMED:
 	case KEEP_REASON_CLOCK_BEHIND:
 		return KEEP_EXIT_TEMP;
+	case KEEP_REASON_JOB_RUNNING:
+		return KEEP_EXIT_JOB_RUNNING;
 	}
 	return KEEP_EXIT_TEMP;
 }
@@ -819,6 +945,8 @@ const char *keep_lease_reason_name(enum keep_lease_reason r)
 		return "release-unconfirmed";
 	case KEEP_REASON_CLOCK_BEHIND:
 		return "clock-behind";
+	case KEEP_REASON_JOB_RUNNING:
+		return "job-running";
 	}
 	return "-";
 }
@@ -843,6 +971,7 @@ const char *keep_lease_event_name(enum keep_lease_event_kind k)
 	    [KEEP_LEV_LOST] = "lost",
 	    [KEEP_LEV_CLOCK_STEP] = "clock-step",
 	    [KEEP_LEV_CLOCK_BEHIND] = "clock-behind",
+	    [KEEP_LEV_JOBS_SIGNALLED] = "jobs-signalled",
 	};
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];

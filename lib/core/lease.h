@@ -57,6 +57,7 @@
 
 #include "../nodeobj.h"
 #include "../vocab.h"
+#include "jobstop.h"
 #include "timing.h"
 
 enum keep_lease_phase {
@@ -80,6 +81,8 @@ enum keep_lease_reason {
 	KEEP_REASON_UNCONFIRMED,  /* clean stop: released not confirmed within its bound */
 	KEEP_REASON_CLOCK_BEHIND, /* start check: the wall clock is more than ttl + grace
 				     behind the last written_at of nodes/<id>: not started */
+	KEEP_REASON_JOB_RUNNING,  /* a process of a job held a run lock of the node past its
+				     SIGKILL: released (or the first write) not written */
 };
 
 enum keep_lease_act_kind {
@@ -87,10 +90,15 @@ enum keep_lease_act_kind {
 	KEEP_LACT_READ,
 	KEEP_LACT_WRITE,
 	KEEP_LACT_DONE,
+	KEEP_LACT_RUNS_PROBE,  /* are run locks of the node held by jobs (lib/runlock.h
+				  keep_runs_probe)? then keep_lease_on_runs_probe() */
+	KEEP_LACT_RUNS_SIGNAL, /* send act.sig to every process of those jobs
+				  (keep_run_signal), then keep_lease_on_runs_signal() */
 };
 
 struct keep_lease_action {
 	enum keep_lease_act_kind kind;
+	enum keep_jobstop_sig sig;	 /* RUNS_SIGNAL */
 	int64_t until_mono_ms;		 /* WAIT: call keep_lease_next again at/after this */
 	enum keep_cond cond;		 /* WRITE: IF_NONE_MATCH or IF_MATCH */
 	char if_match[KEEP_VERSION_MAX]; /* WRITE with IF_MATCH: the version */
@@ -117,6 +125,8 @@ enum keep_lease_event_kind {
 	KEEP_LEV_CLOCK_STEP,	  /* the wall clock stepped against the steady clock (step_ms) */
 	KEEP_LEV_CLOCK_BEHIND,	  /* start check: the wall clock is wait_ms behind the last
 				     written_at of nodes/<id> (written_at_ms): waiting */
+	KEEP_LEV_JOBS_SIGNALLED,  /* before the first write or released: sig sent to npids
+				     processes of jobs holding run locks of the node (pid) */
 };
 
 struct keep_lease_event {
@@ -131,6 +141,9 @@ struct keep_lease_event {
 	char state[16];	 /* CHECK_READ/LOST: what the object showed ("absent"...) */
 	char other_instance[KEEP_INSTANCE_LEN + 1]; /* LOST/CHECK_READ: instance seen */
 	char version[KEEP_VERSION_MAX];		    /* the version now held ("" when none) */
+	enum keep_jobstop_sig sig;		    /* JOBS_SIGNALLED */
+	int npids;				    /* JOBS_SIGNALLED */
+	int64_t pid; /* JOBS_SIGNALLED; LOST job-running: a holder (0: none seen) */
 };
 
 #define KEEP_LEASE_EVENTS 16 /* event queue depth; the oldest are dropped past it */
@@ -197,6 +210,15 @@ struct keep_lease {
 					dated after it (docs/lease.md "Clocks") */
 	bool floor_waiting;	     /* the start check waits for the wall clock to pass it */
 
+	/* the jobs of the node (keep_lease_guard_runs): stopped before a write
+	 * that frees its records */
+	bool runs_guard;	    /* the driver performs RUNS_PROBE and RUNS_SIGNAL */
+	int64_t runs_kill_after_ms; /* SIGTERM -> SIGKILL when a lock file does not say */
+	bool runs_active;	    /* runs_js is running */
+	bool runs_first_ok;	    /* no job before the first write of this instance */
+	bool runs_stop_ok;	    /* no job before released */
+	struct keep_jobstop runs_js;
+
 	/* events */
 	struct keep_lease_event ev[KEEP_LEASE_EVENTS];
 	int ev_head, ev_n;
@@ -254,9 +276,36 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now_mono_ms, enum keep_o
 /* Begin the clean stop (§4) at now_mono_ms: locally invalid at once, even
  * with a renewal in flight (its reply, when it lands, only gives the
  * version to release over); the next actions write released (If-Match,
- * written_at kept), bounded by ttl - safety. Before the lease was ever
- * live it just stops. Idempotent. */
+ * written_at kept), bounded by ttl - safety from now: every attempt's
+ * timeout_ms ends by then (issue 23 item 3), and past it the machine stops
+ * with reason UNCONFIRMED (exit 111). Before the lease was ever live it
+ * just stops. Idempotent. */
 void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms);
+
+/* Guard the writes that free the node's records (issue 24; docs/lease.md
+ * "Jobs of the node"): the first write of this instance (a new instance
+ * frees an earlier one's records, §2) and the clean stop's released are
+ * sent only once no run lock of the node is held by a job (jobstop.h,
+ * keep_run_is_job: an owner-run's CMD and whatever it started, of an
+ * earlier instance before the first write). Before each of those writes
+ * the machine asks RUNS_PROBE; while a job holds one, RUNS_SIGNAL SIGTERM,
+ * SIGKILL after the lock file's kill_after_ms (default_kill_after_ms when
+ * it does not say), and waits until none is held. Past
+ * KEEP_JOBSTOP_EXIT_MS after the SIGKILL (or, stopping, past the stop's
+ * bound) it gives up: STOPPED, reason JOB_RUNNING (exit 22), event LOST
+ * naming a holder's pid, nothing written. A driver that performs the two
+ * actions calls this once after keep_lease_init; without it no RUNS_*
+ * action is ever asked (the unit tests of the lease alone). */
+void keep_lease_guard_runs(struct keep_lease *sm, int64_t default_kill_after_ms);
+
+/* The replies to RUNS_PROBE (v: the node-wide view, lib/runlock.h
+ * keep_runs_probe: v->held when a job holds a run lock) and RUNS_SIGNAL
+ * (the signal reached npids processes, failed of them refused it, pid one
+ * of them; 0: none). */
+void keep_lease_on_runs_probe(struct keep_lease *sm, int64_t now_mono_ms,
+			      const struct keep_run_view *v);
+void keep_lease_on_runs_signal(struct keep_lease *sm, int64_t now_mono_ms, int npids, int failed,
+			       int64_t pid);
 
 /* True while the node lease is valid at now_mono_ms: phase LIVE and
  * now < valid_until. */

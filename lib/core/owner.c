@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../err.h"
+#include "../exitcode.h"
 #include "fence.h"
 
 const char *keep_acq_verdict_name(enum keep_acq_verdict v)
@@ -166,7 +167,7 @@ void keep_owner_acq_on_node(const struct keep_owner_self *self, enum keep_outcom
 }
 
 void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
-			 enum keep_outcome outcome, const char *version,
+			 const char *cond_version, enum keep_outcome outcome, const char *version,
 			 const struct keep_owner_rec *rec, int decode_err,
 			 struct keep_rb_decision *d)
 {
@@ -182,6 +183,11 @@ void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
 		snprintf(d->version, sizeof(d->version), "%s", version ? version : "");
 		return;
 	}
+	/* §3: lost only when replaced since the read the write was
+	 * conditioned on. The record unchanged stays unresolved, whoever it
+	 * names: our write may still be in flight, and land */
+	if (cond_version && cond_version[0] && version && strcmp(version, cond_version) == 0)
+		return;
 	if (rec->held && !names_self(rec, self))
 		d->verdict = KEEP_RB_READ_NODE;
 }
@@ -313,4 +319,14 @@ enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t gene
 	if (!in->lease_valid)
 		return KEEP_GRANT_NOT_VALID;
 	return KEEP_GRANT_OK;
+}
+
+int keep_owner_check_code(enum keep_grant g, int lease_code)
+{
+	if (g == KEEP_GRANT_OK)
+		return KEEP_EXIT_OK;
+	/* while the lease is not valid, say why with the lease's own code */
+	if (lease_code != KEEP_EXIT_OK && (g == KEEP_GRANT_LAPSED || g == KEEP_GRANT_NOT_VALID))
+		return lease_code;
+	return KEEP_EXIT_NO;
 }

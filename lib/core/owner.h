@@ -125,16 +125,31 @@ struct keep_rb_decision {
 };
 
 /* The read-back after a write of a record naming self at gen_tried that
- * ended ambiguous or in a conflict: outcome/version/rec/decode_err as for
- * keep_owner_acq_on_record. A failed or undecodable read, an absent record,
- * nobody, or self at another generation -> UNRESOLVED. */
+ * ended ambiguous or in a conflict (§3), still under the actor's lock:
+ *   cond_version: the version the write was conditioned on (If-Match),
+ *     "" (or NULL) for If-None-Match (the record was absent);
+ *   outcome/version/rec/decode_err as for keep_owner_acq_on_record.
+ * Names self at gen_tried -> OURS (hold it at the read's version).
+ * Replaced since the read the write was conditioned on (present with a
+ * version other than cond_version, or present after If-None-Match) and
+ * held by another holder -> READ_NODE (the free rule on that holder
+ * decides LOST). Everything else -> UNRESOLVED: above all the record
+ * unchanged (the same version as cond_version, or still absent after
+ * If-None-Match), whoever it names: the write may still be in flight and
+ * land (issue 23 item 2; before, an unchanged record held by a holder not
+ * free answered LOST, and a write that landed later named this live
+ * instance with nothing here to release it); and a failed or undecodable
+ * read, an absent record, nobody, self at another generation. */
 void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
-			 enum keep_outcome outcome, const char *version,
+			 const char *cond_version, enum keep_outcome outcome, const char *version,
 			 const struct keep_owner_rec *rec, int decode_err,
 			 struct keep_rb_decision *d);
 
-/* After RB_READ_NODE: the holder is free -> UNRESOLVED (we cannot tell
- * more); not free or free later -> LOST; a failed read -> UNRESOLVED. */
+/* After RB_READ_NODE (the record was replaced since the write's condition
+ * and names another holder): the holder is free -> UNRESOLVED (we cannot
+ * tell more); not free or free later -> LOST (that holder won the race: a
+ * write conditioned on the replaced version can never land); a failed read
+ * -> UNRESOLVED. */
 void keep_owner_readback_on_node(const struct keep_owner_self *self, enum keep_outcome outcome,
 				 const struct keep_node_obj *obj, int64_t now_wall_ms,
 				 const struct keep_timing *t, struct keep_rb_decision *d);
@@ -226,6 +241,14 @@ struct keep_grant_input {
  * docs/ownership.md "The invariant"), and the lease is valid now. The
  * first failing test, in the order of enum keep_grant, is returned. */
 enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t generation);
+
+/* The exit code of a grant check's verdict g (ADR 0020 §3 "Own";
+ * owner-check's, the one rule of keep_grant_now and the fenced commit):
+ * 0 for OK; the lease's own code
+ * lease_code (10..17, exitcode.h) when the hold lapsed or the lease is not
+ * valid while the lease state gives a code; else 1 (no such hold: none,
+ * another generation or instance, a lapse since, its release pending). */
+int keep_owner_check_code(enum keep_grant g, int lease_code);
 
 /* Is a registered hold stale: of another instance than the lease's, or
  * acquired in an earlier lease epoch (a lapse since: §1 "drops every hold

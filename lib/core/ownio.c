@@ -49,6 +49,8 @@ const char *keep_oact_name(enum keep_oact_kind k)
 	    [KEEP_OACT_KEYS_MAX] = "keys-max",
 	    [KEEP_OACT_DRAIN_MARK] = "drain-mark",
 	    [KEEP_OACT_CLUSTER_READ] = "cluster-read",
+	    [KEEP_OACT_RUN_PROBE] = "run-probe",
+	    [KEEP_OACT_RUN_SIGNAL] = "run-signal",
 	    [KEEP_OACT_DONE] = "done",
 	};
 

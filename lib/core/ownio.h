@@ -25,6 +25,7 @@
 #include "../ownerrec.h"
 #include "../vocab.h"
 #include "cluster.h"
+#include "jobstop.h"
 #include "upgrade.h"
 
 /* A hold: this node acts as owner of key at generation while it exists,
@@ -70,6 +71,14 @@ enum keep_sd {
 /* "durable", "visible", "unchanged". */
 const char *keep_sd_name(enum keep_sd r);
 
+/* A run lock of the state directory (runs/<H>; lib/runlock.h), as a LIST
+ * answers it: whose job and whether its owner-run still runs. */
+struct keep_run_entry {
+	char key[KEEP_OWNER_KEY_MAX + 1];
+	int64_t generation; /* CMD's generation (0: no CMD started; -1 unknown) */
+	bool owner_alive;   /* the owner-run the file names runs (pid and start time) */
+};
+
 /* The node lease as the state file says, judged by the driver at the time
  * of the action (lib/holds.c keep_holds_lease). */
 struct keep_lease_view {
@@ -84,7 +93,9 @@ struct keep_lease_view {
 enum keep_oact_kind {
 	KEEP_OACT_NONE = 0,    /* nothing now: a reply is outstanding (resolver) */
 	KEEP_OACT_WAIT,	       /* sleep until until_mono_ms (or a signal), then next() */
-	KEEP_OACT_LOCK,	       /* take the per-actor lock of key (flock; blocks) */
+	KEEP_OACT_LOCK,	       /* take the per-actor lock of key (flock), waiting at most
+				  timeout_ms (0: as long as it takes); not taken in time:
+				  reply.failed, reply.err ETIMEDOUT */
 	KEEP_OACT_UNLOCK,      /* release the lock this slot holds */
 	KEEP_OACT_LEASE,       /* read the lease state file into reply.lease */
 	KEEP_OACT_HOLD_READ,   /* read holds/<key> into reply.hold_rc, reply.hold */
@@ -96,7 +107,7 @@ enum keep_oact_kind {
 				  cannot be told) and reply.pend_now (what it holds) */
 	KEEP_OACT_PEND_WRITE,  /* write pending entry pend (atomic): reply.sd */
 	KEEP_OACT_PEND_REMOVE, /* unlink pending entry pend, fsync pending/: reply.sd */
-	KEEP_OACT_LIST,	       /* list holds/ and pending/: reply.holds, reply.pend */
+	KEEP_OACT_LIST,	       /* list holds/, pending/ and runs/: reply.holds, pend, runs */
 	KEEP_OACT_REC_READ,    /* GET owners/<key>, decode: reply.outcome/version/rec/decode_err */
 	KEEP_OACT_REC_WRITE,   /* PUT owners/<key> = rec, cond/if_match, bounded by timeout_ms */
 	KEEP_OACT_NODE_READ,   /* GET nodes/<node>, decode, check the id: reply.node/decode_err */
@@ -107,6 +118,10 @@ enum keep_oact_kind {
 	KEEP_OACT_CLUSTER_READ, /* what the cluster object says (cluster.h): reply.cluster;
 				   a driver reads `cluster` at most once a process and answers
 				   later ones from that read (a failed read is not kept) */
+	KEEP_OACT_RUN_PROBE,	/* is key's run lock held, and by a job of which generation
+				   (jobstop.h; lib/runlock.h keep_run_probe): reply.run */
+	KEEP_OACT_RUN_SIGNAL,	/* send sig to every process holding key's run lock
+				   (keep_run_signal): reply.npids, failed, pid */
 	KEEP_OACT_DONE,		/* finished: read the result */
 };
 
@@ -127,7 +142,9 @@ struct keep_oact {
 	struct keep_hold hold;		  /* HOLD_WRITE */
 	struct keep_pending pend;	  /* PEND_READ, PEND_WRITE, PEND_REMOVE; DRAIN_MARK's
 					     instance */
-	int64_t timeout_ms;		  /* store actions: bound of this attempt (ms) */
+	int64_t timeout_ms;		  /* store actions: bound of this attempt (ms); LOCK:
+					     bound of the wait (0: none) */
+	enum keep_jobstop_sig sig;	  /* RUN_SIGNAL */
 };
 
 /* The result of one action, filled by the driver (zero it first). */
@@ -152,11 +169,16 @@ struct keep_oreply {
 	bool exists;		      /* PEND_READ */
 	struct keep_pending pend_now; /* PEND_READ, when it exists: the entry as stored */
 	struct keep_lease_view lease; /* LEASE */
+	struct keep_run_view run;     /* RUN_PROBE */
+	int npids, nrefused;	      /* RUN_SIGNAL: processes signalled, of them refused */
+	int64_t pid;		      /* RUN_SIGNAL: one of them (0: none found) */
 	/* LIST: borrowed for the call (the machine copies what it keeps) */
 	const struct keep_hold *holds;
 	size_t nholds;
 	const struct keep_pending *pend;
 	size_t npend;
+	const struct keep_run_entry *runs; /* the run locks of runs/ (owner-run's) */
+	size_t nruns;
 };
 
 /* Copy the string src (NULL is "") into dst of n bytes (n >= 1),

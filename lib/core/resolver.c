@@ -1,6 +1,7 @@
 /* keep — the resolver machine (resolver.h; ADR 0020 §1, §3, §4, §5). */
 #include "resolver.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,12 +223,75 @@ static void job_end(struct keep_res_slot *s, enum keep_job_end end)
 	s->phase = s->locked ? KEEP_JP_UNLOCK : KEEP_JP_FREE;
 }
 
-/* The deadline that bounds this slot's store requests (0: none). */
+/* The deadline that bounds everything a job waits on (0: none): the
+ * drain's (--all --wait-ms), or a foreground release's KEEP_RELEASE_TRIES_MS
+ * from its start (set at KEEP_RP_START). Issue 23 item 3: it bounds the
+ * per-actor lock, every store request (a read after a conflict too) and
+ * the stop of the key's job (KEEP_JP_RUN, issue 24), not only the
+ * writes. */
 static int64_t slot_deadline(const struct keep_resolver *r, const struct keep_res_slot *s)
 {
-	if (s->deadline_mono_ms)
-		return s->deadline_mono_ms;
-	return r->cfg.mode == KEEP_RES_DRAIN ? r->cfg.deadline_mono_ms : 0;
+	(void)s;
+	return r->cfg.mode == KEEP_RES_DRAIN || r->cfg.mode == KEEP_RES_RELEASE
+		   ? r->cfg.deadline_mono_ms
+		   : 0;
+}
+
+/* The bound of an action that may wait (ms, >= 1): the store's timeout,
+ * never past the deadline dl (0: none). */
+static int64_t bounded(const struct keep_resolver *r, int64_t dl, int64_t now)
+{
+	int64_t t = r->cfg.timeout_ms;
+
+	if (dl && dl - now < t)
+		t = dl - now;
+	return t < 1 ? 1 : t;
+}
+
+/* The hold is provably gone: the release write is next, once the key's job
+ * is stopped (KEEP_JP_RUN, once per job: the slot keeps the actor's lock,
+ * so no acquisition of the key starts a job meanwhile). */
+static void go_write(const struct keep_resolver *r, struct keep_res_slot *s)
+{
+	if (s->run_done) {
+		s->phase = KEEP_JP_WRITE;
+		return;
+	}
+	keep_jobstop_init(&s->js, keep_jobstop_default_kill_after_ms(r->cfg.t.safety_ms),
+			  slot_deadline(r, s));
+	s->wait_until_mono_ms = 0;
+	s->phase = KEEP_JP_RUN;
+}
+
+/* RUN: a process of the key's job still holds its run lock at the bound:
+ * nothing is sent; the release stays pending (docs/ownership.md "The
+ * job"). */
+static void run_held(struct keep_resolver *r, struct keep_res_slot *s)
+{
+	struct keep_res_job *j = &s->job;
+	struct keep_res_event *e;
+
+	if (s->js.pid > 0)
+		warn(r,
+		     "a process of the job of '%s' (pid %lld) still holds its run lock %s: "
+		     "release of generation %lld not sent",
+		     j->p.key, (long long)s->js.pid,
+		     s->js.cut ? "at the release's bound" : "after SIGKILL",
+		     (long long)j->p.generation);
+	else
+		warn(r,
+		     "a process this user cannot see or signal holds the run lock of '%s' %s: "
+		     "release of generation %lld not sent",
+		     j->p.key, s->js.cut ? "at the release's bound" : "after SIGKILL",
+		     (long long)j->p.generation);
+	if (r->cfg.mode == KEEP_RES_RELEASE) {
+		e = push(r, KEEP_REV_PENDING, j->p.key, j->p.generation);
+		keep_copy_str(e->version, sizeof(e->version), j->p.version);
+		r->exit_code = KEEP_EXIT_UNKNOWN;
+		job_end(s, KEEP_JE_LOCAL);
+		return;
+	}
+	job_end(s, s->js.cut ? KEEP_JE_SKIPPED : KEEP_JE_LOCAL);
 }
 
 static void start_job(struct keep_resolver *r, struct keep_res_slot *s,
@@ -267,13 +331,29 @@ static void account(struct keep_resolver *r, struct keep_res_slot *s, int64_t no
 	}
 }
 
+/* A foreground release whose per-actor lock could not be taken by its
+ * deadline (waited_ms; 0: not tried, the deadline had passed): nothing was
+ * done, the hold acts on; exit 111 and one line (`error key=K
+ * reason=lock-busy`): another process of this node holds the lock (an
+ * acquisition or a release of the key, issue 23 item 3). */
+static void lock_busy(struct keep_resolver *r, struct keep_res_slot *s, int64_t waited_ms)
+{
+	warn(r,
+	     "unable to take the lock of '%s' within %lld ms (another process of this node "
+	     "holds it: an acquisition or a release of it): nothing done, the hold acts on",
+	     job_key(&s->job), (long long)waited_ms);
+	push(r, KEEP_REV_ERROR, job_key(&s->job), 0)->reason = "lock-busy";
+	r->exit_code = KEEP_EXIT_TEMP;
+	job_end(s, KEEP_JE_LOCAL);
+}
+
 /* The action for slot i in its phase, or false when it has none now. */
 static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now_wall,
 			struct keep_oact *act)
 {
 	struct keep_res_slot *s = &r->slot[i];
 	struct keep_res_job *j = &s->job;
-	int64_t dl, left;
+	int64_t dl;
 
 	if (!s->used || s->inflight)
 		return false;
@@ -281,9 +361,23 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 	act->slot = i;
 	keep_copy_str(act->key, sizeof(act->key), job_key(j));
 	act->timeout_ms = r->cfg.timeout_ms;
+	dl = slot_deadline(r, s);
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
+		if ((dl && now >= dl) || (r->stop && r->cfg.mode != KEEP_RES_RELEASE)) {
+			/* past the deadline, or stopped: the job does not start
+			 * (a foreground release: nothing done, its hold acts on) */
+			if (r->cfg.mode == KEEP_RES_RELEASE) {
+				lock_busy(r, s, 0);
+				return slot_action(r, i, now, now_wall, act);
+			}
+			job_end(s, KEEP_JE_SKIPPED);
+			return slot_action(r, i, now, now_wall, act);
+		}
+		/* the lock wait is bounded too: by the deadline, else by one
+		 * store timeout (a process holding it for longer is stuck) */
 		act->kind = KEEP_OACT_LOCK;
+		act->timeout_ms = dl ? dl - now : r->cfg.timeout_ms;
 		break;
 	case KEEP_JP_LEASE:
 		act->kind = KEEP_OACT_LEASE;
@@ -306,11 +400,44 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		break;
 	case KEEP_JP_SYNC:
 		return false; /* the pass's fsync of holds/ covers it */
+	case KEEP_JP_RUN: {
+		struct keep_jobstop_step st;
+
+		keep_jobstop_next(&s->js, now, &st);
+		switch (st.kind) {
+		case KEEP_JOBSTOP_PROBE:
+			act->kind = KEEP_OACT_RUN_PROBE;
+			break;
+		case KEEP_JOBSTOP_SIGNAL:
+			act->kind = KEEP_OACT_RUN_SIGNAL;
+			act->sig = st.sig;
+			break;
+		case KEEP_JOBSTOP_WAIT:
+			s->wait_until_mono_ms = st.until_mono_ms;
+			return false;
+		case KEEP_JOBSTOP_FREE:
+			s->run_done = true;
+			s->wait_until_mono_ms = 0;
+			s->phase = KEEP_JP_WRITE;
+			return slot_action(r, i, now, now_wall, act);
+		case KEEP_JOBSTOP_HELD:
+			run_held(r, s);
+			return slot_action(r, i, now, now_wall, act);
+		}
+		break;
+	}
 	case KEEP_JP_REC_READ:
+		if ((dl && now >= dl) || r->stop) {
+			/* no request starts past the deadline, or once stopped */
+			if (r->cfg.mode == KEEP_RES_RELEASE)
+				goto park;
+			job_end(s, KEEP_JE_SKIPPED);
+			return slot_action(r, i, now, now_wall, act);
+		}
 		act->kind = KEEP_OACT_REC_READ;
+		act->timeout_ms = bounded(r, dl, now);
 		break;
 	case KEEP_JP_WRITE:
-		dl = slot_deadline(r, s);
 		if ((dl && now >= dl) || r->refused_stop || r->stop) {
 			/* past the deadline, or the bucket refused 32 in a row, or
 			 * stopped: nothing more is sent (§4, §5 bounds) */
@@ -327,11 +454,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 		act->cond = KEEP_COND_IF_MATCH;
 		keep_copy_str(act->if_match, sizeof(act->if_match),
 			      j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
-		if (dl) {
-			left = dl - now;
-			if (left < act->timeout_ms)
-				act->timeout_ms = left;
-		}
+		act->timeout_ms = bounded(r, dl, now);
 		break;
 	case KEEP_JP_PEND_REMOVE:
 		act->kind = KEEP_OACT_PEND_REMOVE;
@@ -387,6 +510,29 @@ static bool can_start(const struct keep_resolver *r, const struct keep_res_job *
 	return !r->refused_stop;
 }
 
+/* Is live hold h the hold of an owner-run that died (SIGKILL: nothing ran
+ * its release) after it started CMD: a run lock of h's key records h's
+ * generation and names an owner-run that no longer runs? Its job is
+ * unsupervised (nothing stops it when the grant ends) and the key would
+ * stay held until the node stops: the pass releases it, its job stopped
+ * first (KEEP_JP_RUN). Issue 24; docs/ownership.md "The job". */
+static bool orphaned_run(struct keep_resolver *r, const struct keep_oreply *rp,
+			 const struct keep_hold *h)
+{
+	for (size_t k = 0; k < rp->nruns; k++) {
+		const struct keep_run_entry *e = &rp->runs[k];
+
+		if (e->owner_alive || e->generation != h->generation || strcmp(e->key, h->key) != 0)
+			continue;
+		warn(r,
+		     "the owner-run of '%s' (generation %lld) is gone: its job is stopped and "
+		     "the key released",
+		     h->key, (long long)h->generation);
+		return true;
+	}
+	return false;
+}
+
 static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, int64_t now)
 {
 	struct keep_res_job j;
@@ -418,13 +564,17 @@ static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, i
 	for (i = 0; i < rp->nholds; i++) {
 		const struct keep_hold *h = &rp->holds[i];
 
+		bool orphan = false;
+
 		if (r->cfg.mode != KEEP_RES_DRAIN &&
 		    !keep_owner_hold_stale(h->instance, h->epoch, r->lease.instance,
-					   r->lease.lapses))
+					   r->lease.lapses) &&
+		    !(orphan = orphaned_run(r, rp, h)))
 			continue;
 		memset(&j, 0, sizeof(j));
 		j.kind = KEEP_JOB_PARK;
 		j.hold = *h;
+		j.orphan = orphan;
 		enqueue(r, &j);
 	}
 	for (i = 0; i < rp->npend; i++) {
@@ -518,6 +668,10 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 			if (r->cfg.mode == KEEP_RES_RELEASE) {
 				struct keep_res_job j;
 
+				/* §5: 1 s from the start bounds everything it waits on
+				 * (the lock included), then the hold is parked */
+				r->cfg.deadline_mono_ms =
+				    keep_add_sat_ms(now_mono_ms, KEEP_RELEASE_TRIES_MS);
 				memset(&j, 0, sizeof(j));
 				j.kind = KEEP_JOB_PARK;
 				keep_copy_str(j.hold.key, sizeof(j.hold.key), r->cfg.key);
@@ -619,7 +773,9 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 	for (i = 0; i < KEEP_RES_SLOTS; i++) {
 		const struct keep_res_slot *s = &r->slot[i];
 
-		if (s->used && !s->inflight && s->phase == KEEP_JP_WAIT &&
+		if (s->used && !s->inflight &&
+		    (s->phase == KEEP_JP_WAIT ||
+		     (s->phase == KEEP_JP_RUN && s->wait_until_mono_ms)) &&
 		    (!until || s->wait_until_mono_ms < until))
 			until = s->wait_until_mono_ms;
 	}
@@ -681,11 +837,13 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 			s->phase = KEEP_JP_PARK_PEND;
 			return;
 		}
-		/* re-read under the lock: an acquisition may have replaced it */
+		/* re-read under the lock: an acquisition may have replaced it (an
+		 * orphaned run's hold: the same generation still) */
 		if (rp->hold_rc != 0 ||
-		    (r->cfg.mode != KEEP_RES_DRAIN &&
+		    (r->cfg.mode != KEEP_RES_DRAIN && !j->orphan &&
 		     !keep_owner_hold_stale(rp->hold.instance, rp->hold.epoch, r->lease.instance,
-					    r->lease.lapses))) {
+					    r->lease.lapses)) ||
+		    (j->orphan && rp->hold.generation != j->hold.generation)) {
 			job_end(s, KEEP_JE_DONE);
 			return;
 		}
@@ -760,7 +918,7 @@ static void on_write_reply(struct keep_resolver *r, struct keep_res_slot *s, int
 		return;
 	}
 	/* a foreground release tries again within its bound (§5 RELEASE_TRIES) */
-	dl = s->deadline_mono_ms;
+	dl = slot_deadline(r, s);
 	if (now >= dl || r->stop) {
 		parked(r, s, KEEP_JE_FAILED);
 		return;
@@ -832,8 +990,14 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
+		if (rp->failed && rp->err == ETIMEDOUT && r->cfg.mode == KEEP_RES_RELEASE) {
+			lock_busy(r, s, KEEP_RELEASE_TRIES_MS);
+			return;
+		}
 		if (rp->failed) {
-			warn(r, "unable to lock '%s': %s", job_key(j), strerror(rp->err));
+			warn(r, "unable to lock '%s': %s", job_key(j),
+			     rp->err == ETIMEDOUT ? "busy past the bound of the wait"
+						  : strerror(rp->err));
 			if (r->cfg.mode == KEEP_RES_RELEASE)
 				r->exit_code = KEEP_EXIT_TEMP;
 			job_end(s, KEEP_JE_LOCAL);
@@ -863,7 +1027,7 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			parked(r, s, KEEP_JE_SKIPPED);
 			return;
 		}
-		s->phase = KEEP_JP_WRITE;
+		go_write(r, s);
 		return;
 	case KEEP_JP_PEND_CHECK:
 		/* the listing's copy may be stale: an acquisition may have written
@@ -899,13 +1063,11 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			state_dir_error(r, s, "removal of the hold", rp);
 			return;
 		}
-		if (r->cfg.mode == KEEP_RES_RELEASE)
-			s->deadline_mono_ms = now + KEEP_RELEASE_TRIES_MS;
 		if (r->paused) {
 			job_end(s, KEEP_JE_SKIPPED); /* §3: nothing sent while not valid */
 			return;
 		}
-		s->phase = KEEP_JP_WRITE; /* removed durably: the hold is provably gone */
+		go_write(r, s); /* removed durably: the hold is provably gone */
 		return;
 	case KEEP_JP_HOLD_REMOVE:
 		if (j->kind == KEEP_JOB_DROP) {
@@ -916,7 +1078,22 @@ static void slot_on_reply(struct keep_resolver *r, struct keep_res_slot *s, int6
 			state_dir_error(r, s, "removal of the hold", rp);
 			return;
 		}
-		s->phase = KEEP_JP_WRITE;
+		go_write(r, s);
+		return;
+	case KEEP_JP_RUN:
+		if (s->js.out == KEEP_JOBSTOP_PROBE) {
+			/* a job of this release's generation or an earlier one (or
+			 * of one the file does not say: an older owner-run's, or a
+			 * probe that could not tell) must be gone first; one of a
+			 * later generation is another grant's (file comment) */
+			const struct keep_run_view *v = &rp->run;
+			bool job = keep_run_is_job(v) && (v->err || v->generation < 0 ||
+							  v->generation <= j->p.generation);
+
+			keep_jobstop_on_probe(&s->js, now, job, v->kill_after_ms, v->generation);
+		} else {
+			keep_jobstop_on_signal(&s->js, now, rp->npids, rp->nrefused, rp->pid);
+		}
 		return;
 	case KEEP_JP_REC_READ:
 		on_rec_read(r, s, rp);
@@ -979,7 +1156,7 @@ void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_
 					state_dir_error(
 					    r, s, "the fsync of holds/ before the release", rp);
 				else
-					s->phase = KEEP_JP_WRITE;
+					go_write(r, s);
 			}
 			return;
 		}

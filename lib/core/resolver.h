@@ -20,12 +20,26 @@
  *            keep_resolver_stop (--pending --follow, the agent's resolver)
  *   DRAIN    mark the instance draining, park every hold, passes until
  *            nothing is pending or cfg.deadline_mono_ms (--all, §4)
- *   RELEASE  one hold, cfg.key: stop acting, then try its release for
- *            KEEP_RELEASE_TRIES_MS, then leave it parked (KEY, §5)
+ *   RELEASE  one hold, cfg.key: stop acting, then try its release, all
+ *            within KEEP_RELEASE_TRIES_MS of the start, then leave it
+ *            parked (KEY, §5); a per-actor lock still busy at that bound:
+ *            nothing done, error reason=lock-busy, exit 111
+ *
+ * Bounds (issue 23 item 3): a deadline (the drain's, a release's) bounds
+ * everything a job waits on, not only its writes: the per-actor lock
+ * (LOCK's timeout_ms), every store request (REC_READ and REC_WRITE
+ * timeout_ms: the store's timeout, never past the deadline); no lock is
+ * taken and no request starts past it; the stop of the key's job before
+ * a release (KEEP_JP_RUN) ends by it too. Without a deadline (PASS,
+ * FOLLOW) the lock wait is bounded by one store timeout, and once stopped
+ * no request starts.
  *
  * A pass: read the lease state (lost: every hold and entry dropped, nothing
- * written, §1); list holds/ and pending/; a job per stale hold (another
- * instance, or a lapse since) or, draining, per hold: park it (its pending
+ * written, §1); list holds/, pending/ and runs/; a job per stale hold
+ * (another instance, or a lapse since), per hold of an owner-run that died
+ * after starting CMD (its run lock names its generation and an owner-run
+ * that no longer runs: its job is unsupervised; issue 24), or, draining,
+ * per hold: park it (its pending
  * release written, then the hold removed) and release it; a job per pending
  * release whose backoff is due; a job per unresolved acquire. While the
  * lease is not valid, holds are parked and nothing is written to the store
@@ -37,7 +51,16 @@
  * after a read of holds/ showing no hold that names the release's instance
  * and generation (one is removed first, durably), and after an fsync of
  * holds/ that followed that read: a release is never sent while its hold
- * may live (issue 18: "a hold and its pending release never coexist"). */
+ * may live (issue 18: "a hold and its pending release never coexist").
+ * Then, once per job, the key's job is stopped (jobstop.h; issue 24):
+ * while the key's run lock is held by a job whose generation is at most
+ * the release's (or unknown), its processes get SIGTERM, then SIGKILL
+ * after the lock file's kill_after_ms, and the release waits until the
+ * lock is free; a job still holding it KEEP_JOBSTOP_EXIT_MS after the
+ * SIGKILL, or at the job's own bound (the 1 s of RELEASE, the drain's
+ * deadline), keeps the release pending, nothing sent. A job of a later
+ * generation is not this release's: its record moved past the release's
+ * If-Match, which can no longer apply. */
 #ifndef KEEP_CORE_RESOLVER_H
 #define KEEP_CORE_RESOLVER_H
 
@@ -59,10 +82,12 @@ enum keep_res_mode {
 struct keep_resolver_cfg {
 	enum keep_res_mode mode;
 	struct keep_timing t;
-	int64_t timeout_ms;		  /* each store request's bound (ms, > 0) */
-	int concurrency;		  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
-	int64_t deadline_mono_ms;	  /* DRAIN: no job starts after it, requests end by it */
-	bool backoff;			  /* keep per-entry backoff across passes (FOLLOW, DRAIN) */
+	int64_t timeout_ms;	  /* each store request's bound (ms, > 0) */
+	int concurrency;	  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
+	int64_t deadline_mono_ms; /* DRAIN: no job starts after it, and everything a job waits
+				     on ends by it; RELEASE: set by the machine, its start +
+				     KEEP_RELEASE_TRIES_MS (issue 23 item 3) */
+	bool backoff;		  /* keep per-entry backoff across passes (FOLLOW, DRAIN) */
 	char key[KEEP_OWNER_KEY_MAX + 1]; /* RELEASE: the hold's key */
 };
 
@@ -109,6 +134,8 @@ enum keep_job_phase {
 	KEEP_JP_PARK_HOLD,
 	KEEP_JP_HOLD_REMOVE, /* a hold names the release: remove it first */
 	KEEP_JP_SYNC,	     /* waiting for an fsync of holds/ after the hold read */
+	KEEP_JP_RUN,	     /* the key's job stopped first (jobstop.h): no release is sent
+				while a process of its job holds the run lock */
 	KEEP_JP_REC_READ,
 	KEEP_JP_WRITE,
 	KEEP_JP_PEND_REMOVE,
@@ -133,6 +160,7 @@ struct keep_res_job {
 	struct keep_pending p; /* the entry (PARK: once written) */
 	bool drop_hold;	       /* DROP: a hold (else an entry) */
 	bool resolved;	       /* RESOLVE: the read decided RELEASE (p.version is the read's) */
+	bool orphan;	       /* PARK of a live hold whose owner-run died (its run lock says so) */
 	char rel_version[KEEP_VERSION_MAX]; /* RESOLVE: the release's If-Match */
 };
 
@@ -145,9 +173,10 @@ struct keep_res_slot {
 	struct keep_res_job job;
 	enum keep_job_end end;
 	enum keep_job_end after;    /* how the job ends once PEND_REMOVE is done */
-	int64_t wait_until_mono_ms; /* WAIT */
-	int64_t deadline_mono_ms;   /* RELEASE mode: the 1 s bound; else the drain's or 0 */
+	int64_t wait_until_mono_ms; /* WAIT; RUN: the job stop's next step */
 	int tries;
+	struct keep_jobstop js; /* RUN */
+	bool run_done;		/* RUN passed: no job of the key holds its run lock */
 };
 
 /* Backoff of one entry, kept across passes. */

@@ -37,6 +37,22 @@ struct keep_timing {
 int64_t keep_add_sat_ms(int64_t a, int64_t b);
 int64_t keep_sub_sat_ms(int64_t a, int64_t b);
 
+/* The two wall clocks of one decision, read together (lib/holds.h
+ * keep_walls_now; ms since the epoch). The rule every dated write keeps
+ * (issue 23; docs/lease.md "Dates and judgements"): a date this node
+ * writes into the bucket (the written_at of a live write or of a created
+ * fence, a fence's fenced_at, the cluster object's written_at) is never
+ * earlier than wall_ms, the writer's wall clock. judge_wall_ms (wall_ms
+ * less the judging offset and any forward step not noticed yet,
+ * docs/lease.md "Judging others after a step"; <= wall_ms) only judges
+ * OTHER nodes' freedom, where being late costs delay, never safety. A
+ * date taken from the judging clock would let others judge this node's
+ * write free that much early: two owners. */
+struct keep_walls {
+	int64_t wall_ms;
+	int64_t judge_wall_ms;
+};
+
 /* The smallest step threshold (ms): two clock readings, their rounding to
  * ms and a preemption between them must never look like a step. */
 #define KEEP_CLOCK_STEP_MIN_MS 20

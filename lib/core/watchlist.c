@@ -104,6 +104,8 @@ const char *keep_owe_name(enum keep_owe_kind k, enum keep_holder holder)
 		return "removed";
 	case KEEP_OWE_UNREADABLE:
 		return "unreadable";
+	case KEEP_OWE_RECREATED:
+		return "recreated";
 	}
 	return "unknown";
 }
@@ -158,6 +160,14 @@ size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_own
 		if (!prev->seen || prev->readable)
 			event_of(&ev[n++], KEEP_OWE_UNREADABLE, cur);
 		return n;
+	}
+	if (prev_readable && cur->rec.generation < prev->rec.generation) {
+		/* keep never lowers a generation: deleted and created again */
+		event_of(&ev[n], KEEP_OWE_RECREATED, cur);
+		if (is_held(prev))
+			snprintf(ev[n].previous_node, sizeof(ev[n].previous_node), "%s",
+				 prev->rec.node);
+		ev[n++].previous_generation = prev->rec.generation;
 	}
 	if (cur->rec.held) {
 		if (same_hold(prev, cur)) {

@@ -98,11 +98,13 @@ enum keep_owe_kind {
 	KEEP_OWE_HOLDER,       /* the same hold; its holder's node object changed state */
 	KEEP_OWE_REMOVED,      /* the record is no longer listed (keep never deletes one) */
 	KEEP_OWE_UNREADABLE,   /* the record stopped decoding (not ours, malformed) */
+	KEEP_OWE_RECREATED,    /* its generation went back: deleted by hand and created
+				  again between two listings (issue 23 item 6) */
 };
 
 /* "acquired", "released", "holder-" + the holder name ("holder-fenced", ...),
- * "removed", "unreadable": the event line's TYPE. holder is used for HOLDER
- * only. */
+ * "removed", "unreadable", "recreated": the event line's TYPE. holder is
+ * used for HOLDER only. */
 const char *keep_owe_name(enum keep_owe_kind k, enum keep_holder holder);
 
 struct keep_owe {
@@ -112,12 +114,14 @@ struct keep_owe {
 	char instance[KEEP_INSTANCE_LEN + 1]; /* likewise; "" when none */
 	int64_t generation;		      /* the record's (removed: the last seen); 0 none */
 	char previous_node[KEEP_NODE_ID_MAX + 1]; /* acquired: the holder before, "" none */
-	int64_t missed;		 /* acquired/released: acquisitions between the two views that
-				    no event reported (generation arithmetic); 0 when unknown */
-	enum keep_holder holder; /* HOLDER: the new state */
+	/* acquired/released: acquisitions between the two views that no event
+	 * reported (generation arithmetic); 0 when unknown */
+	int64_t missed;
+	int64_t previous_generation; /* recreated: the generation before (higher) */
+	enum keep_holder holder;     /* HOLDER: the new state */
 };
 
-#define KEEP_OWE_MAX 2 /* events one key can produce in one pass */
+#define KEEP_OWE_MAX 3 /* events one key can produce in one pass */
 
 /* The events between prev (the last pass's view; prev->seen false for a key
  * not listed before) and cur (this pass's; cur->seen false when the key
@@ -128,7 +132,14 @@ struct keep_owe {
  *   the same hold, its holder changed from the last known state (UNKNOWN
  *     is never compared) -> HOLDER;
  *   held -> nobody, or nobody -> nobody at a later generation -> RELEASED;
- *   readable -> unreadable -> UNREADABLE; listed -> not listed -> REMOVED.
+ *   readable -> unreadable -> UNREADABLE; listed -> not listed -> REMOVED;
+ *   readable -> readable at a LOWER generation -> RECREATED first (node,
+ *     instance, generation: the record now; previous_node and
+ *     previous_generation: before), then the events above: keep never
+ *     lowers a generation, so the record was deleted by hand and created
+ *     again between two listings (a native cluster has no marker to stop
+ *     it): a holder of the old record may still act, with a fencing token
+ *     above the new one (issue 23 item 6).
  * missed counts the acquisitions the generations prove were not seen:
  * cur - prev - 1 for ACQUIRED, cur - prev for RELEASED, when prev was a
  * readable view; a key first seen as nobody was acquired and released

@@ -78,6 +78,25 @@ static int c_list(struct keep_store *s, const char *prefix, struct keep_list *ou
 	return count_rc(s, KEEP_REQ_LIST, in->ops->list(in, prefix, out, reply), reply);
 }
 
+static int c_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+		      enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+		      struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_PUT,
+			keep_store_put_meta(in, key, body, len, cond, if_match, meta, reply),
+			reply);
+}
+
+static int c_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+		      struct keep_meta *meta, struct keep_reply *reply)
+{
+	struct keep_store *in = inner_of(s);
+
+	return count_rc(s, KEEP_REQ_GET, keep_store_get_meta(in, key, body, meta, reply), reply);
+}
+
 static void c_free(struct keep_store *s)
 {
 	struct counted *c = counted_of(s);
@@ -94,6 +113,8 @@ static const struct keep_store_ops counted_ops = {
     .del = c_del,
     .list = c_list,
     .free = c_free,
+    .put_meta = c_put_meta,
+    .get_meta = c_get_meta,
 };
 
 int keep_store_counted(struct keep_store *inner, struct keep_reqstats *st, struct keep_store **out)

@@ -25,6 +25,20 @@
  *                             return AMBIGUOUS "injected: timeout" unsent
  *               hang          sleep timeout_ms, AMBIGUOUS "injected:
  *                             timeout", not sent
+ *               late MS       a put on the fs backend: if MS exceeds the
+ *                             store's timeout_ms, a process of its own
+ *                             sends it MS ms from now, whatever the caller
+ *                             does (the write lands after the caller gave
+ *                             up, as the S3 fault proxy's `late`), and the
+ *                             caller gets AMBIGUOUS "injected: timeout
+ *                             (late)" after timeout_ms; otherwise, and for
+ *                             any other operation or backend, delay MS
+ *               hold PATH     held until the file PATH (absolute) exists,
+ *                             polled every 10 ms, then sent (the store's
+ *                             timeout counts from the send): a request
+ *                             paused between its decision and its send (a
+ *                             GC pause, SIGSTOP); AMBIGUOUS "injected: hold
+ *                             timed out", unsent, after FAULT_HOLD_MAX_MS
  *               unconditional put only: sent without its condition
  *                             (If-None-Match / If-Match dropped), as a
  *                             store that ignores conditional writes (a
@@ -46,12 +60,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../clock.h"
 #include "../err.h"
 
-#define FAULT_FILE_MAX 65536 /* bytes: largest rules file accepted */
+#define FAULT_FILE_MAX 65536	 /* bytes: largest rules file accepted */
+#define FAULT_HOLD_MAX_MS 600000 /* ms: a hold waits for its file at most this long */
+#define FAULT_PATH_MAX 512	 /* bytes, NUL included: a hold's file */
 
 enum fault_action {
 	FA_NONE = 0,
@@ -61,6 +80,8 @@ enum fault_action {
 	FA_DELAY,
 	FA_HANG,
 	FA_UNCOND,
+	FA_LATE,
+	FA_HOLD,
 };
 
 struct fault {
@@ -74,7 +95,7 @@ struct fault {
 struct fault_hit {
 	enum fault_action action;
 	long long arg; /* STATUS or MS */
-	char argtext[24];
+	char argtext[FAULT_PATH_MAX];
 	const char *name; /* action name for the log */
 };
 
@@ -170,13 +191,22 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 	} else if (tok_is(t[2], tl[2], "unconditional")) {
 		r->hit.action = FA_UNCOND;
 		r->hit.name = "unconditional";
-	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay")) {
-		bool err = t[2][0] == 'e';
+	} else if (tok_is(t[2], tl[2], "hold")) {
+		if (nt < 4 || t[3][0] != '/' || tl[3] >= FAULT_PATH_MAX)
+			return -1;
+		r->hit.action = FA_HOLD;
+		r->hit.name = "hold";
+		memcpy(r->hit.argtext, t[3], tl[3]);
+		r->hit.argtext[tl[3]] = '\0';
+		k = 4;
+	} else if (tok_is(t[2], tl[2], "error") || tok_is(t[2], tl[2], "delay") ||
+		   tok_is(t[2], tl[2], "late")) {
+		bool err = t[2][0] == 'e', late = t[2][0] == 'l';
 		if (nt < 4 ||
 		    !parse_num(t[3], tl[3], err ? 400 : 0, err ? 599 : 86400000, &r->hit.arg))
 			return -1;
-		r->hit.action = err ? FA_ERROR : FA_DELAY;
-		r->hit.name = err ? "error" : "delay";
+		r->hit.action = err ? FA_ERROR : late ? FA_LATE : FA_DELAY;
+		r->hit.name = err ? "error" : late ? "late" : "delay";
 		snprintf(r->hit.argtext, sizeof(r->hit.argtext), "%lld", r->hit.arg);
 		k = 4;
 	} else {
@@ -366,10 +396,11 @@ static void sleep_ms(int64_t ms)
 }
 
 /* Before sending: 1 when the reply is decided here (do not send), 0 to
- * send, 2 to send a put without its condition (unconditional); *lose set
- * when the reply must be dropped after sending. */
+ * send, 2 to send a put without its condition (unconditional), 3 to send a
+ * put late (*late_ms: when, from now); *lose set when the reply must be
+ * dropped after sending. */
 static int fault_pre(struct keep_store *s, const char *op, const char *key, bool *lose,
-		     struct keep_reply *reply)
+		     int64_t *late_ms, struct keep_reply *reply)
 {
 	struct fault *f = fault_of(s);
 	struct fault_hit h;
@@ -408,6 +439,14 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 	case FA_LOSE:
 		*lose = true;
 		return 0;
+	case FA_LATE:
+		if (h.arg > t && strcmp(op, "put") == 0 &&
+		    strcmp(fault_of(s)->inner->ops->name, "fs") == 0) {
+			*late_ms = h.arg;
+			return 3;
+		}
+		/* otherwise a delay */
+		/* fall through */
 	case FA_DELAY:
 		if (h.arg > t) {
 			sleep_ms(t);
@@ -422,6 +461,19 @@ static int fault_pre(struct keep_store *s, const char *op, const char *key, bool
 		return 1;
 	case FA_UNCOND:
 		return strcmp(op, "put") == 0 ? 2 : 0;
+	case FA_HOLD: {
+		int64_t until = keep_mono_ms() + FAULT_HOLD_MAX_MS;
+
+		while (access(h.argtext, F_OK) != 0) {
+			if (keep_mono_ms() >= until) {
+				keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0,
+					       "injected: hold timed out");
+				return 1;
+			}
+			sleep_ms(10);
+		}
+		return 0;
+	}
 	case FA_NONE:
 		break;
 	}
@@ -433,13 +485,63 @@ static void lost(struct keep_reply *reply)
 	keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "injected: reply lost");
 }
 
+/* `late MS` on a put (fs backend): a grandchild process, detached from
+ * the caller, sends the put MS ms from now; the caller waits its timeout
+ * and is told AMBIGUOUS. The grandchild keeps only directory descriptors
+ * (the fs store's root; never a lock file of the caller's, which would
+ * outlive the caller's unlock) and /dev/null as stdin, stdout and stderr
+ * (a test's pipe is never held open), and ends with _exit. With no
+ * process to spare, the put is not sent (a plain timeout). */
+static void send_late(struct keep_store *s, const char *key, const void *body, size_t len,
+		      enum keep_cond cond, const char *if_match, int64_t late_ms,
+		      struct keep_reply *reply)
+{
+	int64_t t = s->timeout_ms > 0 ? s->timeout_ms : 10000;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct rlimit rl;
+		struct keep_reply r;
+		int fd, nul;
+
+		if (fork() != 0)
+			_exit(0); /* the child: its parent reaps it at once */
+		setsid();
+		nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur > 65536)
+			rl.rlim_cur = 65536;
+		for (fd = 3; fd < (int)rl.rlim_cur; fd++) {
+			struct stat st;
+
+			if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+				close(fd);
+		}
+		sleep_ms(late_ms);
+		fault_of(s)->inner->ops->put(fault_of(s)->inner, key, body, len, cond, if_match,
+					     &r);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	sleep_ms(t);
+	keep_reply_set(reply, KEEP_STORE_AMBIGUOUS, 0, "injected: timeout (late: sent in %lld ms)",
+		       (long long)(late_ms - t));
+}
+
 static int fault_get(struct keep_store *s, const char *key, struct keep_buf *body,
 		     struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "get", key, &lose, reply))
+	if (fault_pre(s, "get", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->get(fault_of(s)->inner, key, body, reply);
 	if (!rc && lose) {
@@ -452,9 +554,10 @@ static int fault_get(struct keep_store *s, const char *key, struct keep_buf *bod
 static int fault_head(struct keep_store *s, const char *key, struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "head", key, &lose, reply))
+	if (fault_pre(s, "head", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->head(fault_of(s)->inner, key, reply);
 	if (!rc && lose)
@@ -466,11 +569,16 @@ static int fault_put(struct keep_store *s, const char *key, const void *body, si
 		     enum keep_cond cond, const char *if_match, struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late = 0;
 	int rc, pre;
 
-	pre = fault_pre(s, "put", key, &lose, reply);
+	pre = fault_pre(s, "put", key, &lose, &late, reply);
 	if (pre == 1)
 		return 0;
+	if (pre == 3) {
+		send_late(s, key, body, len, cond, if_match, late, reply);
+		return 0;
+	}
 	if (pre == 2) { /* unconditional */
 		cond = KEEP_COND_NONE;
 		if_match = NULL;
@@ -482,13 +590,60 @@ static int fault_put(struct keep_store *s, const char *key, const void *body, si
 	return rc;
 }
 
+/* The same faults as get and put (the rules name the operation get or
+ * put); the metadata passes through to the inner store. */
+static int fault_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+			  struct keep_meta *meta, struct keep_reply *reply)
+{
+	bool lose;
+	int64_t late = 0;
+	int rc;
+
+	keep_meta_init(meta);
+	if (fault_pre(s, "get", key, &lose, &late, reply))
+		return 0;
+	rc = keep_store_get_meta(fault_of(s)->inner, key, body, meta, reply);
+	if (!rc && lose) {
+		keep_buf_reset(body);
+		keep_meta_init(meta);
+		lost(reply);
+	}
+	return rc;
+}
+
+static int fault_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+			  enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+			  struct keep_reply *reply)
+{
+	bool lose;
+	int64_t late = 0;
+	int rc, pre;
+
+	pre = fault_pre(s, "put", key, &lose, &late, reply);
+	if (pre == 1)
+		return 0;
+	if (pre == 3) { /* late: only on fs, which keeps no user metadata */
+		send_late(s, key, body, len, cond, if_match, late, reply);
+		return 0;
+	}
+	if (pre == 2) { /* unconditional */
+		cond = KEEP_COND_NONE;
+		if_match = NULL;
+	}
+	rc = keep_store_put_meta(fault_of(s)->inner, key, body, len, cond, if_match, meta, reply);
+	if (!rc && lose)
+		lost(reply);
+	return rc;
+}
+
 static int fault_del(struct keep_store *s, const char *key, const char *if_match,
 		     struct keep_reply *reply)
 {
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "del", key, &lose, reply))
+	if (fault_pre(s, "del", key, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->del(fault_of(s)->inner, key, if_match, reply);
 	if (!rc && lose)
@@ -501,9 +656,10 @@ static int fault_list(struct keep_store *s, const char *prefix, struct keep_list
 {
 	size_t n0 = out->n;
 	bool lose;
+	int64_t late;
 	int rc;
 
-	if (fault_pre(s, "list", prefix, &lose, reply))
+	if (fault_pre(s, "list", prefix, &lose, &late, reply))
 		return 0;
 	rc = fault_of(s)->inner->ops->list(fault_of(s)->inner, prefix, out, reply);
 	if (!rc && lose) {
@@ -536,6 +692,8 @@ static const struct keep_store_ops fault_ops = {
     .del = fault_del,
     .list = fault_list,
     .free = fault_free,
+    .put_meta = fault_put_meta,
+    .get_meta = fault_get_meta,
 };
 
 static char *concat(const char *a, const char *b)

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1020,8 +1021,10 @@ struct s3_req {
 	const void *body; /* PUT only */
 	size_t len;
 	enum keep_cond cond;
-	const char *if_match; /* version token (unquoted), or NULL */
-	size_t resp_max;      /* bytes of reply body accepted */
+	const char *if_match;	      /* version token (unquoted), or NULL */
+	size_t resp_max;	      /* bytes of reply body accepted */
+	const struct keep_meta *meta; /* PUT: user metadata sent (x-amz-meta-*), or NULL */
+	struct keep_meta *meta_out;   /* GET: the reply's user metadata, or NULL */
 };
 
 struct s3_res {
@@ -1081,6 +1084,30 @@ static int add_header(struct curl_slist **list, const char *name, const char *va
 	return err;
 }
 
+/* The user metadata of the last reply on c (x-amz-meta-NAME: VALUE) into
+ * m (emptied by the caller): names lowercased; a pair keep_meta_add
+ * refuses (an odd name, a value with a control byte or over 511 bytes) is
+ * left out, and so is any pair past KEEP_META_MAX. */
+static void reply_meta(CURL *c, struct keep_meta *m)
+{
+	struct curl_header *h = NULL;
+	static const char pre[] = "x-amz-meta-";
+	char name[KEEP_META_NAME_MAX];
+	size_t i, n;
+
+	while ((h = curl_easy_nextheader(c, CURLH_HEADER, -1, h)) != NULL) {
+		if (!h->name || !h->value || strncasecmp(h->name, pre, sizeof(pre) - 1) != 0)
+			continue;
+		n = strlen(h->name + sizeof(pre) - 1);
+		if (n == 0 || n >= sizeof(name))
+			continue;
+		for (i = 0; i < n; i++)
+			name[i] = (char)tolower((unsigned char)h->name[sizeof(pre) - 1 + i]);
+		name[n] = '\0';
+		keep_meta_add(m, name, h->value);
+	}
+}
+
 /* Perform rq once within timeout_ms. Returns 0 (res filled), or a negative
  * keep_err when the request could not be set up (nothing sent). */
 static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms, struct s3_res *res)
@@ -1114,6 +1141,12 @@ static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms,
 			err = add_header(&hdrs, "If-None-Match", "*"); /* unquoted: a wildcard */
 		else if (!err && rq->cond == KEEP_COND_IF_MATCH)
 			err = add_header(&hdrs, "If-Match", rq->if_match); /* unquoted: RGW 16.2 */
+		for (size_t i = 0; !err && rq->meta && i < rq->meta->n; i++) {
+			char name[KEEP_META_NAME_MAX + 16];
+
+			snprintf(name, sizeof(name), "x-amz-meta-%s", rq->meta->v[i].name);
+			err = add_header(&hdrs, name, rq->meta->v[i].value);
+		}
 	} else if (!err && rq->op == KEEP_S3_DEL && rq->if_match) {
 		err = add_header(&hdrs, "If-Match", rq->if_match);
 	}
@@ -1188,6 +1221,11 @@ static int s3_perform(struct s3 *s, const struct s3_req *rq, int64_t timeout_ms,
 							  sizeof(res->etag));
 	if (res->status >= 300 && s->resp.len)
 		keep_s3_error_code(s->resp.data, s->resp.len, res->code, sizeof(res->code));
+	if (rq->meta_out) {
+		keep_meta_init(rq->meta_out);
+		if (res->status >= 200 && res->status < 300)
+			reply_meta(c, rq->meta_out);
+	}
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
 out:
 	curl_slist_free_all(hdrs); /* holds the token: curl copies nothing secret we keep */
@@ -1309,12 +1347,13 @@ static void reply_version(struct keep_reply *reply, const struct s3_res *res, bo
 	memcpy(reply->version, res->etag, strlen(res->etag) + 1);
 }
 
-static int s3_get(struct keep_store *st, const char *key, struct keep_buf *body,
-		  struct keep_reply *reply)
+static int s3_get_meta(struct keep_store *st, const char *key, struct keep_buf *body,
+		       struct keep_meta *meta, struct keep_reply *reply)
 {
 	struct s3 *s = S3(st);
 	struct keep_buf url;
-	struct s3_req rq = {.op = KEEP_S3_GET, .method = "GET", .resp_max = KEEP_BODY_MAX};
+	struct s3_req rq = {
+	    .op = KEEP_S3_GET, .method = "GET", .resp_max = KEEP_BODY_MAX, .meta_out = meta};
 	struct s3_res res;
 	int err;
 
@@ -1340,6 +1379,12 @@ static int s3_get(struct keep_store *st, const char *key, struct keep_buf *body,
 	return err;
 }
 
+static int s3_get(struct keep_store *st, const char *key, struct keep_buf *body,
+		  struct keep_reply *reply)
+{
+	return s3_get_meta(st, key, body, NULL, reply);
+}
+
 static int s3_head(struct keep_store *st, const char *key, struct keep_reply *reply)
 {
 	struct s3 *s = S3(st);
@@ -1359,13 +1404,18 @@ static int s3_head(struct keep_store *st, const char *key, struct keep_reply *re
 	return err;
 }
 
-static int s3_put(struct keep_store *st, const char *key, const void *body, size_t len,
-		  enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+static int s3_put_meta(struct keep_store *st, const char *key, const void *body, size_t len,
+		       enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+		       struct keep_reply *reply)
 {
 	struct s3 *s = S3(st);
 	struct keep_buf url;
-	struct s3_req rq = {
-	    .op = KEEP_S3_PUT, .method = "PUT", .body = body, .len = len, .cond = cond};
+	struct s3_req rq = {.op = KEEP_S3_PUT,
+			    .method = "PUT",
+			    .body = body,
+			    .len = len,
+			    .cond = cond,
+			    .meta = meta};
 	struct s3_res res;
 	char tok[KEEP_VERSION_MAX];
 	int err;
@@ -1390,6 +1440,12 @@ static int s3_put(struct keep_store *st, const char *key, const void *body, size
 	if (!err)
 		reply_version(reply, &res, true);
 	return err;
+}
+
+static int s3_put(struct keep_store *st, const char *key, const void *body, size_t len,
+		  enum keep_cond cond, const char *if_match, struct keep_reply *reply)
+{
+	return s3_put_meta(st, key, body, len, cond, if_match, NULL, reply);
 }
 
 static int s3_del(struct keep_store *st, const char *key, const char *if_match,
@@ -1590,6 +1646,8 @@ static const struct keep_store_ops s3_ops = {
     .del = s3_del,
     .list = s3_list,
     .free = s3_free,
+    .put_meta = s3_put_meta,
+    .get_meta = s3_get_meta,
 };
 
 /* ---- open -------------------------------------------------------------- */

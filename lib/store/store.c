@@ -216,6 +216,99 @@ int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *
 	return refused_locally(s->ops->list(s, prefix, out, reply), reply);
 }
 
+void keep_meta_init(struct keep_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+static bool meta_name_ok(const char *n)
+{
+	size_t i, len = strnlen(n, KEEP_META_NAME_MAX);
+
+	if (len == 0 || len >= KEEP_META_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= '0' && n[i] <= '9') || n[i] == '-'))
+			return false;
+	return true;
+}
+
+static bool meta_value_ok(const char *v)
+{
+	size_t i, len = strnlen(v, KEEP_META_VALUE_MAX);
+
+	if (len >= KEEP_META_VALUE_MAX)
+		return false;
+	if (len && (v[0] == ' ' || v[len - 1] == ' '))
+		return false;
+	for (i = 0; i < len; i++)
+		if ((unsigned char)v[i] < 0x20 || (unsigned char)v[i] > 0x7e)
+			return false;
+	return true;
+}
+
+int keep_meta_add(struct keep_meta *m, const char *name, const char *value)
+{
+	if (!name || !value || !meta_name_ok(name) || !meta_value_ok(value))
+		return KEEP_ERR_INVAL;
+	if (m->n >= KEEP_META_MAX)
+		return KEEP_ERR_TOOBIG;
+	snprintf(m->v[m->n].name, sizeof(m->v[m->n].name), "%s", name);
+	snprintf(m->v[m->n].value, sizeof(m->v[m->n].value), "%s", value);
+	m->n++;
+	return 0;
+}
+
+const char *keep_meta_get(const struct keep_meta *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->n && i < KEEP_META_MAX; i++)
+		if (strcmp(m->v[i].name, name) == 0)
+			return m->v[i].value;
+	return NULL;
+}
+
+static bool meta_valid(const struct keep_meta *m)
+{
+	size_t i;
+
+	if (!m)
+		return true;
+	if (m->n > KEEP_META_MAX)
+		return false;
+	for (i = 0; i < m->n; i++)
+		if (!meta_name_ok(m->v[i].name) || !meta_value_ok(m->v[i].value))
+			return false;
+	return true;
+}
+
+int keep_store_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+			enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+			struct keep_reply *reply)
+{
+	if (!keep_key_valid(key) || len > KEEP_BODY_MAX || !meta_valid(meta))
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	if (cond == KEEP_COND_IF_MATCH && (!if_match || !*if_match))
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	if (!meta || !meta->n || !s->ops->put_meta)
+		return refused_locally(s->ops->put(s, key, body, len, cond, if_match, reply),
+				       reply);
+	return refused_locally(s->ops->put_meta(s, key, body, len, cond, if_match, meta, reply),
+			       reply);
+}
+
+int keep_store_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_meta *meta, struct keep_reply *reply)
+{
+	keep_meta_init(meta);
+	if (!keep_key_valid(key))
+		return refused_locally(KEEP_ERR_INVAL, reply);
+	if (!s->ops->get_meta)
+		return refused_locally(s->ops->get(s, key, body, reply), reply);
+	return refused_locally(s->ops->get_meta(s, key, body, meta, reply), reply);
+}
+
 int keep_store_get_ours(struct keep_store *s, const char *key, struct keep_buf *body,
 			struct keep_reply *reply)
 {

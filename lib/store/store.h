@@ -93,6 +93,35 @@ void keep_list_merge_skipped(struct keep_list *dst, struct keep_list *src);
 /* Sort entries by key (bytewise). */
 void keep_list_sort(struct keep_list *l);
 
+/* User metadata of an object: S3's `x-amz-meta-NAME: VALUE` headers
+ * (docs/store.md "User metadata"). A copy for people and tools (the AWS
+ * CLI's head-object shows it); keep never decides on it: on S3 the version
+ * token (ETag) of a plain PUT covers the body only, so metadata is not
+ * protected by If-Match (docs/formats.md "Fenced objects"). NAME: 1..63
+ * bytes of [a-z0-9-]; VALUE: 0..511 bytes of printable ASCII (0x20..0x7e),
+ * no leading or trailing space. The fs store keeps none. */
+#define KEEP_META_MAX 4		/* pairs on one object */
+#define KEEP_META_NAME_MAX 64	/* bytes, NUL included */
+#define KEEP_META_VALUE_MAX 512 /* bytes, NUL included */
+
+struct keep_meta {
+	size_t n;
+	struct {
+		char name[KEEP_META_NAME_MAX];	 /* without the x-amz-meta- prefix, lowercase */
+		char value[KEEP_META_VALUE_MAX]; /* as stored */
+	} v[KEEP_META_MAX];
+};
+
+/* Empty m (the caller's). */
+void keep_meta_init(struct keep_meta *m);
+/* Add NAME: VALUE to m (both borrowed, copied). 0; KEEP_ERR_INVAL (a name
+ * or value outside the rules above; m unchanged); KEEP_ERR_TOOBIG
+ * (KEEP_META_MAX pairs already). Store plumbing, no ADR rule: a copy of the
+ * fence for people (issue 26). */
+int keep_meta_add(struct keep_meta *m, const char *name, const char *value);
+/* The value of name in m, or NULL (borrowed from m). */
+const char *keep_meta_get(const struct keep_meta *m, const char *name);
+
 struct keep_store;
 
 struct keep_store_ops {
@@ -116,6 +145,18 @@ struct keep_store_ops {
 	int (*list)(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply);
 	void (*free)(struct keep_store *s);
+	/* PUT with user metadata: put's contract, meta (borrowed, valid by
+	 * keep_meta_add's rules) stored with the object where the backend
+	 * keeps metadata. NULL: the backend keeps none (fs); the dispatcher
+	 * calls put, the metadata dropped. */
+	int (*put_meta)(struct keep_store *s, const char *key, const void *body, size_t len,
+			enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+			struct keep_reply *reply);
+	/* GET that also returns the object's user metadata into *meta (n = 0
+	 * when none; names lowercased; a pair keep's rules refuse is left
+	 * out). NULL: the dispatcher calls get, meta empty. */
+	int (*get_meta)(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_meta *meta, struct keep_reply *reply);
 };
 
 /* A listing's progress hook: called after each page of a listing a
@@ -189,6 +230,16 @@ int keep_store_del(struct keep_store *s, const char *key, const char *if_match,
 		   struct keep_reply *reply);
 int keep_store_list(struct keep_store *s, const char *prefix, struct keep_list *out,
 		    struct keep_reply *reply);
+/* keep_store_put with user metadata meta (borrowed; NULL or empty: none),
+ * and keep_store_get returning it into *meta (caller owned; emptied
+ * first). On a backend that keeps no metadata (fs) the metadata is dropped
+ * and none is returned (docs/store.md "User metadata"). A meta that breaks
+ * keep_meta_add's rules is a local refusal (KEEP_ERR_INVAL). */
+int keep_store_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+			enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+			struct keep_reply *reply);
+int keep_store_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+			struct keep_meta *meta, struct keep_reply *reply);
 
 /* keep_store_get for an object keep is about to decode: an object no
  * object of keep's can be (reply->not_ours: over KEEP_BODY_MAX, or a

@@ -40,6 +40,78 @@ setup() {
 	[ "$status" -eq 0 ] || { echo "runs whose status nobody checks:"; echo "$output"; false; }
 }
 
+@test "lint: no half-assertion ([ A ] && [ B ] checks only B under set -e) in a test body or mid-function" {
+	run awk -f "$ROOT/tests/bats/helpers/lint-and.awk" "$ROOT"/tests/bats/*.bats "$ROOT"/tests/bats/helpers/*.bash
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+}
+
+@test "lint: the half-assertion check refuses a planted one and accepts the honest forms" {
+	# bats' own behaviour, the reason for the check: the first part of an
+	# && list never fails a test
+	# (the files planted here spell @test as %test, so that bats does not
+	# take their tests for this file's own)
+	cat >"$BATS_TEST_TMPDIR/why.bats" <<'EOF'
+%test "hits=3 is not in (5, 35)" {
+	hits=3
+	[ "$hits" -gt 5 ] && [ "$hits" -lt 35 ]
+	true
+}
+EOF
+	sed -i 's/^%test /@test /' "$BATS_TEST_TMPDIR/why.bats"
+	run -0 bats --tap "$BATS_TEST_TMPDIR/why.bats"
+	[ "${lines[1]}" = 'ok 1 hits=3 is not in (5, 35)' ]
+	# the planted examples: each is named with its line
+	cat >"$BATS_TEST_TMPDIR/planted.bats" <<'EOF'
+pred() {
+	[ -n "$1" ] && [ "$1" -gt 0 ]
+	echo more
+}
+%test "planted" {
+	[ "$hits" -gt 5 ] && [ "$hits" -lt 35 ]
+	[[ $x =~ n=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 4 ]
+	test -f a && test -f b
+	[ -f log ] &&
+		grep -q done log
+	cd "$d" && assert_output x
+	true
+}
+EOF
+	sed -i 's/^%test /@test /' "$BATS_TEST_TMPDIR/planted.bats"
+	run -1 awk -f "$ROOT/tests/bats/helpers/lint-and.awk" "$BATS_TEST_TMPDIR/planted.bats"
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "${lines[0]}" == *"/planted.bats:2: half-assertion "*'[ -n "$1" ] && [ "$1" -gt 0 ]' ]]
+	[[ "${lines[1]}" == *"/planted.bats:6: half-assertion "*'[ "$hits" -gt 5 ] && [ "$hits" -lt 35 ]' ]]
+	[[ "${lines[2]}" == *"/planted.bats:7: half-assertion "* ]]
+	[[ "${lines[3]}" == *"/planted.bats:8: half-assertion "* ]]
+	[[ "${lines[4]}" == *"/planted.bats:9: half-assertion "* ]]
+	[[ "${lines[5]}" == *"/planted.bats:11: half-assertion "* ]]
+	# what is not a half-assertion: a handled failure, a condition, an
+	# action, a predicate's last statement, a here-document's text
+	cat >"$BATS_TEST_TMPDIR/honest.bats" <<'EOF'
+bg_running() { [ -n "$1" ] && [ ! -s "$1.rc" ]; }
+pred() {
+	local v=$1
+	[ -n "$v" ] && [ "$v" -gt 0 ]
+}
+%test "honest" {
+	[ "$a" -ge 1 ] && [ "$a" -le 9 ] || { echo "a=$a"; false; }
+	if [ -n "$x" ] && [ "$x" -gt 1 ]; then echo; fi
+	while [ "$i" -lt 3 ] && [ -f f ]; do i=$((i + 1)); done
+	[ "$st" = 503 ] && want=111
+	[ "$rc" -eq 0 ] && break
+	awk '$3 == n && $4 == 0' f
+	cat <<TXT
+[ a ] && [ b ]
+TXT
+	[ "$a" -ge 1 ]
+	[ "$a" -le 9 ]
+}
+EOF
+	sed -i 's/^%test /@test /' "$BATS_TEST_TMPDIR/honest.bats"
+	run -0 awk -f "$ROOT/tests/bats/helpers/lint-and.awk" "$BATS_TEST_TMPDIR/honest.bats"
+	[ "$output" = "" ]
+}
+
 @test "lint: keep-agent is shellcheck clean" {
 	command -v shellcheck >/dev/null || skip "shellcheck not installed"
 	run shellcheck "$ROOT/agent/keep-agent"

@@ -41,7 +41,8 @@ need_faults() {
 	run -0 --separate-stderr ks put t/a --if-none-match <<<"hello"
 	[[ $output == "put key=t/a outcome=ok version="* ]]
 	v=$(field version "$output")
-	[ -n "$v" ] && [ "$v" != "-" ]
+	[ -n "$v" ]
+	[ "$v" != "-" ]
 
 	run -0 --separate-stderr ks get t/a
 	assert_output "hello"
@@ -251,8 +252,12 @@ stalled() {
 	run -0 --separate-stderr ks put a/two --if-none-match <<<"other key"
 	run -0 --separate-stderr ks put b/three <<<"other directory"
 	elapsed=$(($(now_ms) - t0))
+	# (informational: 11 s at a load average of 26). What shows that they
+	# did not wait on the stalled writer is the product's own answer, not
+	# a time: both landed (run -0; one that waited out the store's timeout
+	# fails), and the stalled write lands too once continued (below: one
+	# that had broken its lock would have made it fail)
 	echo "# two writes while the other writer is stopped: $elapsed ms"
-	[ "$elapsed" -lt 3000 ]
 	bg_running w
 	kill -CONT "$(bg_pid w)"
 	run wait_exit 15 w

@@ -31,6 +31,15 @@ stalled() {
 	wait_for 5 sh -c "grep -q '^State:.*stopped' /proc/$(bg_pid "$n")/status"
 }
 
+# lock_changed_ms : the last change (mtime or ctime, wall ms) of the one
+# lock directory held in the bucket
+lock_changed_ms() {
+	local l
+	l=$(find "$BUCKET" -name '.keep-lock-*' -type d ! -name '.keep-lock-*-*')
+	[ "$(printf '%s\n' "$l" | wc -l)" -eq 1 ] || { echo "locks: $l" >&2; return 1; }
+	stat -c '%.3Y %.3Z' "$l" | awk '{ m = $1 > $2 ? $1 : $2; printf "%d\n", m * 1000 }'
+}
+
 # no_lock_left : no lock directory is left anywhere in the bucket
 no_lock_left() {
 	local left
@@ -45,15 +54,18 @@ no_lock_left() {
 	stalled a put k --if-match "$v1"
 	# another writer of the same key, on the same version: it waits for
 	# the stopped one at most the bound, then takes over and wins
-	stopped_at=$(awk '{ print $3 }' "$BATS_TEST_TMPDIR/a.stall")
+	# the lock's age as the next writer judges it: its directory's last
+	# change (file times are on the wall clock, coarse: never ahead of it)
+	changed_at=$(lock_changed_ms)
 	t0=$(now_ms)
 	run -0 --separate-stderr ks put k --if-match "$v1" <<<"second writer"
 	done_at=$(now_ms)
-	echo "# the second writer waited $((done_at - t0)) ms, $((done_at - stopped_at)) ms after the stop"
-	# the bound is honoured (a holder is not broken before its lock is
-	# 1 s old; it staged its object right before stopping), and kept
-	[ $((done_at - stopped_at)) -ge 950 ]
-	[ $((done_at - t0)) -lt 4000 ]
+	echo "# the second writer waited $((done_at - t0)) ms, $((done_at - changed_at)) ms after the lock's last change"
+	# the bound is honoured: a holder is not broken before its lock is 1 s
+	# old (one clock, the wall clock of the lock's times). And kept: the
+	# writer broke it before its store timeout, or it had failed (run -0);
+	# a wall-time bound here would measure the load (11 s seen at 26)
+	[ "$done_at" -gt $((changed_at + 1000)) ]
 	v2=$(version <<<"$output")
 	# the stopped writer resumes: its commit finds its lock gone
 	kill -CONT "$(bg_pid a)"
@@ -78,8 +90,10 @@ no_lock_left() {
 	t0=$(now_ms)
 	run -0 --separate-stderr ks put d/k <<<"after the kill"
 	elapsed=$(($(now_ms) - t0))
+	# (informational) the lock is broken once 1 s old: the write landed
+	# (run -0) where a writer that did not break it would have waited out
+	# its store timeout and failed
 	echo "# waited $elapsed ms"
-	[ "$elapsed" -lt 4000 ]
 	run -0 --separate-stderr ks get d/k
 	assert_output "after the kill"
 	no_lock_left

@@ -31,7 +31,8 @@ start_failing() {
 	run -0 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
 	wait_renewal n1 || { cat "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
-	w0=$(keep-store get nodes/n1 | sed -n 's/^written_at_ms //p')
+	# right after a renewal (nothing in between: a read of the store here
+	# took over a second on a loaded machine, and a renewal landed after it)
 	touch "$BATS_TEST_TMPDIR/fail"
 	t0=$(now_ms)
 	run wait_exit 8 n1
@@ -40,8 +41,12 @@ start_failing() {
 	grep -q 'statefail: rename .*/n1/lease' "$BATS_TEST_TMPDIR/statefail.log"
 	run -0 grep -c "^lease-write: fatal: unable to write the lease state file '.*/n1/lease' for [0-9]* ms: Input/output error: giving the lease up$" "$BATS_TEST_TMPDIR/n1.err"
 	[ "$output" = 1 ]
-	# no renewal after the failure began: the stored written_at is the one
-	# before it (released keeps it), and the object says released
+	# no renewal after the failure began: the stored written_at is the last
+	# one lease-write reported written (released keeps it), and the object
+	# says released
+	w0=$(grep -E '^(live|renewed) ' "$BATS_TEST_TMPDIR/n1.out" | tail -n 1 |
+		sed -n 's/.* written_at_ms=\([0-9]*\).*/\1/p')
+	[ -n "$w0" ]
 	run -0 keep-store get nodes/n1
 	assert_line --regexp "^released [0-9a-f]{32}$"
 	assert_line "written_at_ms $w0"
@@ -56,20 +61,18 @@ start_failing() {
 	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
 	l0=$(state_field n1 lapses)
 	wait_renewal n1 || { cat "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
-	sleep 0.9 # the failure begins just before the next renewal
+	# the failure begins (about) just before the next renewal: not an
+	# assertion, the test holds wherever it begins
+	sleep 0.9
 	touch "$BATS_TEST_TMPDIR/fail"
-	# the state file still says live, until its valid_until: then 14
-	local end=$(($(now_ms) + 3000)) rc=0
-	while :; do
-		rc=0
-		owner-check --node-id n1 t/c/a 1 >/dev/null 2>&1 || rc=$?
-		[ "$rc" -eq 14 ] && break
-		[ "$rc" -eq 0 ] || { echo "owner-check exit $rc" >&3; false; }
-		[ "$(now_ms)" -lt "$end" ] || { echo "owner-check never refused" >&3; false; }
-		sleep 0.02
-	done
+	# the first state write that fails is the lapse (lease-write says so on
+	# stderr); the failure ends right then, well within the ttl - safety
+	# after which lease-write would give the lease up (test above). (Before,
+	# the test waited for owner-check to refuse first: on a loaded machine
+	# its sanitizer-built runs came after the give-up, and nothing recovered.)
+	wait_for 10 grep -q 'unable to write the lease state file' "$BATS_TEST_TMPDIR/n1.err"
 	rm -f "$BATS_TEST_TMPDIR/fail"
-	wait_line 5 n1 '^recovered '
+	wait_line 20 n1 '^recovered '
 	bg_running n1
 	run -0 lease-status --node-id n1
 	[ "$(state_field n1 lapses)" -gt "$l0" ]

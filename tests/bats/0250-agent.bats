@@ -26,20 +26,11 @@ teardown() { keep_teardown; }
 	refute_sanitizer_reports
 }
 
-# overwrite_fenced : nodes/n1 rewritten as fenced, If-Match the version read
-overwrite_fenced() {
-	local v
-	v=$(keep-store stat nodes/n1 | sed -n 's/.*version=\([^ ]*\).*/\1/p')
-	keep-store get nodes/n1 | sed '2s/^live /fenced /' | keep-store put nodes/n1 --if-match "$v"
-}
-
 @test "keep-agent: a fence makes it exit at once with the fenced code, children gone" {
 	start_bg agent keep-agent --node-id n1
 	wait_line 20 agent '^live '
 	kids=$(descendants "$(bg_pid agent)")
-	# the node renews every period: a renewal between the read and the
-	# write fails the write's condition; read and write again until one lands
-	wait_for 20 overwrite_fenced
+	hand_fence n1
 	run wait_exit 10 agent
 	[ "$output" = 10 ]
 	grep -q 'node lease ended (exit 10' "$BATS_TEST_TMPDIR/agent.err"

@@ -42,7 +42,9 @@ teardown() { keep_teardown; }
 	s=$(($(now_ms) - t0))
 	shim_set n1 monotonic_ms=-$s
 	start_bg poll poll_grants "$BATS_TEST_TMPDIR/grants" 4000 n1 1 n2 2
-	sleep 0.3
+	# the polls run (their first checks written) before the resume
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/grants.1"
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/grants.2"
 	kill -CONT "$lw"
 	wait_exit 20 poll
 
@@ -50,8 +52,12 @@ teardown() { keep_teardown; }
 	echo "# suspend ${s} ms; n1: $(rounds "$g" n1) checks, $(passes "$g" n1) passed" \
 		"(owner-check: $(rounds "$g" n1/owner-check), $(passes "$g" n1/owner-check));" \
 		"n2: $(rounds "$g" n2), $(passes "$g" n2) passed; overlaps $(overlaps "$g")" >&3
+	# not vacuous. Tolerances: 30 in-process checks of the ~200 an idle
+	# machine makes in 4 s (one each 20 ms); the owner-check command is
+	# the real binary's sample, at least one: a sanitizer-built start
+	# takes 0.1-1.5 s on a loaded machine (2 in 4 s seen)
 	[ "$(rounds "$g" n1)" -ge 30 ]
-	[ "$(rounds "$g" n1/owner-check)" -ge 3 ]
+	[ "$(rounds "$g" n1/owner-check)" -ge 1 ]
 	[ "$(passes "$g" n2)" -ge 30 ] # the peer's grant was live all along: not vacuous
 	[ "$(overlaps "$g")" -eq 0 ]    # zero overlaps
 	[ "$(passes "$g" n1)" -eq 0 ]   # the old grant never passed after the resume

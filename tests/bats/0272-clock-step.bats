@@ -41,10 +41,14 @@ step_ends_hold() {
 	done
 	[ -n "$t1" ] || { echo "no clock-step line 5 s after the step" >&2; return 1; }
 	run -1 shimmed n1 owner-check --node-id n1 t/c/a 1
+	# (one clock, the test's: from the step to the line seen; a missed
+	# step has no line at all, the loop above fails then)
 	echo "# step $1 ms: noticed $((t1 - t0)) ms after it" >&3
-	[ $((t1 - t0)) -le 2000 ]
 	step=$(sed -n 's/^clock-step .*step_ms=\(-\{0,1\}[0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/n1.out")
 	d=$((step - $1))
+	# tolerance 200 ms: lease-write measures the step as the change of
+	# wall - boot between two readings of both clocks; a preemption
+	# between the two reads of one reading adds to it
 	[ "${d#-}" -le 200 ]
 	wait_line 5 n1 '^ran-out .*lapses=1'
 	run -0 grep -c 'warning: the wall clock stepped' "$BATS_TEST_TMPDIR/n1.err"
@@ -69,6 +73,8 @@ step_ends_hold() {
 	[[ "$output" == "acquired key=t/c/a generation=2 "* ]]
 	poll_grants "$BATS_TEST_TMPDIR/grants" 1500 n1 1 n2 2
 	g="$BATS_TEST_TMPDIR/grants"
+	# not vacuous: n2 holds it all along (tolerance: 10 of the ~75 rounds
+	# of an idle machine, one each 20 ms; room for a loaded one)
 	[ "$(passes "$g" n2)" -ge 10 ]
 	[ "$(overlaps "$g")" -eq 0 ]
 	[ "$(passes "$g" n1)" -eq 0 ]
@@ -83,26 +89,39 @@ step_ends_hold() {
 	[[ "$output" == "acquired key=t/c/a generation=2 "* ]]
 	# n1 dates its writes on the clock as it was before the step (carried
 	# on its boot clock), not 20 s early
+	# (n1's date against the test's wall clock: tolerance 10 s, which
+	# tells "dated as before the step" from "20 s early"; the last write
+	# is at most a write period + an attempt old, more on a loaded machine)
 	w=$(keep-store get nodes/n1 | sed -n 's/^written_at_ms //p')
-	[ "$w" -ge $(($(now_ms) - 2000)) ]
+	[ "$w" -ge $(($(now_ms) - 10000)) ]
 	# n1 stalls right after a renewal (it cannot write; it still counts
 	# itself valid for ttl - safety on its boot clock); the operator fences
 	# it; n2 asks for t/c/a all the while
 	wait_renewal n1 || { tail -20 "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
 	kill -STOP "$(bg_pid n1)"
 	valid_until_wall=$(state_field n1 valid_until_wall_ms)
+	# the grants are watched from the stall on (n1 counts itself valid
+	# for up to ttl - safety from its last send)
+	start_bg poll poll_grants "$BATS_TEST_TMPDIR/grants" 6500 n1 2 n2 3
 	run -0 --separate-stderr lease-fence n1
 	free_at=$(field free_at_ms)
-	# peers free n1's records no earlier than n1's validity ends (n1's
-	# wall clock, which dated valid_until_wall_ms, runs 20 s behind)
+	# peers free n1's records no earlier than n1's validity ends. Two of
+	# n1's own figures: valid_until_wall_ms is on its stepped wall clock
+	# (20 s behind), the written_at the fence counts from is dated on its
+	# clock as before the step: free_at - valid_until_wall = 20000 +
+	# (ttl + grace) - (ttl - safety) = 22100, less the error of n1's
+	# measure of the step (at most 200, above): tolerance 2100
 	[ "$free_at" -ge $((valid_until_wall + 20000)) ]
 	start_bg n2acq acquire_until 15 n2 t/c/a
-	poll_grants "$BATS_TEST_TMPDIR/grants" 6500 n1 2 n2 3
+	run wait_exit 20 poll
+	[ "$output" = 0 ]
 	run wait_exit 15 n2acq
 	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR/n2acq.out" "$BATS_TEST_TMPDIR/n2acq.err" >&3; false; }
 	grep -q '^acquired key=t/c/a generation=3 ' "$BATS_TEST_TMPDIR/n2acq.out"
 	g="$BATS_TEST_TMPDIR/grants"
 	echo "# n1: $(passes "$g" n1) passes; n2: $(passes "$g" n2) passes; overlaps $(overlaps "$g")" >&3
+	# not vacuous (tolerance: 5 rounds, 100 ms of the poll on an idle
+	# machine, room for a loaded one)
 	[ "$(passes "$g" n1)" -ge 5 ]  # n1's grant was live at the start of the stall
 	[ "$(passes "$g" n2)" -ge 5 ]  # and n2's came after it
 	[ "$(overlaps "$g")" -eq 0 ]

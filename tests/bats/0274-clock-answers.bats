@@ -47,11 +47,16 @@ EOF
 	[ "$output" = "keep-lease-state 2" ]
 	[ "$(state_field n1 clock)" = boottime ]
 	[ "$(state_field n1 boot_id)" = "$boot" ]
-	# valid_until_ms is on CLOCK_BOOTTIME: ahead of /proc/uptime's count
-	# (the boot clock) by at most ttl - safety
-	up=$(awk '{ printf "%d", $1 * 1000 }' /proc/uptime)
+	# valid_until_ms is on CLOCK_BOOTTIME, the clock of /proc/uptime: one
+	# clock, read before and after the file. The lease is live, so its
+	# validity runs past up0; it was counted from a send before up1, so it
+	# ends at most ttl - safety (2400) after up1. Tolerance: 10 ms, the
+	# resolution of /proc/uptime (it truncates to hundredths of a second).
+	up0=$(awk '{ printf "%d", $1 * 1000 }' /proc/uptime)
 	v=$(state_field n1 valid_until_ms)
-	[ "$v" -gt $((up - 100)) ] && [ "$v" -le $((up + 2400 + 100)) ]
+	up1=$(awk '{ printf "%d", $1 * 1000 }' /proc/uptime)
+	[ "$v" -gt "$up0" ]
+	[ "$v" -le $((up1 + 2400 + 10)) ]
 	run -0 lease-status --node-id n1
 	kill -TERM "$(bg_pid n1)"
 	wait_exit 15 n1
@@ -150,7 +155,8 @@ EOF
 	[ -z "$(ls "$STATE_DIR/n1/holds")" ]
 	run -1 owner-check --node-id n1 t/c/a 1
 	set -- "$STATE_DIR"/n1/pending/*.1.*.release
-	[ $# -eq 1 ] && [ -f "$1" ]
+	[ $# -eq 1 ]
+	[ -f "$1" ]
 	# the store back: the lease recovers, the resolver frees the record
 	: >"$FAULT_FILE"
 	wait_line 10 n1 '^recovered '

@@ -33,7 +33,8 @@ stop() {
 	shim_set n1 realtime_ms=10000
 	wait_line 5 n1 '^recovered '
 	j=$(state_field n1 judge_offset_ms)
-	[ "$j" -ge 9800 ] && [ "$j" -le 10200 ]
+	[ "$j" -ge 9800 ]
+	[ "$j" -le 10200 ]
 	# n2 stalls right after a renewal (it still counts itself valid for
 	# ttl - safety); n1's operator fences it, and n1 asks for t/c/a all
 	# the while: never both grants at once

@@ -36,13 +36,15 @@ pipeline() {
 	wait_line 20 n2 '^live '
 	pipeline f2 n2
 	wait_line 10 f2-w '^join node=n1 state=live'
-	sleep 1.5 # n1 keeps renewing: never a candidate while it does
+	# n1 keeps renewing: never a candidate while it does. Watched past the
+	# stale bound (period + attempt, 1800 ms, from the join) on n2's clock
+	watched_past n2 $(($(uptime_ms) + 1800))
 	run ! grep -q '^stale ' "$BATS_TEST_TMPDIR/f2-w.out"
 	kill -KILL "$(bg_pid n1)"
 	wait_line 20 f2 '^fenced node=n1 '
 	run -0 grep '^fenced node=n1 ' "$BATS_TEST_TMPDIR/f2.out"
 	w=$(echo "$output" | sed -n 's/.*written_at_ms=\([0-9]*\).*/\1/p')
-	assert_output --regexp "free_at_ms=$((w + 4500))\$"
+	assert_output --regexp "free_at_ms=$((w + 4500)) decided_mono_ms=[0-9]+ live_since_mono_ms=[0-9]+\$"
 	run -0 keep-store get nodes/n1
 	assert_line "fenced_by n2"
 	assert_line "written_at_ms $w"
@@ -79,7 +81,7 @@ garbage here
 stale node=n1 instance=$INST_A written_at_ms=$w bogus=1
 stale node=n1 instance=$INST_A written_at_ms=$w unchanged_ms=1800
 EOF
-	assert_output "fenced node=n1 instance=$INST_A written_at_ms=$w free_at_ms=$((w + 4500))"
+	assert_output --regexp "^fenced node=n1 instance=$INST_A written_at_ms=$w free_at_ms=$((w + 4500)) decided_mono_ms=[0-9]+ live_since_mono_ms=[0-9]+\$"
 	[ "$(grep -c 'skipped' <<<"$stderr")" -eq 4 ]
 	refute_sanitizer_reports
 }
@@ -159,8 +161,7 @@ EOF
 	pipeline f2 n2
 	wait_line 10 f2-w '^join node=n5 state=old-retired instance=- written_at_ms=[0-9]+ format=2$'
 	# watched for more than stale-after plus a few periods: no candidate
-	t_end=$(($(now_ms) + 4000))
-	wait_for 10 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $t_end ]"
+	watched_past n2 $(($(uptime_ms) + 4000))
 	run ! grep -q '^stale node=n5' "$BATS_TEST_TMPDIR/f2-w.out"
 	# fed by hand, it is still refused on the fresh read
 	run -0 lease-fence --node-id n2 --stdin <<<"stale node=n5 instance=$INST_A written_at_ms=$w"
@@ -186,9 +187,13 @@ EOF
 	: >"$FAULT_FILE"
 	wait_line 10 n1 '^recovered '
 	wait_line 10 n2 '^recovered '
-	# watch for well over stale-after + the fence bound
-	t_end=$(($(now_ms) + 6000))
-	wait_for 12 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $t_end ]"
+	# watch for well over stale-after + the fence bound: both watchers
+	# listed past it (their own clock), and both fencers read what came
+	b=$(($(uptime_ms) + 6000))
+	watched_past n1 "$b"
+	watched_past n2 "$b"
+	wait_for 10 state_mono_ge n1 fence $((b + 1800))
+	wait_for 10 state_mono_ge n2 fence $((b + 1800))
 	# nobody is fenced: each node renewed before it could judge the other, and
 	# both came back within a watch period of each other (ran-out retries are
 	# at most half a write period apart). A `stale` candidate alone writes

@@ -72,7 +72,7 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	wait_line 10 w "^join node=n1 state=live instance=$IA written_at_ms=$now format=3\$"
 	run -0 lease-fence n1
 	wait_line 10 w "^change node=n1 state=fenced instance=$IA written_at_ms=$now format=3\$"
-	run -0 keep-store del nodes/n1
+	run -0 keep-store del --force nodes/n1
 	wait_line 10 w "^leave node=n1 state=fenced "
 	run ! grep -q '^stale ' "$BATS_TEST_TMPDIR/w.out"
 	refute_sanitizer_reports

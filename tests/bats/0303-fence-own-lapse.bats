@@ -43,16 +43,6 @@ wait_until_ms() {
 	wait_for 30 sh -c "[ \$((\$(date +%s%N) / 1000000)) -ge $1 ]"
 }
 
-# wall_of_mono M : the wall time (ms) of time M on keep's steady clock
-# (the boot clock, lib/clock.h) on this host
-wall_of_mono() {
-	local c mono wall
-	c=$("$KEEP_TOOLDIR/clocks")
-	mono=${c#*keep_boot_ms=}; mono=${mono%% *}
-	wall=${c##*keep_wall_ms=}
-	echo $(($1 + wall - mono))
-}
-
 live_since() { sed -n 's/^live_since_ms //p' "$STATE_DIR/$1/lease"; }
 
 # lapse_n2_before F : make n2's writes fail until its lease ran out, then let
@@ -65,7 +55,8 @@ lapse_n2_before() {
 	: >"$F2"
 	wait_line 10 n2 '^recovered '
 	R_MONO=$(live_since n2)
-	[ -n "$R_MONO" ] && [ "$R_MONO" -gt 0 ]
+	[ -n "$R_MONO" ]
+	[ "$R_MONO" -gt 0 ]
 }
 
 start_n2() {
@@ -84,15 +75,19 @@ start_n2() {
 	f=$(sed -n 's/^not-yet node=n1 .*free_at_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/f2.out" | head -1)
 	[ "$f" -eq $((w + 4500)) ]
 	lapse_n2_before "$f"
-	r_wall=$(wall_of_mono "$R_MONO")
 	wait_line 20 f2 '^fenced node=n1 '
 	run -0 keep-store get nodes/n1
 	assert_line "fenced_by n2"
-	at=$(echo "$output" | sed -n 's/^fenced_at_ms //p')
-	echo "free_at=$f recovered=$r_wall fenced_at=$at (allowed from $((r_wall + WATCH_MS)))"
+	# the decision's own time, on the clock it was made with (n2's boot
+	# clock, the clock of live_since): lease-fence prints it
+	line=$(grep -m1 '^fenced node=n1 ' "$BATS_TEST_TMPDIR/f2.out")
+	dec=$(sed -n 's/.* decided_mono_ms=\([0-9]*\).*/\1/p' <<<"$line")
+	ls=$(sed -n 's/.* live_since_mono_ms=\([0-9]*\).*/\1/p' <<<"$line")
+	echo "free_at=$f recovered_mono=$R_MONO decided_mono=$dec (allowed from $((R_MONO + WATCH_MS)))"
 	# n2 did not lapse again: R is the live_since the fence was decided under
 	[ "$(live_since n2)" = "$R_MONO" ]
-	[ "$at" -ge $((r_wall + WATCH_MS)) ]
+	[ "$ls" = "$R_MONO" ]
+	[ "$dec" -ge $((R_MONO + WATCH_MS)) ]
 	# the candidate decided before the lapse was dropped at free_at
 	run -0 grep -E '^(rewatch node=n1 .*reason=own-lapse|skipped node=n1 .*reason="own lease not valid")$' "$BATS_TEST_TMPDIR/f2.out"
 	refute_sanitizer_reports
@@ -106,15 +101,16 @@ start_n2() {
 	f=$(sed -n 's/^not-yet node=n1 .*free_at_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/f2.out" | head -1)
 	[ "$f" -eq $((w + 4500)) ]
 	lapse_n2_before "$f"
-	r_wall=$(wall_of_mono "$R_MONO")
 	# n1's own outage ends 200 ms after free_at: it renews then, well before
 	# n2 has watched it for a full period + attempt since R
 	wait_until_ms $((f + 200))
-	[ $(($(now_ms) + 500)) -lt $((r_wall + WATCH_MS)) ]
 	v2=$(body live $INST_A $((f + 200)) n1 | put_obj nodes/n1 --if-match "$v")
 	[ -n "$v2" ]
+	# the scenario held: the renewal landed before R + period + attempt,
+	# on n2's boot clock (the clock of R; /proc/uptime truncates to 10 ms)
+	[ $(($(uptime_ms) + 10)) -lt $((R_MONO + WATCH_MS)) ]
 	# well past every bound of the old written_at: still live, never fenced
-	wait_until_ms $((r_wall + WATCH_MS + 1500))
+	wait_for 30 uptime_at_least $((R_MONO + WATCH_MS + 1500))
 	run -0 keep-store get nodes/n1
 	assert_line --index 1 "live $INST_A"
 	assert_line --index 2 "written_at_ms $((f + 200))"
@@ -149,6 +145,6 @@ start_n2() {
 	wait_line 10 w "^stale node=n1 .* live_since_mono_ms=$R_MONO "
 	line=$(grep -m1 "^stale node=n1 .* live_since_mono_ms=$R_MONO " "$BATS_TEST_TMPDIR/w.out")
 	run -0 --separate-stderr lease-fence --node-id n2 --stdin <<<"$line"
-	assert_output "fenced node=n1 instance=$INST_A written_at_ms=$w free_at_ms=$((w + 4500))"
+	assert_output --regexp "^fenced node=n1 instance=$INST_A written_at_ms=$w free_at_ms=$((w + 4500)) decided_mono_ms=[0-9]+ live_since_mono_ms=$R_MONO\$"
 	refute_sanitizer_reports
 }

@@ -177,9 +177,10 @@ rec_version() { keep-store stat "owners/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 300
 	[ "${lines[${#lines[@]}-1]}" = "drain pending=2" ]
 	run -1 owner-check --node-id n1 t/c/a 1
-	start_bg drain owner-release --node-id n1 --all --wait-ms 60000
-	# it keeps waiting while the releases cannot land
-	sleep 1
+	start_bg drain env KEEP_FAULT_LOG=1 owner-release --node-id n1 --all --wait-ms 60000
+	# it keeps waiting while the releases cannot land: it tried again
+	# (each failed write logged) and still runs
+	wait_for 10 sh -c "[ \$(grep -c '^keep-fault: put owners/' '$BATS_TEST_TMPDIR/drain.err') -ge 4 ]"
 	bg_running drain
 	run -0 owner-show t/c/a
 	assert_output --partial "state=held"

@@ -38,8 +38,11 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 700
 	t1=$(now_ms)
 	[ "${lines[${#lines[@]}-1]}" = "drain pending=50" ]
-	# it returned at its deadline, not after a pass (before: 10 s and more)
-	[ $((t1 - t0)) -lt 2500 ] || { echo "drain took $((t1 - t0)) ms" >&2; return 1; }
+	# it returned at its deadline, not after a pass (before: 10 s and
+	# more). Tolerance: 3900 ms, below what a drain that finished its pass
+	# needs (2 s a write, 32 at once: 4 s for 50), above the deadline (700)
+	# plus a sanitizer-built start and exit on a loaded machine
+	[ $((t1 - t0)) -lt 3900 ] || { echo "drain took $((t1 - t0)) ms" >&2; return 1; }
 	# the holds parked before the deadline act no more; their releases stay
 	# pending (the clean stop that follows a drain ends the others)
 	run -1 owner-check --node-id n1 t/c/k1 1
@@ -102,7 +105,7 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	done
 	run -0 keep-store get leases/t/c/a
 	[ "$output" = "$(printf 'wasmkeep-lease 2\nseed 0\ncreated 1')" ]
-	run -0 keep-store del owners/t/c/a
+	run -0 keep-store del --force owners/t/c/a
 	run -17 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[ "$output" = "error key=t/c/a reason=record-missing" ]
 	grep -q 'deleted out of band' <<<"$stderr"
@@ -119,7 +122,7 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	[ "$(field generation)" = 6 ]
 	run -0 owner-release --node-id n1 t/c/a
 	# both deleted: only the segment keys are left to seed from (documented)
-	run -0 keep-store del owners/t/c/a
+	run -0 keep-store del --force owners/t/c/a
 	printf 'x' | keep-store put wal/t/c/a/6/seg >/dev/null
 	run -0 owner-acquire --node-id n1 t/c/a
 	[ "$(field generation)" = 7 ]

@@ -24,8 +24,10 @@ teardown() { keep_teardown; }
 @test "issue 14 #2 (proxy): a first acquisition's write delivered after the resolver read the record is released when it lands" {
 	start_bg n1 lease-write --node-id n1
 	wait_line 20 n1 '^live '
-	# held by the proxy 6 s, then forwarded although the client hung up
-	proxy_rule 'put owners/ late 6000 count=1'
+	# held by the proxy 10 s, then forwarded although the client hung up
+	# (the steps below take 3-4 s; the rest is room for a loaded machine:
+	# the write must still be held when they are done)
+	proxy_rule 'put owners/ late 10000 count=1'
 	t0=$(now_ms)
 	run -20 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[ "$output" = "unknown key=t/c/a generation=1" ]
@@ -44,7 +46,7 @@ teardown() { keep_teardown; }
 	[ "$(proxy_log_count forwarded action=late)" = 0 ]
 	[ -n "$(ls "$STATE_DIR/n1/pending")" ]
 	# the write lands, naming this node: never a hold here ...
-	proxy_wait 15 1 forwarded action=late op=put key=owners/t/c/a status=200
+	proxy_wait 20 1 forwarded action=late op=put key=owners/t/c/a status=200
 	run -0 s3_direct owner-show t/c/a
 	assert_output --partial "state=held node=n1"
 	run -1 owner-check --node-id n1 t/c/a 1
@@ -64,7 +66,7 @@ teardown() { keep_teardown; }
 	run -0 owner-acquire --node-id n1 t/c/b
 	run -0 --separate-stderr owner-release --node-id n1 t/c/b
 	[ "$output" = "released key=t/c/b generation=1" ]
-	proxy_rule 'put owners/ late 6000 count=1'
+	proxy_rule 'put owners/ late 10000 count=1' # (room: as above)
 	t0=$(now_ms)
 	run -20 --separate-stderr owner-acquire --node-id n1 t/c/b
 	[ "$output" = "unknown key=t/c/b generation=2" ]
@@ -76,7 +78,7 @@ teardown() { keep_teardown; }
 	run -20 --separate-stderr owner-release --node-id n1 --pending
 	[ -z "$output" ]
 	[ "$(proxy_log_count forwarded action=late)" = 0 ]
-	proxy_wait 15 1 forwarded action=late op=put key=owners/t/c/b status=200
+	proxy_wait 20 1 forwarded action=late op=put key=owners/t/c/b status=200
 	run -0 s3_direct owner-show t/c/b
 	assert_output --partial "state=held node=n1"
 	run -0 --separate-stderr owner-release --node-id n1 --pending

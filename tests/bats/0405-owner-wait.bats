@@ -35,16 +35,20 @@ seen_at() {
 	return 1
 }
 
-@test "owner-acquire --wait: gives up after DURATION on a live holder; a batch waits per key; the holder killed with SIGKILL and fenced, the waiter acquires within 300 ms after free_at_ms" {
+@test "owner-acquire --wait: gives up after DURATION on a live holder; a batch waits per key; the holder killed with SIGKILL and fenced, the waiter acquires at free_at_ms, not a period later" {
 	start_nodes n1 n2
 	run -0 owner-acquire --node-id n1 t/c/a
 	# --wait=1s on a live holder: held's exit code after about 1 s
+	# (bounded by timeout: a wait that ignored --wait would end 124)
 	t0=$(now_ms)
-	run -1 --separate-stderr owner-acquire --node-id n2 --wait=1s t/c/a
+	run -1 --separate-stderr timeout 30 owner-acquire --node-id n2 --wait=1s t/c/a
 	t1=$(now_ms)
 	echo "# gave up after $((t1 - t0)) ms" >&3
 	[ $((t1 - t0)) -ge 1000 ]
-	[ $((t1 - t0)) -lt 3000 ]
+	# tolerance: 1 s + a sanitizer-built start and exit, seconds on a
+	# loaded machine; 10 s still tells "gave up after DURATION" from
+	# "waited for the holder" (which never goes here)
+	[ $((t1 - t0)) -lt 10000 ]
 	[ "${lines[0]}" = "waiting key=t/c/a node=n1 free_at_ms=-" ]
 	[[ "${lines[1]}" == "held key=t/c/a node=n1 "* ]]
 	[ "${#lines[@]}" -eq 2 ]
@@ -91,8 +95,13 @@ seen_at() {
 	run wait_exit 5 w
 	[ "$output" = 0 ]
 	echo "# acquired $((t - free_at)) ms after free_at_ms" >&3
+	# one clock, this host's wall clock (n1 dated written_at with it, n2
+	# judges with it, offset 0), and t is seen after the decision: no
+	# tolerance for the first; the second, 800 ms, is below a heartbeat
+	# period (a waiter that slept one past free_at comes 1000 ms late) and
+	# above the write's own time and a loaded machine's wake-up
 	[ "$t" -ge "$free_at" ]
-	[ $((t - free_at)) -le 300 ]
+	[ $((t - free_at)) -le 800 ]
 	run -0 owner-check --node-id n2 t/c/a 2
 	refute_sanitizer_reports
 }

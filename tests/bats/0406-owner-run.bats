@@ -10,6 +10,7 @@
 # the default --kill-after is min(safety / 2, 1000) = 300.
 
 load helpers/common
+load helpers/owner # line_at (clock's start_node, loaded after, wins)
 load helpers/clock
 
 setup() { keep_setup; }
@@ -87,7 +88,7 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	wait_for 5 grep -q live "$BATS_TEST_TMPDIR/n1.phases"
 	# all four at once
 	kill -STOP "$(bg_pid n2)"
-	until_wall=$(sed -n 's/^valid_until_wall_ms //p' "$STATE_DIR/n2/lease")
+	until_mono=$(sed -n 's/^valid_until_ms //p' "$STATE_DIR/n2/lease")
 	echo 'put nodes/n3 fail' >"$BATS_TEST_TMPDIR/f3"
 	shim_set n4 realtime_ms=5000
 	run -0 --separate-stderr lease-fence n1
@@ -101,45 +102,60 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	done
 	kill -CONT "$(bg_pid n2)"
 	# the fence: SIGTERM right after lease-write first wrote the lost state
-	# (inotify), not at the validity deadline (up to 1400 ms later): a
-	# coarse bound, the figures are in bench/owner-run.sh
-	run -0 grep -x 'grant-ended key=t/c/n1 generation=1 reason=lapsed code=10' "$BATS_TEST_TMPDIR/rn1.out"
-	lost_at=$(awk '$2 == "lost" { print $1; exit }' "$BATS_TEST_TMPDIR/n1.phases")
-	term_at=$(head -n 1 "$BATS_TEST_TMPDIR/n1.term")
-	echo "# fence: SIGTERM $((term_at - lost_at)) ms after the lost state" >&3
-	# (owner-run and statewatch wake on the same rename: either may read
-	# the clock first)
-	[ $((term_at - lost_at)) -ge -100 ]
-	[ $((term_at - lost_at)) -le 250 ]
-	# no renewal and no state written: the timer at the validity deadline
-	run -0 grep -x 'grant-ended key=t/c/n2 generation=1 reason=not-valid code=14' "$BATS_TEST_TMPDIR/rn2.out"
-	term_at=$(head -n 1 "$BATS_TEST_TMPDIR/n2.term")
-	echo "# stopped lease-write: SIGTERM $((term_at - until_wall)) ms after the validity deadline" >&3
-	[ "$term_at" -ge "$until_wall" ]
-	[ $((term_at - until_wall)) -le 300 ]
+	# (inotify), before the validity deadline (about 1400 ms later): the
+	# latency figures are in bench/owner-run.sh
+	# (the reason says it: lapsed is the lost state, the timer says
+	# not-valid). The times below are owner-run's own (ended_mono_ms: when
+	# it sent SIGTERM) and the lease's, on one clock, the boot clock.
+	run -0 grep -E '^grant-ended key=t/c/n1 generation=1 reason=lapsed code=10 ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn1.out"
+	ended=$(sed -n 's/.* ended_mono_ms=//p' "$BATS_TEST_TMPDIR/rn1.out")
+	lost_line=$(awk '$2 == "lost" { print; exit }' "$BATS_TEST_TMPDIR/n1.phases")
+	until1=$(echo "$lost_line" | cut -d' ' -f4)
+	echo "# fence: SIGTERM $((until1 - ended)) ms before the validity deadline" >&3
+	[ "$until1" -gt 0 ]
+	[ "$ended" -lt "$until1" ]
+	# no renewal and no state written: the timer at the validity deadline,
+	# not before it (tolerance for after it: 1000 ms, the wake-up of a
+	# timerfd on a loaded machine; a missed timer would wait until n2 is
+	# continued below, and owner-run would not have exited)
+	run -0 grep -E '^grant-ended key=t/c/n2 generation=1 reason=not-valid code=14 ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn2.out"
+	ended=$(sed -n 's/.* ended_mono_ms=//p' "$BATS_TEST_TMPDIR/rn2.out")
+	echo "# stopped lease-write: SIGTERM $((ended - until_mono)) ms after the validity deadline" >&3
+	[ "$ended" -ge "$until_mono" ]
+	[ $((ended - until_mono)) -le 1000 ]
 	# the outage: ran out
-	run -0 grep -x 'grant-ended key=t/c/n3 generation=1 reason=not-valid code=14' "$BATS_TEST_TMPDIR/rn3.out"
+	run -0 grep -E '^grant-ended key=t/c/n3 generation=1 reason=not-valid code=14 ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn3.out"
 	# the clock step: the hold lapsed
-	run -0 grep -E '^grant-ended key=t/c/n4 generation=1 reason=(lapsed|not-valid) code=(1|14)$' "$BATS_TEST_TMPDIR/rn4.out"
+	run -0 grep -E '^grant-ended key=t/c/n4 generation=1 reason=(lapsed|not-valid) code=(1|14) ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn4.out"
 	refute_sanitizer_reports
 }
 
-# held_while_alive KEY PID: poll owner-show KEY until PID is gone; every
-# read made while PID still ran after it must name n1 at generation 1
-held_while_alive() {
-	local out n=0
-	while :; do
-		out=$(owner-show --node-id n1 "$1") || return 1
-		refute_alive "$2" 2>/dev/null && break
-		n=$((n + 1))
-		[[ "$out" == *" state=held node=n1 "*" generation=1 "* ]] ||
-			{ echo "read $n while $2 ran: $out" >&2; return 1; }
+# released_after CHILD KEY NAME... : one of NAME's stdout shows `released
+# key=KEY generation=1` (polled every 10 ms); the moment it does, CHILD must
+# be gone already. The release is sent only once no process of the job
+# holds the run lock; one sent at once would show while CHILD still runs:
+# it ignores SIGTERM and dies only of its SIGKILL, --kill-after (1000 ms)
+# later
+released_after() {
+	local child=$1 key=$2 end=$(($(now_ms) + 20000)) n
+	shift 2
+	while [ "$(now_ms)" -lt "$end" ]; do
+		for n in "$@"; do
+			if grep -qx "released key=$key generation=1" "$BATS_TEST_TMPDIR/$n.out"; then
+				refute_alive "$child"
+				return
+			fi
+		done
+		sleep 0.01
 	done
-	echo "# $1: $n reads while CMD ran" >&3
-	[ "$n" -ge 1 ]
+	echo "no released line for $key" >&2
+	return 1
 }
 
 @test "owner-run: no release while CMD's processes live (an operator's owner-release, an agent's clean stop wait for the run lock); a second run of KEY refused; kill -9 of owner-run kills CMD; bad --kill-after, --wait and CMD refused before acquiring" {
+	# safety 2000: --kill-after up to 1000 ms (a stuck CMD lives that long
+	# after its SIGTERM: a release sent meanwhile would show it alive)
+	keep_setup 6000 3000 2000 300 1000
 	start_bg a keep-agent --node-id n1
 	printf '#!/bin/sh\n' >"$BATS_TEST_TMPDIR/noexec"
 	# refused before anything is acquired: one line each
@@ -147,8 +163,8 @@ held_while_alive() {
 	[ "$stderr" = "owner-run: fatal: cannot run 'no-such-command-$$': No such file or directory" ]
 	run -126 --separate-stderr owner-run --node-id n1 t/c/x -- "$BATS_TEST_TMPDIR/noexec"
 	[ "$stderr" = "owner-run: fatal: cannot run '$BATS_TEST_TMPDIR/noexec': Permission denied" ]
-	run -100 --separate-stderr owner-run --node-id n1 --kill-after=301 t/c/x -- true
-	[ "$stderr" = "owner-run: fatal: --kill-after 301 ms is above safety_ms / 2 (300 ms)" ]
+	run -100 --separate-stderr owner-run --node-id n1 --kill-after=1001 t/c/x -- true
+	[ "$stderr" = "owner-run: fatal: --kill-after 1001 ms is above safety_ms / 2 (1000 ms)" ]
 	run -100 --separate-stderr owner-run --node-id n1 --wait=soon t/c/x -- true
 	[ "$stderr" = "owner-run: fatal: --wait wants a duration: N (ms) or Nms, Ns, Nm, Nh, at most 24h" ]
 	wait_line 30 a '^live '
@@ -156,17 +172,25 @@ held_while_alive() {
 	[[ "$output" == *" state=absent "* ]]
 	# an operator's owner-release KEY: the record names n1 until CMD (which
 	# ignores SIGTERM) is gone, SIGKILLed after --kill-after
-	start_bg r owner-run --node-id n1 t/c/r -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/r.child" "$BATS_TEST_TMPDIR/r.term"
+	start_bg r owner-run --node-id n1 --kill-after=1000 t/c/r -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/r.child" "$BATS_TEST_TMPDIR/r.term"
 	wait_for 10 test -s "$BATS_TEST_TMPDIR/r.child"
 	# a second run of KEY on this node: refused, nothing acquired or run
 	run -1 --separate-stderr owner-run --node-id n1 t/c/r -- touch "$BATS_TEST_TMPDIR/ran"
 	[ "$output" = "refused key=t/c/r reason=running" ]
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 	start_bg rel owner-release --node-id n1 t/c/r
-	run -0 held_while_alive t/c/r "$(cat "$BATS_TEST_TMPDIR/r.child")"
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/r.child")" t/c/r rel a
+	# the release stops the job and waits for it within its 1 s (issue 23
+	# item 3): released when the job ended in time, else parked (exit 20:
+	# the SIGKILL comes 1000 ms after the SIGTERM), and the agent's resolver
+	# sends it once no process of the job holds the lock
 	run wait_exit 10 rel
-	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false; }
-	run -0 grep -x "released key=t/c/r generation=1" "$BATS_TEST_TMPDIR/rel.out"
+	case $output in
+	0) run -0 grep -x "released key=t/c/r generation=1" "$BATS_TEST_TMPDIR/rel.out" ;;
+	20) run -0 grep -x "pending key=t/c/r generation=1 version=.*" "$BATS_TEST_TMPDIR/rel.out" ;;
+	*) cat "$BATS_TEST_TMPDIR"/rel.* "$BATS_TEST_TMPDIR"/r.*; false ;;
+	esac
+	wait_for 10 sh -c 'owner-show --node-id n1 t/c/r | grep -q " state=nobody "'
 	run wait_exit 10 r
 	[ "$output" = 21 ]
 	# kill -9 of owner-run: CMD (SIGTERM ignored) dies with it
@@ -175,10 +199,10 @@ held_while_alive() {
 	kill -KILL "$(bg_pid k)"
 	wait_for 5 refute_alive "$(cat "$BATS_TEST_TMPDIR/k.child")"
 	# the agent's clean stop (its drain) waits for the job too
-	start_bg d owner-run --node-id n1 t/c/d -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/d.child" "$BATS_TEST_TMPDIR/d.term"
+	start_bg d owner-run --node-id n1 --kill-after=1000 t/c/d -- sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/d.child" "$BATS_TEST_TMPDIR/d.term"
 	wait_for 10 test -s "$BATS_TEST_TMPDIR/d.child"
 	kill -TERM "$(bg_pid a)"
-	run -0 held_while_alive t/c/d "$(cat "$BATS_TEST_TMPDIR/d.child")"
+	run -0 released_after "$(cat "$BATS_TEST_TMPDIR/d.child")" t/c/d a
 	run wait_exit 20 a
 	[ "$output" = 0 ]
 	run wait_exit 5 d

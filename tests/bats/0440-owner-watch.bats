@@ -23,6 +23,10 @@ keys() { for i in $(seq -w "$1" "$2"); do echo "t/c/k$i"; done; }
 count() { grep -cE -- "$2" "$BATS_TEST_TMPDIR/$1.out" || true; }
 # has_count NAME REGEX N : NAME's stdout has at least N lines matching REGEX
 has_count() { [ "$(count "$1" "$2")" -ge "$3" ]; }
+# passes NAME : listings NAME (started with KEEP_FAULT_LOG=1 under the
+# rule `list owners/ delay 1`) made so far: one a pass, logged on stderr
+passes() { grep -c '^keep-fault: list owners/' "$BATS_TEST_TMPDIR/$1.err" || true; } # (grep -c: 1 on none)
+passes_ge() { [ "$(passes "$1")" -ge "$2" ]; }
 # wait_count SECONDS NAME REGEX N : until NAME's stdout has N lines matching REGEX
 wait_count() { wait_for "$1" has_count "$2" "$3" "$4"; }
 # acquire_all SECONDS NODE KEYS... : retry until every key is acquired by NODE
@@ -44,7 +48,9 @@ acquire_all() {
 	start_node n2 n2
 	i1=$(instance_of n1)
 	i2=$(instance_of n2)
-	start_bg w owner-watch t/c/
+	# each pass of the watch's is seen: its listing logged (a 1 ms delay)
+	echo 'list owners/ delay 1' >"$FAULT_FILE"
+	start_bg w env KEEP_FAULT_LOG=1 owner-watch t/c/
 	wait_line 20 w '^synced keys=0$'
 	# n1 takes k01..k25, n2 k26..k50
 	run -0 owner-acquire --node-id n1 $(keys 1 25)
@@ -62,7 +68,9 @@ acquire_all() {
 	acquire_all 30 n1 $(keys 26 50)
 	run -0 owner-acquire --node-id n1 $(keys 1 10)
 	wait_count 20 w '^acquired ' 85
-	sleep 2 # two more passes: nothing else may show up
+	# two more passes: nothing else may show up
+	p=$(passes w)
+	wait_for 20 passes_ge w $((p + 2))
 	kill -TERM "$(bg_pid w)"
 	run wait_exit 10 w
 	[ "$output" = 0 ]
@@ -152,7 +160,7 @@ acquire_all() {
 	start_node n1b n1
 	wait_count 20 w '^holder-live-other-instance ' 2
 	# an operator deletes a record (keep never does)
-	run -0 keep-store del owners/t/c/b
+	run -0 keep-store del --force owners/t/c/b
 	wait_line 20 w "^removed key=t/c/b node=n1 instance=$i1 generation=1$"
 	refute_sanitizer_reports
 }
@@ -163,9 +171,13 @@ acquire_all() {
 	run -0 owner-acquire --node-id n1 <"$BATS_TEST_TMPDIR/keys"
 	run -0 owner-release --node-id n1 $(keys 1 30)
 	# nobody holds anything: 30 GETs at the first pass, none after
-	start_bg w owner-watch --stats t/c/
+	echo 'list owners/ delay 1' >"$FAULT_FILE"
+	start_bg w env KEEP_FAULT_LOG=1 owner-watch --stats t/c/
 	wait_line 20 w '^synced keys=30$'
-	sleep 3.5
+	# three more passes (their listings, logged)
+	p=$(passes w)
+	wait_for 20 passes_ge w $((p + 3))
+	: >"$FAULT_FILE"
 	kill -TERM "$(bg_pid w)"
 	run wait_exit 10 w
 	[ "$output" = 0 ]

@@ -75,18 +75,21 @@ put_seg() { printf 'x' | keep-store put "$1" >/dev/null; }
 }
 
 @test "upgrade-mark actors: a live old lease is refused whatever node it names, nothing written" {
+	# grace 10 s: "expired, within grace" below stays so for 9.5 s, room
+	# for a loaded machine's steps (with 1.5 s it ran out before the check)
+	keep_setup 3000 10000 600 300 1000
 	now=$(now_ms)
 	put_old_lease t/c/a n1 7 $((now + 60000))
 	v=$(keep-store stat leases/t/c/a)
 	run -1 --separate-stderr upgrade-mark --node-id n1 actors t/c/a
-	[ "$output" = "held key=t/c/a node=n1 generation=7 expires_at_ms=$((now + 60000)) live_until_ms=$((now + 61500))" ]
+	[ "$output" = "held key=t/c/a node=n1 generation=7 expires_at_ms=$((now + 60000)) live_until_ms=$((now + 70000))" ]
 	[ "$(keep-store stat leases/t/c/a)" = "$v" ]
 	# expired, but within grace: still live by the old rules
-	put_old_lease t/c/b n2 3 $((now - 500))
+	put_old_lease t/c/b n2 3 $(($(now_ms) - 500))
 	run -1 upgrade-mark actors t/c/b
 	[[ "$output" == "held key=t/c/b node=n2 generation=3 "* ]]
 	# past expires_at + grace: replaced
-	put_old_lease t/c/c n2 3 $((now - 1600))
+	put_old_lease t/c/c n2 3 $((now - 10100))
 	run -0 upgrade-mark actors t/c/c
 	[ "$output" = "marked key=t/c/c seed=3 action=replaced keys_max=0" ]
 	# a batch reports each key; the worst code wins

@@ -28,13 +28,17 @@ put_old_hb() {
 	refute_sanitizer_reports
 }
 
+# lines_ge NAME REGEX N : NAME's stdout has at least N lines matching REGEX
+lines_ge() { [ "$(grep -cE -- "$2" "$BATS_TEST_TMPDIR/$1.out")" -ge "$3" ]; }
+
 @test "upgrade-mark guard: waits for a fresh old heartbeat, passes once it is stale" {
 	w=$(( $(now_ms) - 1000 ))
 	put_old_hb old1 2 $w
 	t0=$(now_ms)
 	start_bg guard upgrade-mark --horizon-ms 0 guard
 	wait_line 5 guard "^wait node=old1 format=2 written_at_ms=$w left_ms=[0-9]+$"
-	sleep 1
+	# a later pass still waits (each pass prints its wait line)
+	wait_for 10 lines_ge guard '^wait ' 2
 	bg_running guard
 	run wait_exit 10 guard
 	[ "$output" = 0 ]
@@ -48,7 +52,7 @@ put_old_hb() {
 	put_old_hb old1 2 $(( $(now_ms) - 6000 ))
 	start_bg guard2 upgrade-mark guard
 	wait_line 5 guard2 '^wait node=old1 '
-	sleep 1
+	wait_for 10 lines_ge guard2 '^wait ' 2
 	bg_running guard2
 	refute_sanitizer_reports
 }
@@ -65,7 +69,7 @@ put_old_hb() {
 	grep -q "fatal: an old (per-actor lease) node is running: 'nodes/old1' was rewritten" "$BATS_TEST_TMPDIR/guard.err"
 	# even a stale one that is rewritten (its writer came back)
 	put_old_hb old2 1 $(( $(now_ms) - 600000 ))
-	keep-store del nodes/old1 >/dev/null
+	keep-store del --force nodes/old1 >/dev/null
 	start_bg g2 upgrade-mark --horizon-ms 0 guard
 	run wait_exit 5 g2
 	[ "$output" = 0 ]
@@ -81,6 +85,8 @@ put_old_hb() {
 	[ "$output" = 0 ]
 	t1=$(now_ms)
 	# horizon + ttl + grace + max_skew = 4800 after the first read
+	# (tolerance for the upper bound: 12 s, room for a loaded machine; a
+	# guard that trusted the future date would wait an hour)
 	[ $((t1 - t0)) -ge 4500 ]
 	[ $((t1 - t0)) -lt 12000 ]
 	grep -q "old-format heartbeat 'nodes/old1' is dated in the future" "$BATS_TEST_TMPDIR/guard.err"
@@ -91,8 +97,9 @@ put_old_hb() {
 @test "upgrade-mark guard: a node that cannot be read holds the guard; bad flags are usage errors" {
 	put_old_hb old1 2 $(( $(now_ms) - 600000 ))
 	echo "get nodes/old1 fail" >"$FAULT_FILE"
-	start_bg guard upgrade-mark --horizon-ms 0 guard
-	sleep 1.5
+	start_bg guard env KEEP_FAULT_LOG=1 upgrade-mark --horizon-ms 0 guard
+	# two passes could not read it (each read's fault is logged): it holds
+	wait_for 10 sh -c "[ \$(grep -c '^keep-fault: get nodes/old1 fail' '$BATS_TEST_TMPDIR/guard.err') -ge 2 ]"
 	bg_running guard
 	: >"$FAULT_FILE"
 	run wait_exit 5 guard

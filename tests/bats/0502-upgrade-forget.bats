@@ -5,6 +5,7 @@
 # Timings (ms): ttl 3000, grace 1500; --horizon-ms 0: stale 4500 after written_at.
 
 load helpers/common
+load helpers/clock
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }
@@ -45,9 +46,10 @@ put_old_hb() {
 	kill -TERM "$(bg_pid n1)"
 	run wait_exit 10 n1
 	[ "$output" = 0 ]
-	# released (an old written_at once it ages): still never deleted
-	sleep 5
-	run -1 upgrade-mark --horizon-ms 0 forget n1
+	# released, its written_at aged past horizon + ttl + grace (the clock
+	# shim: upgrade-mark's wall clock 10 s ahead): still never deleted
+	shim_set p realtime_ms=10000
+	run -1 shimmed p upgrade-mark --horizon-ms 0 forget n1
 	[ "$output" = "kept node=n1 reason=format-3" ]
 	# a peer's fence: a process wrote, never deleted
 	run -0 lease-fence --create n9

@@ -18,7 +18,8 @@ put_old_hb() {
 	put_old_hb old1 2 "$(now_ms)"
 	start_bg agent keep-agent --node-id n1
 	wait_line 15 agent '^wait node=old1 '
-	sleep 1
+	# a later pass of the guard still waits (each pass prints its line)
+	wait_for 10 sh -c "[ \$(grep -c '^wait node=old1 ' '$BATS_TEST_TMPDIR/agent.out') -ge 2 ]"
 	bg_running agent
 	run -15 keep-agent status --node-id n1
 	run -1 keep-store stat nodes/n1

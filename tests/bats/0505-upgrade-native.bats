@@ -63,7 +63,8 @@ stats_of() { grep '^stats ' <<<"$stderr"; }
 	run -0 --separate-stderr owner-acquire --node-id n1 --stats t/c/a t/c/b
 	assert_line --index 0 --regexp '^acquired key=t/c/a generation=8 '
 	assert_line --index 1 --regexp '^acquired key=t/c/b generation=1 '
-	[[ "$(stats_of)" =~ list=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge 4 ]
+	[[ "$(stats_of)" =~ list=([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -ge 4 ]
 	run -0 keep-store get leases/t/c/b # its marker, confirmed
 	assert_output --partial 'created 1'
 	# a garbled cluster object: named once a process, not native

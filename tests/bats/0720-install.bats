@@ -133,6 +133,7 @@ EOF
 #include <stdio.h>
 #include <string.h>
 #include <keep/core/acquire.h>
+#include <keep/core/commit.h>
 #include <keep/core/lease.h>
 #include <keep/core/resolver.h>
 #include <keep/ownerrec.h>
@@ -158,6 +159,20 @@ int main(void)
 	keep_resolver_release(&r);
 	if (keep_owner_rec_decode(body, strlen(body), &rec, NULL, 0) != 0 || rec.generation != 3)
 		return 1;
+	{
+		/* the fenced commit: its machine, codec and SHA-256 are core too */
+		struct keep_commit cm;
+		struct keep_commit_cfg cc = {.key = "t/c/a", .generation = 1, .object = "app/x",
+					     .data = "d", .len = 1, .timeout_ms = 1000};
+		struct keep_cact ca;
+
+		if (keep_commit_init(&cm, &cc) != 0)
+			return 1;
+		keep_commit_next(&cm, 0, &ca);
+		if (ca.kind != KEEP_CACT_GRANT)
+			return 1;
+		keep_commit_release(&cm);
+	}
 	printf("%s %s\n", keep_outcome_name(KEEP_STORE_OK), keep_grant_name(KEEP_GRANT_RELEASING));
 	return 0;
 }

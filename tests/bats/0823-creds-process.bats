@@ -101,9 +101,10 @@ YAML
 	# no Expiration: never run again
 	echo 0 >"$T/life"
 	: >"$T/runs"
-	start_bg n2 lease-write --node-id n2
+	start_bg n2 lease-write -v --node-id n2
 	wait_line 30 n2 '^live '
-	sleep 2
+	# two renewals later (store requests signed with the credentials)
+	wait_for 10 sh -c "[ \$(grep -c '^renewed ' '$BATS_TEST_TMPDIR/n2.out') -ge 2 ]"
 	[ "$(runs)" = 1 ]
 	refute_sanitizer_reports
 }
@@ -153,6 +154,8 @@ YAML
 	start=$(now_ms)
 	KEEP_TEST_CREDENTIAL_PROCESS_TIMEOUT_MS=500 run -111 --separate-stderr keep-store -c "$T/closed.yaml" list ''
 	[[ "$stderr" == *"the command did not finish in 500 ms: killed" ]]
+	# tolerance 5 s: 500 ms + a start on a loaded machine; not killed, the
+	# command would run its 30 s
 	[ $(($(now_ms) - start)) -lt 5000 ]
 	# no shell: shell syntax is passed as words, not run
 	profile "$T/creds.sh; touch $T/pwned"

@@ -29,6 +29,17 @@ setup() {
 	for m in judge-without-offset ignore-steps; do
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
+	# the fenced commit (issue 26): its PUT without its condition, the fence
+	# in metadata only (S3's version token covers the body alone)
+	for m in commit-without-condition fence-in-metadata-only; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
+	assert_line --regexp '^# acquisitions=[0-9]+ fences=[0-9]+ lost=[0-9]+ commits=[1-9][0-9]* steps=[0-9]+$'
+	# the jobs of a key (issue 24): a release, released or a new instance's
+	# first write that does not wait for them
+	for m in release-ignores-job lease-ignores-jobs; do
+		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
+	done
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }
@@ -53,6 +64,21 @@ setup() {
 	# a foreground release and the resolver's events
 	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ hibernates a[0-9]+$'
 	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ fg: released a[0-9]+ gen [0-9]+$'
+}
+
+@test "keep-sim: the trace shows the fenced commit at work (lib/core/commit.c)" {
+	run -0 --separate-stderr keep-sim --seed 17 --verbose
+	# a claim at each generation held, then commits, some of the same bytes
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ claims app/a[0-9]+ gen [0-9]+$'
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ commits app/a[0-9]+ gen [0-9]+ \(the same bytes\)$'
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ commit app/a[0-9]+ gen [0-9]+: committed "[0-9a-f]+"$'
+	# S3's tokens: a hash of the body, so one body read twice has one version
+	assert_line --regexp '^t=[0-9]+ bucket put app/a[0-9]+ from n[0-9]+\.[0-9]+/commit -> ok "[0-9a-f]{32}"$'
+}
+
+@test "keep-sim: a straggler's commit landing after a later generation's is a violation" {
+	run -1 --separate-stderr keep-sim --seed 0 --broken fence-in-metadata-only
+	assert_line --regexp '^seed 0: model=fence-in-metadata-only violation at t=[0-9]+ms: app/a[0-9]+: a write fenced at generation [0-9]+ by n[0-9.]+ landed after one at generation [0-9]+ by n[0-9.]+$'
 }
 
 @test "keep-sim: a caught seed prints itself and its replay command" {

@@ -3,9 +3,12 @@
  * node, independently of owner-run).
  *
  *   statewatch NODE_DIR        until killed: one line per phase change,
- *                              "<wall ms> <phase>", the wall clock read
- *                              right after the file was (inotify wakes it
- *                              on every rename into NODE_DIR)
+ *                              "<wall ms> <phase> <boot ms> <valid until>",
+ *                              the wall and boot clocks read right after
+ *                              the file was (inotify wakes it on every
+ *                              rename into NODE_DIR); <valid until>: the
+ *                              valid_until_ms (boot clock) of the last state
+ *                              read whose phase was live, 0 before one
  * exit 0 when killed by SIGTERM; 111 when inotify fails; 100 usage. */
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +23,7 @@ int main(int argc, char **argv)
 {
 	struct keep_lease_state st;
 	char last[16] = "", buf[4096];
+	long long until = 0;
 	int fd;
 
 	if (argc != 2) {
@@ -34,9 +38,14 @@ int main(int argc, char **argv)
 		return 111;
 	}
 	for (;;) {
-		if (keep_lease_state_read(argv[1], &st) == 0 && strcmp(st.phase, last) != 0) {
-			printf("%lld %s\n", (long long)keep_wall_ms(), st.phase);
-			snprintf(last, sizeof(last), "%s", st.phase);
+		if (keep_lease_state_read(argv[1], &st) == 0) {
+			if (strcmp(st.phase, "live") == 0)
+				until = (long long)st.valid_until_ms;
+			if (strcmp(st.phase, last) != 0) {
+				printf("%lld %s %lld %lld\n", (long long)keep_wall_ms(), st.phase,
+				       (long long)keep_boot_ms(), until);
+				snprintf(last, sizeof(last), "%s", st.phase);
+			}
 		}
 		if (read(fd, buf, sizeof(buf)) <= 0)
 			return 111;

@@ -10,6 +10,8 @@
 #define IA "0123456789abcdef0123456789abcdef"
 #define IB "fedcba9876543210fedcba9876543210"
 #define W0 1700000000000LL
+/* both wall clocks of a decision at w (no judging offset) */
+#define WALLS(w) (&(struct keep_walls){(w), (w)})
 
 /* ttl 3000, grace 1500, safety 600, skew 300, period 1000:
  * write_every 1000, attempt 800, stale after 1800, takeover 4500 */
@@ -342,10 +344,10 @@ TEST(peer_fences_after_bound)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 4499, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 4499), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
 	CHECK_EQ_INT(d.free_at_ms, W0 + 4500);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 4500, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 4500), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	CHECK_EQ_INT(d.obj.format, 3);
 	CHECK_EQ_INT(d.obj.state, KEEP_NODE_FENCED);
@@ -369,7 +371,7 @@ TEST(peer_only_while_own_lease_valid)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_judge(&s, &NOT_ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &NOT_ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
 }
 
@@ -383,29 +385,31 @@ TEST(peer_decides_on_the_read_not_the_watch)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0 + 1000); /* a wrote since */
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "changed");
 	obj(&a, "a", KEEP_NODE_LIVE, IB, W0); /* another instance, same written_at */
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	obj(&a, "a", KEEP_NODE_FENCED, IA, W0);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_ALREADY);
 	obj(&a, "a", KEEP_NODE_RELEASED, IA, W0);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "released");
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_NOT_FOUND, NULL, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(W0 + 99999), &t, "b",
+			      &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "absent");
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_AMBIGUOUS, NULL, 0, W0 + 99999, &t, "b", &d);
-	CHECK_EQ_INT(d.verdict, KEEP_FV_FAILED);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, NULL, KEEP_ERR_PARSE, W0 + 99999, &t, "b",
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_AMBIGUOUS, NULL, 0, WALLS(W0 + 99999), &t, "b",
 			      &d);
+	CHECK_EQ_INT(d.verdict, KEEP_FV_FAILED);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, NULL, KEEP_ERR_PARSE, WALLS(W0 + 99999), &t,
+			      "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_BAD_OBJECT);
 	obj(&a, "x", KEEP_NODE_LIVE, IA, W0); /* names another node */
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_BAD_OBJECT);
 }
 
@@ -419,7 +423,7 @@ TEST(peer_never_fences_old_format)
 	timing(&t);
 	stale(&s, "a", "-", W0);
 	old(&a, "a", 2, W0);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "old-format");
 }
@@ -434,7 +438,7 @@ TEST(after_write_conflict)
 	timing(&t);
 	stale(&s, "a", IA, W0);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0 + 5000, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0 + 5000), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	/* a renewed in between: alive */
 	obj(&r, "a", KEEP_NODE_LIVE, IA, W0 + 3000);
@@ -471,7 +475,7 @@ TEST(operator_fence_live_keeps_written_at)
 	timing(&t);
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
 	/* no watch and no bound needed: written_at just now */
-	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0 + 10, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, WALLS(W0 + 10), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	CHECK_EQ_STR(d.obj.instance, IA);
 	CHECK_EQ_INT(d.obj.written_at_ms, W0);
@@ -486,7 +490,7 @@ TEST(operator_fence_absent_creates)
 	struct keep_fence_decision d;
 
 	timing(&t);
-	keep_fence_operator("n9", KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, &d);
+	keep_fence_operator("n9", KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_CREATE);
 	CHECK_EQ_STR(d.obj.instance, "-");
 	CHECK_EQ_STR(d.obj.node, "n9");
@@ -505,17 +509,17 @@ TEST(operator_absent_needs_create)
 	struct keep_fence_decision d;
 
 	timing(&t);
-	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, &d);
+	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(W0), &t, &d);
 	keep_fence_operator_absent(&d, false);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REFUSED);
 	CHECK_EQ_STR(d.reason, "absent");
 	CHECK_EQ_INT(d.free_at_ms, 0);
-	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, W0, &t, &d);
+	keep_fence_operator("n11", KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(W0), &t, &d);
 	keep_fence_operator_absent(&d, true);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_CREATE);
 	/* a live object is fenced either way */
 	obj(&a, "a", KEEP_NODE_LIVE, IA, W0);
-	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, WALLS(W0), &t, &d);
 	keep_fence_operator_absent(&d, false);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 }
@@ -547,18 +551,18 @@ TEST(operator_refuses_fence_released_old)
 
 	timing(&t);
 	obj(&a, "a", KEEP_NODE_FENCED, IA, W0);
-	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_ALREADY);
 	obj(&a, "a", KEEP_NODE_RELEASED, IA, W0);
-	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REFUSED);
 	old(&a, "a", 2, W0);
-	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, &a, 0, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REFUSED);
 	CHECK_EQ_STR(d.reason, "old-format");
-	keep_fence_operator("a", KEEP_STORE_OK, NULL, KEEP_ERR_NOTOURS, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_OK, NULL, KEEP_ERR_NOTOURS, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_BAD_OBJECT);
-	keep_fence_operator("a", KEEP_STORE_REFUSED, NULL, 0, W0, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_REFUSED, NULL, 0, WALLS(W0), &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FAILED);
 }
 
@@ -681,7 +685,7 @@ TEST(peer_fencer_lapse_between_stale_and_free_at)
 		return;
 	keep_stale_of_event(e, &s);
 	me = fencer(true, 500, 2800);
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 2800, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 2800), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
 	CHECK_EQ_INT(d.free_at_ms, W0 + 5500);
 
@@ -695,7 +699,7 @@ TEST(peer_fencer_lapse_between_stale_and_free_at)
 	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "own-lapse");
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 5500), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "own-lapse");
 	/* the broken variant, "fence without re-watch after own lapse" (the
@@ -703,13 +707,13 @@ TEST(peer_fencer_lapse_between_stale_and_free_at)
 	 * the same read fences here, at R + 600 */
 	me.live_since_mono_ms = s.live_since_mono_ms;
 	me.now_mono_ms = INT64_MAX - 1;
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 5500, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 5500), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 
 	/* the same line queued and handled late, long after every bound: its
 	 * watch was before the lapse and still counts for nothing */
 	me = fencer(true, R, 99999);
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "own-lapse");
 
@@ -730,7 +734,7 @@ TEST(peer_fencer_lapse_between_stale_and_free_at)
 	CHECK_EQ_INT(s2.live_since_mono_ms, R);
 	CHECK_EQ_INT(s2.watch_since_mono_ms, R);
 	me = fencer(true, R, R + 1800);
-	keep_fence_peer_judge(&s2, &me, KEEP_STORE_OK, &a, 0, W0 + R + 1800, &t, "b", &d);
+	keep_fence_peer_judge(&s2, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + R + 1800), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	CHECK_EQ_INT(d.obj.fenced_at_ms, W0 + R + 1800);
 	keep_watch_release(&w);
@@ -751,12 +755,12 @@ TEST(peer_never_before_live_since_plus_watch)
 	stale(&s, "a", IA, W0);
 	CHECK_EQ_INT(keep_fence_earliest_mono_ms(&s, &ME, &t), 1000 + 1800);
 	me = fencer(true, 7000, 8799);
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "watch-too-short");
 	CHECK_EQ_INT(d.obj.state, 0); /* nothing to write */
 	me.now_mono_ms = 8800;
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 
 	/* a line claiming a watch that started later: counted from its start */
@@ -789,7 +793,7 @@ TEST(peer_never_before_live_since_plus_watch)
 	CHECK(!keep_fence_peer_may(&s, &me, &t, &d));
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
 	me = fencer(true, 0, 99999);
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_VALID);
 	CHECK_EQ_STR(d.reason, "own live_since unknown");
 }
@@ -808,17 +812,17 @@ TEST(peer_hostile_line_times_saturate)
 	s.watch_since_mono_ms = INT64_MAX; /* a watch start "never": never a fence */
 	CHECK_EQ_INT(keep_fence_earliest_mono_ms(&s, &me, &t), INT64_MAX);
 	me.now_mono_ms = INT64_MAX - 1;
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_REWATCH);
 	CHECK_EQ_STR(d.reason, "watch-too-short");
 	s.watch_since_mono_ms = 0;
 	s.live_since_mono_ms = INT64_MAX;
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_STR(d.reason, "own-lapse");
 	/* our own live_since near the end of time */
 	s.live_since_mono_ms = 0;
 	me = fencer(true, INT64_MAX - 5, INT64_MAX);
-	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, W0 + 99999, &t, "b", &d);
+	keep_fence_peer_judge(&s, &me, KEEP_STORE_OK, &a, 0, WALLS(W0 + 99999), &t, "b", &d);
 	CHECK_EQ_STR(d.reason, "watch-too-short");
 }
 
@@ -870,15 +874,15 @@ TEST(absurd_written_at_never_frees_or_overflows)
 	/* the peer fence: not-yet, free at "never" */
 	obj(&a, "a", KEEP_NODE_LIVE, IA, INT64_MAX);
 	stale(&s, "a", IA, INT64_MAX);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_NOT_YET);
 	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
 	/* already fenced, and the operator's view */
 	obj(&a, "a", KEEP_NODE_FENCED, IA, INT64_MAX);
-	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, W0, &t, "b", &d);
+	keep_fence_peer_judge(&s, &ME, KEEP_STORE_OK, &a, 0, WALLS(W0), &t, "b", &d);
 	CHECK_EQ_INT(d.verdict, KEEP_FV_ALREADY);
 	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
-	keep_fence_operator("a", KEEP_STORE_NOT_FOUND, NULL, 0, INT64_MAX - 1, &t, &d);
+	keep_fence_operator("a", KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(INT64_MAX - 1), &t, &d);
 	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
 
 	/* status: an old heartbeat at either end of time */

@@ -244,6 +244,54 @@ TEST(first_write_failing_goes_back_to_the_check_keeping_the_instance)
 	CHECK_EQ_STR(sm.tmpl.instance, ME);
 }
 
+/* Issue 23 item 5 (§1 "If that write fails, the node goes back to the
+ * start check"): a refused first write (403, another 4xx: nothing landed)
+ * is never retried in place; the check runs again, its full wait, with
+ * the same instance. */
+TEST(first_write_refused_goes_back_to_the_check)
+{
+	int64_t refused_at;
+	struct keep_lease_event e;
+
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	refused_at = now;
+	keep_lease_on_write(&sm, now, KEEP_STORE_REFUSED, "");
+	CHECK(saw_event(KEEP_LEV_BACK_TO_CHECK, NULL));
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_CHECK);
+	CHECK_EQ_STR(sm.tmpl.instance, ME);
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ); /* the check reads first */
+	read_absent();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(now >= refused_at + 4500); /* the whole wait again */
+	CHECK_EQ_INT(act.cond, KEEP_COND_IF_NONE_MATCH);
+	/* the failed write's line says when the next write can come */
+	init();
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	keep_lease_on_write(&sm, now, KEEP_STORE_REFUSED, "");
+	CHECK(saw_event(KEEP_LEV_WRITE_FAILED, &e));
+	CHECK_EQ_INT(e.outcome, KEEP_STORE_REFUSED);
+	CHECK_EQ_INT(e.wait_ms, 4500);
+}
+
 TEST(first_write_with_a_lost_reply_is_adopted_when_it_landed)
 {
 	int64_t sent, wa;
@@ -525,28 +573,64 @@ TEST(clean_stop_with_a_lost_reply_confirms_by_reading_our_release)
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
 }
 
-TEST(clean_stop_that_finds_a_fence_reports_the_fence)
+/* §4 "a fence, done (it frees the records too)": the stop's outcome is
+ * the exit code (0), the fence is reported by the event (issue 23 item 5). */
+TEST(clean_stop_that_finds_a_fence_is_done_and_reports_the_fence)
 {
+	struct keep_lease_event e;
+
 	go_live();
 	keep_lease_stop(&sm, now);
 	next();
 	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
 	run_until_io();
+	while (keep_lease_poll_event(&sm, &e))
+		;
 	read_obj("vf", obj(KEEP_NODE_FENCED, ME, sm.written_at_ms));
-	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+	CHECK(saw_event(KEEP_LEV_STOPPED, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_FENCED);
+	CHECK_EQ_STR(e.state, "fenced");
+	CHECK_EQ_STR(e.other_instance, ME);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	/* anything else the re-read shows is still the loss's code */
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_CONFLICT, "");
+	run_until_io();
+	read_obj("vo", obj(KEEP_NODE_LIVE, OTHER, sm.written_at_ms + 1));
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+	go_live();
+	keep_lease_stop(&sm, now);
+	next();
+	keep_lease_on_write(&sm, now, KEEP_STORE_NOT_FOUND, "");
+	run_until_io();
+	read_absent();
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REMOVED);
 }
 
 TEST(clean_stop_is_bounded)
 {
+	int64_t start, deadline;
+
 	go_live();
+	start = now;
+	deadline = start + 2400; /* ttl - safety */
 	keep_lease_stop(&sm, now);
 	for (int i = 0; i < 1000; i++) {
 		run_until_io();
 		if (act.kind == KEEP_LACT_DONE)
 			break;
+		/* no attempt ends after the stop's bound (issue 23 item 3) */
+		CHECK(now + act.timeout_ms <= deadline);
+		now += act.timeout_ms; /* every attempt times out */
 		keep_lease_on_write(&sm, now, KEEP_STORE_AMBIGUOUS, "");
 	}
 	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK(now <= deadline + 250);
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
 }
 
@@ -947,9 +1031,124 @@ TEST(a_wall_clock_more_than_ttl_plus_grace_behind_gives_up_writing_nothing)
 	CHECK(e.wait_ms > 4500);
 }
 
+/* Issue 24: with the run locks guarded, neither the first write of an
+ * instance nor released is sent while a job of the node holds a run lock:
+ * its processes get SIGTERM, SIGKILL after the lock file's kill_after, and
+ * past the exit bound the machine gives up without writing (exit 22). */
+static int runs_probes, runs_terms, runs_kills;
+static bool runs_job, runs_dies_at_kill;
+
+/* Answer the RUNS_* action in act; false when act is none of them. */
+static bool answer_runs(void)
+{
+	struct keep_run_view v;
+
+	if (act.kind == KEEP_LACT_RUNS_PROBE) {
+		runs_probes++;
+		memset(&v, 0, sizeof(v));
+		v.held = runs_job;
+		v.generation = runs_job ? 2 : 0;
+		v.kill_after_ms = runs_job ? 250 : -1;
+		keep_lease_on_runs_probe(&sm, now, &v);
+		return true;
+	}
+	if (act.kind == KEEP_LACT_RUNS_SIGNAL) {
+		if (act.sig == KEEP_JOBSTOP_TERM)
+			runs_terms++;
+		else
+			runs_kills++;
+		if (act.sig == KEEP_JOBSTOP_KILL && runs_dies_at_kill)
+			runs_job = false;
+		keep_lease_on_runs_signal(&sm, now, runs_job ? 1 : 0, 0, 5151);
+		return true;
+	}
+	return false;
+}
+
+/* Run until a READ or WRITE (answering RUNS_*), or DONE. */
+static void run_until_store(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		run_until_io();
+		if (!answer_runs())
+			return;
+	}
+}
+
+TEST(guarded_first_write_and_released_wait_for_the_nodes_jobs)
+{
+	struct keep_lease_event e;
+	int64_t t0;
+
+	/* a job of an earlier instance holds a run lock at the start: stopped
+	 * (it dies of its SIGKILL) before the first write */
+	init();
+	keep_lease_guard_runs(&sm, 300);
+	runs_probes = runs_terms = runs_kills = 0;
+	runs_job = true;
+	runs_dies_at_kill = true;
+	for (;;) {
+		run_until_store();
+		if (act.kind == KEEP_LACT_READ) {
+			read_absent();
+			continue;
+		}
+		break;
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_LIVE);
+	CHECK_EQ_INT(runs_terms, 1);
+	CHECK_EQ_INT(runs_kills, 1);
+	CHECK(!runs_job);
+	CHECK(saw_event(KEEP_LEV_JOBS_SIGNALLED, NULL));
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+	/* no job at the stop: one probe, then released */
+	runs_probes = 0;
+	keep_lease_stop(&sm, now);
+	run_until_store();
+	CHECK_EQ_INT(runs_probes, 1);
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+
+	/* a job's process that outlives its SIGKILL: nothing written, exit 22 */
+	init();
+	keep_lease_guard_runs(&sm, 300);
+	runs_job = false;
+	for (;;) {
+		run_until_store();
+		if (act.kind == KEEP_LACT_READ) {
+			read_absent();
+			continue;
+		}
+		break;
+	}
+	keep_lease_on_write(&sm, now + 10, KEEP_STORE_OK, "v1");
+	now += 10;
+	runs_job = true;
+	runs_dies_at_kill = false;
+	runs_terms = runs_kills = 0;
+	t0 = now;
+	(void)saw_event(KEEP_LEV_LOST, NULL);
+	keep_lease_stop(&sm, now);
+	run_until_store();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(runs_terms, 1);
+	CHECK_EQ_INT(runs_kills, 1);
+	CHECK(now - t0 >= 250 + KEEP_JOBSTOP_EXIT_MS || now - t0 >= 2400);
+	CHECK(now - t0 <= 2400); /* within the stop's bound, ttl - safety */
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_JOB_RUNNING);
+	CHECK(saw_event(KEEP_LEV_LOST, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_JOB_RUNNING);
+	CHECK_EQ_INT(e.pid, 5151);
+	CHECK_EQ_STR(keep_lease_reason_name(e.reason), "job-running");
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
+	RUN(guarded_first_write_and_released_wait_for_the_nodes_jobs);
 	RUN(start_check_over_a_stale_object_writes_if_match_on_the_last_read);
 	RUN(start_check_exits_replaced_when_a_live_object_changes);
 	RUN(start_check_object_created_during_the_wait_is_a_twin);
@@ -959,6 +1158,7 @@ int main(void)
 	RUN(start_check_old_format_heartbeat_rewritten_means_old_node_running);
 	RUN(start_check_refuses_an_object_that_is_not_ours);
 	RUN(first_write_failing_goes_back_to_the_check_keeping_the_instance);
+	RUN(first_write_refused_goes_back_to_the_check);
 	RUN(first_write_with_a_lost_reply_is_adopted_when_it_landed);
 	RUN(renewals_come_every_min_period_ttl3_from_the_previous_send_if_match_last_version);
 	RUN(validity_counts_from_the_send_not_the_reply);
@@ -976,7 +1176,7 @@ int main(void)
 	RUN(a_write_acknowledged_after_its_validity_passed_does_not_make_it_valid);
 	RUN(clean_stop_is_invalid_at_once_and_writes_released_keeping_written_at);
 	RUN(clean_stop_with_a_lost_reply_confirms_by_reading_our_release);
-	RUN(clean_stop_that_finds_a_fence_reports_the_fence);
+	RUN(clean_stop_that_finds_a_fence_is_done_and_reports_the_fence);
 	RUN(clean_stop_is_bounded);
 	RUN(stop_during_the_start_check_writes_nothing);
 	RUN(never_adopts_a_live_object_of_another_instance_with_our_written_at);

@@ -219,31 +219,64 @@ TEST(readback)
 
 	timing(&t);
 	keep_owner_rec_held(&r, "n1", IA, 5);
-	keep_owner_readback(&self, 5, KEEP_STORE_OK, "v5", &r, 0, &d);
+	keep_owner_readback(&self, 5, "v4", KEEP_STORE_OK, "v5", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_OURS);
 	CHECK_EQ_STR(d.version, "v5");
+	/* ours after If-None-Match (a first record) */
+	keep_owner_readback(&self, 5, "", KEEP_STORE_OK, "v5", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_OURS);
 	/* ours at another generation: unresolved */
-	keep_owner_readback(&self, 6, KEEP_STORE_OK, "v5", &r, 0, &d);
+	keep_owner_readback(&self, 6, "v5", KEEP_STORE_OK, "v5", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
-	keep_owner_readback(&self, 5, KEEP_STORE_AMBIGUOUS, "", NULL, 0, &d);
+	keep_owner_readback(&self, 5, "v4", KEEP_STORE_AMBIGUOUS, "", NULL, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
-	keep_owner_readback(&self, 1, KEEP_STORE_NOT_FOUND, "", NULL, 0, &d);
+	keep_owner_readback(&self, 1, "", KEEP_STORE_NOT_FOUND, "", NULL, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
 	keep_owner_rec_nobody(&r, 5);
-	keep_owner_readback(&self, 6, KEEP_STORE_OK, "v", &r, 0, &d);
+	keep_owner_readback(&self, 6, "v", KEEP_STORE_OK, "v", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
 	/* replaced by a live holder: lost */
 	keep_owner_rec_held(&r, "n2", IB, 6);
-	keep_owner_readback(&self, 6, KEEP_STORE_OK, "v6", &r, 0, &d);
+	keep_owner_readback(&self, 6, "v5", KEEP_STORE_OK, "v6", &r, 0, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_READ_NODE);
 	node(&o, "n2", KEEP_NODE_LIVE, IB, W0, 3);
 	keep_owner_readback_on_node(&self, KEEP_STORE_OK, &o, W0, &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_LOST);
+	/* created by another holder after our If-None-Match: replaced, lost */
+	keep_owner_readback(&self, 1, "", KEEP_STORE_OK, "v6", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_READ_NODE);
+	keep_owner_readback_on_node(&self, KEEP_STORE_OK, &o, W0, &t, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_LOST);
 	/* replaced by a free holder: unresolved */
-	keep_owner_readback(&self, 6, KEEP_STORE_OK, "v6", &r, 0, &d);
+	keep_owner_readback(&self, 6, "v5", KEEP_STORE_OK, "v6", &r, 0, &d);
 	node(&o, "n2", KEEP_NODE_LIVE, IA, W0, 3);
 	keep_owner_readback_on_node(&self, KEEP_STORE_OK, &o, W0, &t, &d);
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
+}
+
+/* Issue 23 item 2 (ADR §3): a record unchanged since the read the write was
+ * conditioned on is never "lost", whoever it names and whatever that
+ * holder's node object shows now: the write may still land. */
+TEST(readback_unchanged_stays_unresolved)
+{
+	struct keep_rb_decision d;
+	struct keep_owner_rec r;
+
+	/* the write went If-Match v5 over a record naming n2 (free then, by
+	 * its node object); the read-back finds it still at v5 */
+	keep_owner_rec_held(&r, "n2", IB, 5);
+	keep_owner_readback(&self, 6, "v5", KEEP_STORE_OK, "v5", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
+	CHECK_EQ_INT(d.rec.generation, 5);
+	/* our own earlier instance, unchanged: unresolved as well */
+	keep_owner_rec_held(&r, "n1", IB, 5);
+	keep_owner_readback(&self, 6, "v5", KEEP_STORE_OK, "v5", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
+	/* a NULL condition counts as If-None-Match: a present record held by
+	 * another was created since */
+	keep_owner_rec_held(&r, "n2", IB, 1);
+	keep_owner_readback(&self, 1, NULL, KEEP_STORE_OK, "v1", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_RB_READ_NODE);
 }
 
 TEST(pending_release_ends)
@@ -387,6 +420,7 @@ int main(void)
 	RUN(acquire_absent_nobody_self);
 	RUN(acquire_free_rule);
 	RUN(readback);
+	RUN(readback_unchanged_stays_unresolved);
 	RUN(pending_release_ends);
 	RUN(resolver);
 	RUN(grant_check);

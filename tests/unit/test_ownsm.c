@@ -2,10 +2,12 @@
  * lib/core/mark.c; ADR 0020 §3, §4, §5, §6; issues 14 and 18), driven by a
  * small in-memory world: one node's state directory and one bucket. Each
  * test checks the order of the actions, not only the answer. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/core/acquire.h"
+#include "../../lib/core/acqwait.h"
 #include "../../lib/core/resolver.h"
 #include "../../lib/exitcode.h"
 #include "unit.h"
@@ -45,10 +47,29 @@ struct world {
 	int write_sets_lease_code; /* a landed record write sets lease_code to this ... */
 	bool write_lapses;	   /* ... or counts a lapse (the lease lapsed in flight) */
 	int read_sets_lease_code;  /* a record read sets lease_code to this */
+	/* owner-run's job of key job_key (its run lock): its generation, the
+	 * signal that ends it (0: none; 1 SIGTERM, 2 SIGKILL), when it ended */
+	int job_key;
+	int64_t job_gen;
+	int job_dies_of;
+	bool job_alive;
+	int job_terms, job_kills;
+	int64_t job_end_at, *clock;
+	int64_t first_write_at;
+	/* runs/ as a LIST answers it */
+	struct keep_run_entry runs[4];
+	int nruns;
+	bool lock_busy;	 /* LOCK: another process holds it past any bound */
+	int64_t step_ms; /* resolve(): how long a lock wait or a store request
+			    takes at most (its own bound cuts it); 0: 1 ms */
+	int64_t bound;	 /* resolve(): no action may wait past it (0: none) */
 	/* what was done */
 	char log[4096];
 	int rec_writes, outstanding, max_outstanding, syncs;
 	int64_t last_timeout;
+	int64_t lock_timeout; /* the last LOCK's bound */
+	int over;	      /* actions whose bound ends past w->bound */
+	int store_after;      /* store requests issued at or past w->bound */
 };
 
 static int key_index(const char *key)
@@ -86,6 +107,13 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 	memset(r, 0, sizeof(*r));
 	logact(w, a);
 	switch (a->kind) {
+	case KEEP_OACT_LOCK:
+		w->lock_timeout = a->timeout_ms;
+		if (w->lock_busy) {
+			r->failed = true;
+			r->err = ETIMEDOUT;
+		}
+		break;
 	case KEEP_OACT_LEASE:
 		r->lease.code = w->lease_code;
 		snprintf(r->lease.instance, sizeof(r->lease.instance), "%s", IA);
@@ -152,6 +180,8 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 		memcpy(ps, w->pend, (size_t)w->npend * sizeof(ps[0]));
 		r->pend = ps;
 		r->npend = (size_t)w->npend;
+		r->runs = w->runs;
+		r->nruns = (size_t)w->nruns;
 		if (w->rewrite_version)
 			for (i = 0; i < w->npend; i++)
 				snprintf(w->pend[i].version, sizeof(w->pend[i].version), "%s",
@@ -214,9 +244,30 @@ static void perform(struct world *w, const struct keep_oact *a, struct keep_orep
 	case KEEP_OACT_KEYS_MAX:
 		r->outcome = KEEP_STORE_OK;
 		break;
+	case KEEP_OACT_RUN_PROBE:
+		r->run.held = k == w->job_key && w->job_alive;
+		r->run.generation = r->run.held ? w->job_gen : 0;
+		r->run.kill_after_ms = r->run.held ? 300 : -1;
+		break;
+	case KEEP_OACT_RUN_SIGNAL:
+		if (k != w->job_key || !w->job_alive)
+			break;
+		r->npids = 2;
+		r->pid = 4242;
+		if (a->sig == KEEP_JOBSTOP_TERM)
+			w->job_terms++;
+		else
+			w->job_kills++;
+		if (w->job_dies_of && (int)a->sig + 1 >= w->job_dies_of) {
+			w->job_alive = false;
+			w->job_end_at = w->clock ? *w->clock : 0;
+		}
+		break;
 	default:
 		break;
 	}
+	if (a->kind == KEEP_OACT_REC_WRITE && !w->first_write_at)
+		w->first_write_at = w->clock ? *w->clock : 1;
 }
 
 static void timing(struct keep_timing *t)
@@ -274,6 +325,13 @@ static void resolve(struct world *w, struct keep_resolver *r, int64_t *now)
 			continue;
 		}
 		if (a.kind != KEEP_OACT_NONE) {
+			bool store = a.kind == KEEP_OACT_REC_READ || a.kind == KEEP_OACT_REC_WRITE;
+
+			if (w->bound && (store || a.kind == KEEP_OACT_LOCK) &&
+			    (a.timeout_ms <= 0 || *now + a.timeout_ms > w->bound))
+				w->over++;
+			if (w->bound && store && *now >= w->bound)
+				w->store_after++;
 			q[nq++] = a;
 			if (nq > w->max_outstanding)
 				w->max_outstanding = nq;
@@ -284,7 +342,15 @@ static void resolve(struct world *w, struct keep_resolver *r, int64_t *now)
 		if (!nq)
 			return;
 		perform(w, &q[0], &rp);
-		*now += 1;
+		/* step_ms: how long a lock wait or a store request takes (local
+		 * actions: 1 ms), never longer than the action's own bound */
+		if (w->step_ms && (q[0].kind == KEEP_OACT_LOCK || q[0].kind == KEEP_OACT_REC_READ ||
+				   q[0].kind == KEEP_OACT_REC_WRITE))
+			*now += q[0].timeout_ms > 0 && q[0].timeout_ms < w->step_ms
+				    ? q[0].timeout_ms
+				    : w->step_ms;
+		else
+			*now += 1;
 		keep_resolver_on_reply(r, q[0].slot, *now, W0 + *now, &rp);
 		memmove(q, q + 1, (size_t)--nq * sizeof(q[0]));
 	}
@@ -525,8 +591,8 @@ TEST(release_stops_acting_first_and_never_sends_with_the_hold_left)
 	snprintf(c.key, sizeof(c.key), "t/c/k5");
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK_EQ_STR(w.log,
-		     "lock lease hold-read pend-write hold-remove rec-write pend-remove unlock");
+	CHECK_EQ_STR(w.log, "lock lease hold-read pend-write hold-remove run-probe rec-write "
+			    "pend-remove unlock");
 	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
 	CHECK(!w.rec[5].held);
 	keep_resolver_release(&r);
@@ -571,8 +637,8 @@ TEST(pass_removes_a_hold_naming_the_release_then_syncs_before_sending)
 	res_cfg(&c, KEEP_RES_PASS);
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK(strstr(w.log, "lock pend-read hold-read hold-remove rec-write pend-remove unlock") !=
-	      NULL);
+	CHECK(strstr(w.log, "lock pend-read hold-read hold-remove run-probe rec-write pend-remove "
+			    "unlock") != NULL);
 	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
 	keep_resolver_release(&r);
 	/* no hold: the absence is made durable (fsync of holds/) first */
@@ -582,7 +648,7 @@ TEST(pass_removes_a_hold_naming_the_release_then_syncs_before_sending)
 	w.pend[w.npend++] = p;
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK(strstr(w.log, "hold-read holds-sync rec-write") != NULL);
+	CHECK(strstr(w.log, "hold-read holds-sync run-probe rec-write") != NULL);
 	keep_resolver_release(&r);
 	/* the sync fails: nothing sent */
 	world_init(&w);
@@ -728,6 +794,104 @@ TEST(drain_parks_every_hold_and_keeps_its_deadline)
 	keep_resolver_release(&r);
 }
 
+/* Issue 23 item 3: a deadline bounds everything a job waits on. */
+TEST(release_bound_covers_the_lock_and_the_read_after_a_conflict)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_res_event ev;
+	int64_t now = 1000;
+	bool busy = false;
+
+	/* the record moved on (its version is not the hold's: every release
+	 * write is a conflict, then a read), and every action takes 150 ms:
+	 * no lock wait, read or write ends past start + 1 s, none starts
+	 * after it, and the hold ends parked */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.rec_ver[5] = ++w.vers;
+	w.step_ms = 150;
+	w.bound = now + KEEP_RELEASE_TRIES_MS;
+	res_cfg(&c, KEEP_RES_RELEASE);
+	c.concurrency = 1;
+	snprintf(c.key, sizeof(c.key), "t/c/k5");
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.lock_timeout, KEEP_RELEASE_TRIES_MS);
+	CHECK_EQ_INT(w.over, 0);
+	CHECK_EQ_INT(w.store_after, 0);
+	CHECK(strstr(w.log, "rec-write rec-read") != NULL);
+	CHECK(now <= 1000 + KEEP_RELEASE_TRIES_MS + 10);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	CHECK(!w.hold[5]);
+	CHECK_EQ_INT(w.npend, 1);
+	keep_resolver_release(&r);
+	/* the lock is busy past the bound: nothing done, the hold acts on,
+	 * `error key=K reason=lock-busy`, exit 111 */
+	world_init(&w);
+	give_hold(&w, 5, 1);
+	w.lock_busy = true;
+	now = 1000;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_STR(w.log, "lock");
+	CHECK(w.hold[5]);
+	CHECK_EQ_INT(w.npend, 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_TEMP);
+	while (keep_resolver_poll_event(&r, &ev))
+		if (ev.kind == KEEP_REV_ERROR && ev.reason && strcmp(ev.reason, "lock-busy") == 0)
+			busy = true;
+	CHECK(busy);
+	keep_resolver_release(&r);
+}
+
+TEST(drain_deadline_covers_locks_and_reads)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+	int k;
+
+	/* conflicts on every release, slow actions: the drain's locks and
+	 * reads end by its deadline too, and nothing starts past it */
+	world_init(&w);
+	for (k = 1; k <= 6; k++) {
+		give_hold(&w, k, 2);
+		w.rec_ver[k] = ++w.vers;
+	}
+	w.step_ms = 120;
+	res_cfg(&c, KEEP_RES_DRAIN);
+	c.concurrency = 1; /* the world completes one action at a time */
+	c.deadline_mono_ms = now + 700;
+	c.backoff = true;
+	w.bound = c.deadline_mono_ms;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.over, 0);
+	CHECK_EQ_INT(w.store_after, 0);
+	CHECK(now <= 1000 + 700 + 20);
+	CHECK(r.left > 0);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	keep_resolver_release(&r);
+	/* no deadline (a pass): the lock wait is bounded by one store timeout */
+	world_init(&w);
+	give_hold(&w, 3, 1);
+	w.hold[3] = false;
+	{
+		struct keep_pending p;
+
+		keep_pending_of_hold(&p, &w.h[3], W0);
+		w.pend[w.npend++] = p;
+	}
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.lock_timeout, c.timeout_ms);
+	keep_resolver_release(&r);
+}
+
 TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 {
 	struct world w;
@@ -750,8 +914,8 @@ TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 	res_cfg(&c, KEEP_RES_PASS);
 	keep_resolver_init(&r, &c);
 	resolve(&w, &r, &now);
-	CHECK_EQ_STR(w.log, "lease list lock pend-read hold-read rec-read holds-sync rec-write "
-			    "pend-remove unlock");
+	CHECK_EQ_STR(w.log, "lease list lock pend-read hold-read rec-read holds-sync run-probe "
+			    "rec-write pend-remove unlock");
 	CHECK(!w.rec[7].held);
 	keep_resolver_release(&r);
 	/* a hold of the key here: the entry ends, nothing written */
@@ -796,6 +960,372 @@ TEST(unresolved_acquire_released_once_landed_never_under_a_hold)
 	keep_resolver_release(&r);
 }
 
+/* ---- the key's job (issue 24) ------------------------------------------------------- */
+
+/* A job of the key holds its run lock (owner-run died, its worker runs
+ * on): the release stops it first, SIGTERM then SIGKILL after the lock
+ * file's kill_after_ms, and is sent only once the lock is free. */
+TEST(release_stops_the_keys_job_first)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	struct keep_res_event ev;
+	int64_t now = 1000;
+	bool pending = false;
+
+	/* the job ignores SIGTERM: SIGKILL 300 ms later ends it, then the write */
+	world_init(&w);
+	give_hold(&w, 5, 2);
+	w.job_key = 5;
+	w.job_gen = 2;
+	w.job_alive = true;
+	w.job_dies_of = 2;
+	w.clock = &now;
+	res_cfg(&c, KEEP_RES_RELEASE);
+	snprintf(c.key, sizeof(c.key), "t/c/k5");
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.job_terms, 1);
+	CHECK_EQ_INT(w.job_kills, 1);
+	CHECK(!w.job_alive);
+	CHECK(w.first_write_at > w.job_end_at);
+	CHECK(w.job_end_at - 1000 >= 300);
+	CHECK(!w.rec[5].held);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), 0);
+	CHECK(strstr(w.log, "hold-remove run-probe run-signal run-probe") != NULL);
+	keep_resolver_release(&r);
+
+	/* a job of a LATER generation is another grant's: not stopped, the
+	 * release of the earlier one goes (its If-Match cannot apply) */
+	world_init(&w);
+	give_hold(&w, 5, 2);
+	w.job_key = 5;
+	w.job_gen = 3;
+	w.job_alive = true;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.job_terms + w.job_kills, 0);
+	CHECK_EQ_INT(w.rec_writes, 1);
+	keep_resolver_release(&r);
+
+	/* an owner-run that has not started CMD (generation 0) is no job */
+	world_init(&w);
+	give_hold(&w, 5, 2);
+	w.job_key = 5;
+	w.job_gen = 0;
+	w.job_alive = true;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.job_terms + w.job_kills, 0);
+	CHECK_EQ_INT(w.rec_writes, 1);
+	keep_resolver_release(&r);
+
+	/* a job that outlives SIGKILL: the foreground release's 1 s bound
+	 * passes, nothing is sent, the release stays pending (exit 20) */
+	world_init(&w);
+	give_hold(&w, 5, 2);
+	w.job_key = 5;
+	w.job_gen = 2;
+	w.job_alive = true;
+	keep_resolver_init(&r, &c);
+	now = 1000;
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK_EQ_INT(w.job_kills, 1);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	CHECK_EQ_INT(w.npend, 1);
+	CHECK(now - 1000 <= KEEP_RELEASE_TRIES_MS + 20);
+	while (keep_resolver_poll_event(&r, &ev))
+		pending = pending || ev.kind == KEEP_REV_PENDING;
+	CHECK(pending);
+	keep_resolver_release(&r);
+
+	/* the resolver retries it (no bound but the exit wait): still not sent
+	 * while the job lives; sent once it is gone */
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	now = 5000;
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(now - 5000 >= 300 + KEEP_JOBSTOP_EXIT_MS);
+	CHECK_EQ_INT(r.left, 1);
+	keep_resolver_release(&r);
+	w.job_alive = false;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 1);
+	CHECK_EQ_INT(r.left, 0);
+	keep_resolver_release(&r);
+}
+
+/* A live hold whose owner-run died after starting CMD (its run lock names
+ * the hold's generation and an owner-run that no longer runs): a pass
+ * releases it, its job stopped first. A live owner-run's, or another
+ * generation's, is left alone. */
+TEST(pass_releases_the_hold_of_a_dead_owner_run)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+
+	world_init(&w);
+	give_hold(&w, 8, 3);
+	w.nruns = 1;
+	snprintf(w.runs[0].key, sizeof(w.runs[0].key), "t/c/k8");
+	w.runs[0].generation = 3;
+	w.runs[0].owner_alive = true;
+	res_cfg(&c, KEEP_RES_PASS);
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(w.hold[8]);
+	keep_resolver_release(&r);
+	/* another generation's run: not this hold's */
+	w.runs[0].owner_alive = false;
+	w.runs[0].generation = 2;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(w.hold[8]);
+	keep_resolver_release(&r);
+	/* its owner-run is gone: parked, its job stopped, released */
+	w.runs[0].generation = 3;
+	w.job_key = 8;
+	w.job_gen = 3;
+	w.job_alive = true;
+	w.job_dies_of = 1; /* its worker ends at SIGTERM */
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK(!w.hold[8]);
+	CHECK_EQ_INT(w.job_terms, 1);
+	CHECK(!w.job_alive);
+	CHECK_EQ_INT(w.rec_writes, 1);
+	CHECK(!w.rec[8].held);
+	CHECK_EQ_INT(r.left, 0);
+	keep_resolver_release(&r);
+}
+
+/* The drain's deadline bounds the job's stop too: past it nothing starts
+ * and nothing is sent. */
+TEST(drain_bounds_the_job_stop)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+
+	world_init(&w);
+	give_hold(&w, 4, 1);
+	w.job_key = 4;
+	w.job_gen = 1;
+	w.job_alive = true; /* never dies */
+	res_cfg(&c, KEEP_RES_DRAIN);
+	c.deadline_mono_ms = now + 1500;
+	keep_resolver_init(&r, &c);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(w.rec_writes, 0);
+	CHECK(now <= 1000 + 1500 + 20);
+	CHECK_EQ_INT(keep_resolver_exit_code(&r), KEEP_EXIT_UNKNOWN);
+	CHECK(!w.hold[4]); /* parked: it stopped acting */
+	keep_resolver_release(&r);
+}
+
+/* The schedule itself (lib/core/jobstop.c). */
+TEST(jobstop_schedule)
+{
+	struct keep_jobstop js;
+	struct keep_jobstop_step st;
+
+	/* free at once */
+	keep_jobstop_init(&js, 500, 0);
+	keep_jobstop_next(&js, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_PROBE);
+	keep_jobstop_on_probe(&js, 1, false, -1, 0);
+	keep_jobstop_next(&js, 1, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_FREE);
+	/* held: TERM at once, KILL at the file's kill_after, HELD after the exit bound */
+	keep_jobstop_init(&js, 500, 0);
+	keep_jobstop_next(&js, 0, &st);
+	keep_jobstop_on_probe(&js, 0, true, 200, 3);
+	keep_jobstop_next(&js, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_SIGNAL);
+	CHECK_EQ_INT(st.sig, KEEP_JOBSTOP_TERM);
+	keep_jobstop_on_signal(&js, 0, 2, 0, 77);
+	keep_jobstop_next(&js, 5, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_WAIT);
+	CHECK_EQ_INT(st.until_mono_ms, KEEP_JOBSTOP_POLL_MS);
+	keep_jobstop_next(&js, 199, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_PROBE);
+	keep_jobstop_on_probe(&js, 199, true, -1, 3);
+	keep_jobstop_next(&js, 200, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_SIGNAL);
+	CHECK_EQ_INT(st.sig, KEEP_JOBSTOP_KILL);
+	keep_jobstop_on_signal(&js, 200, 1, 0, 78);
+	keep_jobstop_next(&js, 200 + KEEP_JOBSTOP_EXIT_MS - 1, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_PROBE);
+	keep_jobstop_on_probe(&js, 200 + KEEP_JOBSTOP_EXIT_MS - 1, true, -1, 3);
+	keep_jobstop_next(&js, 200 + KEEP_JOBSTOP_EXIT_MS, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_HELD);
+	CHECK_EQ_INT(js.pid, 78);
+	CHECK(!js.cut);
+	/* the caller's deadline cuts it */
+	keep_jobstop_init(&js, 500, 100);
+	keep_jobstop_next(&js, 0, &st);
+	keep_jobstop_on_probe(&js, 0, true, -1, 3);
+	keep_jobstop_next(&js, 0, &st);
+	keep_jobstop_on_signal(&js, 0, 1, 0, 9);
+	keep_jobstop_next(&js, 50, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_PROBE);
+	keep_jobstop_on_probe(&js, 50, true, -1, 3);
+	keep_jobstop_next(&js, 60, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_WAIT);
+	CHECK(st.until_mono_ms <= 100);
+	keep_jobstop_next(&js, 100, &st);
+	CHECK_EQ_INT(st.kind, KEEP_JOBSTOP_HELD);
+	CHECK(js.cut);
+	/* what counts as a job */
+	{
+		struct keep_run_view v = {.held = true, .generation = 0};
+
+		CHECK(!keep_run_is_job(&v));
+		v.generation = -1;
+		CHECK(keep_run_is_job(&v));
+		v.generation = 4;
+		CHECK(keep_run_is_job(&v));
+		v.held = false;
+		CHECK(!keep_run_is_job(&v));
+	}
+}
+
+/* ---- the --wait schedule (lib/core/acqwait.c) ---------------------------------------- */
+
+static struct keep_acquire_result held_by(const char *node, int64_t free_at)
+{
+	struct keep_acquire_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = KEEP_AR_HELD;
+	r.exit_code = KEEP_EXIT_NO;
+	keep_owner_rec_held(&r.holder, node, IA, 3);
+	r.free_at_ms = free_at;
+	return r;
+}
+
+/* Issue 23 item 4: the retry comes right after the free time on the clock
+ * the acquisition judged it with (the judging wall clock), not on the raw
+ * wall clock a forward step moved ahead. */
+TEST(wait_retries_at_the_free_time_on_the_judging_clock)
+{
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
+	struct keep_acquire_result r = held_by("n2", 0);
+
+	keep_acqwait_init(&w, 1000, 60000, 1000);
+	/* live holder: one period, line once */
+	keep_acqwait_after(&w, &r, 1000, W0, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+	CHECK_EQ_INT(st.until_mono_ms, 2000);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_WAITING);
+	keep_acqwait_after(&w, &r, 2000, W0 + 1000, 7, &st);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_NONE);
+	/* fenced: free 400 ms ahead of the judging clock (which a 5 s forward
+	 * step left 5 s behind the wall clock: the driver passes the judging
+	 * clock, the retry is 401 ms away, not at once) */
+	r = held_by("n2", W0 + 2000 + 400);
+	keep_acqwait_after(&w, &r, 3000, W0 + 2000, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+	CHECK_EQ_INT(st.until_mono_ms, 3401);
+	CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_WAITING);
+	/* a free time already passed and still held: a period */
+	keep_acqwait_after(&w, &r, 3401, W0 + 2401, 7, &st);
+	CHECK_EQ_INT(st.until_mono_ms, 4401);
+	/* acquired: done */
+	r.kind = KEEP_AR_ACQUIRED;
+	keep_acqwait_after(&w, &r, 4401, W0, 7, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+}
+
+/* Issue 24 item 4: transient answers are waited through, backing off with
+ * jitter up to a period, a line each; a definite one or the deadline ends
+ * the wait. */
+TEST(wait_backs_off_through_transient_answers_until_the_deadline)
+{
+	struct keep_acqwait w;
+	struct keep_acqwait_step st;
+	struct keep_acquire_result r;
+	int64_t now = 1000, lo, hi;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_TEMP;
+	r.reason = "store";
+	keep_acqwait_init(&w, now, 10000, 1000);
+	for (i = 0; i < 6; i++) {
+		lo = (i == 0 ? 100 : i == 1 ? 200 : i == 2 ? 400 : i == 3 ? 800 : 1000) / 2;
+		hi = lo * 2;
+		keep_acqwait_after(&w, &r, now, W0, i % 2 ? 0 : UINT32_MAX, &st);
+		CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+		CHECK_EQ_INT(st.line, KEEP_ACQWAIT_LINE_RETRYING);
+		CHECK_EQ_STR(st.reason, "store");
+		CHECK_EQ_INT(st.code, KEEP_EXIT_TEMP);
+		CHECK(st.in_ms >= lo);
+		CHECK(st.in_ms <= hi);
+		now = st.until_mono_ms;
+	}
+	/* unknown, a lease that ran out, one not live yet: transient too */
+	r.kind = KEEP_AR_UNKNOWN;
+	r.exit_code = KEEP_EXIT_UNKNOWN;
+	keep_acqwait_after(&w, &r, now, W0, 3, &st);
+	CHECK_EQ_STR(st.reason, "unknown");
+	r.kind = KEEP_AR_REFUSED;
+	r.exit_code = KEEP_EXIT_RAN_OUT;
+	r.reason = "lease-not-valid";
+	CHECK(keep_acqwait_transient(&r));
+	r.exit_code = KEEP_EXIT_NOT_LIVE;
+	CHECK(keep_acqwait_transient(&r));
+	/* definite: draining, a lost lease, a refusal, an unreadable record */
+	r.reason = "draining";
+	CHECK(!keep_acqwait_transient(&r));
+	r.reason = "lease-not-valid";
+	r.exit_code = KEEP_EXIT_FENCED;
+	CHECK(!keep_acqwait_transient(&r));
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_NO;
+	CHECK(!keep_acqwait_transient(&r));
+	keep_acqwait_after(&w, &r, now, W0, 3, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	r.exit_code = KEEP_EXIT_BAD_OBJECT;
+	CHECK(!keep_acqwait_transient(&r));
+	/* a held answer resets the backoff */
+	keep_acqwait_init(&w, 0, 10000, 1000);
+	r.kind = KEEP_AR_ERROR;
+	r.exit_code = KEEP_EXIT_TEMP;
+	for (i = 0; i < 4; i++)
+		keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(w.errors, 4);
+	r = held_by("n2", 0);
+	keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(w.errors, 0);
+	/* the deadline: the last sleep ends at it, then the last answer */
+	keep_acqwait_init(&w, 0, 1500, 1000);
+	keep_acqwait_after(&w, &r, 800, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_GIVE_UP);
+	CHECK_EQ_INT(st.until_mono_ms, 1500);
+	keep_acqwait_after(&w, &r, 1500, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	/* no wait at all */
+	keep_acqwait_init(&w, 0, 0, 1000);
+	keep_acqwait_after(&w, &r, 0, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_DONE);
+	/* no bound */
+	keep_acqwait_init(&w, 0, KEEP_ACQWAIT_FOREVER, 1000);
+	keep_acqwait_after(&w, &r, INT64_C(1) << 50, W0, 0, &st);
+	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
+}
+
 int main(void)
 {
 	RUN(acquire_first_record_marks_then_confirms);
@@ -810,6 +1340,14 @@ int main(void)
 	RUN(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures);
 	RUN(follow_backoff_of_a_vanished_entry_never_spins);
 	RUN(drain_parks_every_hold_and_keeps_its_deadline);
+	RUN(release_bound_covers_the_lock_and_the_read_after_a_conflict);
+	RUN(drain_deadline_covers_locks_and_reads);
 	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
+	RUN(release_stops_the_keys_job_first);
+	RUN(pass_releases_the_hold_of_a_dead_owner_run);
+	RUN(drain_bounds_the_job_stop);
+	RUN(jobstop_schedule);
+	RUN(wait_retries_at_the_free_time_on_the_judging_clock);
+	RUN(wait_backs_off_through_transient_answers_until_the_deadline);
 	return unit_done();
 }

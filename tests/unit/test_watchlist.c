@@ -301,6 +301,40 @@ TEST(diff_removed_and_unreadable)
 	CHECK_EQ_STR(keep_owe_name(KEEP_OWE_UNREADABLE, KEEP_HOLDER_NONE), "unreadable");
 }
 
+/* Issue 23 item 6: a record deleted by hand and created again between two
+ * listings (a native cluster: generation 1 again) is reported. */
+TEST(diff_recreated_at_a_lower_generation)
+{
+	struct keep_owner_view p = held("n1", IA, 7, KEEP_HOLDER_LIVE),
+			       c = held("n2", IB, 1, KEEP_HOLDER_LIVE);
+	struct keep_owe ev[KEEP_OWE_MAX];
+
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 2);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RECREATED);
+	CHECK_EQ_STR(ev[0].node, "n2");
+	CHECK_EQ_INT(ev[0].generation, 1);
+	CHECK_EQ_STR(ev[0].previous_node, "n1");
+	CHECK_EQ_INT(ev[0].previous_generation, 7);
+	CHECK_EQ_INT(ev[1].kind, KEEP_OWE_ACQUIRED);
+	CHECK_EQ_STR(keep_owe_name(KEEP_OWE_RECREATED, KEEP_HOLDER_NONE), "recreated");
+	/* ... by a holder already known not live: three events */
+	c = held("n2", IB, 1, KEEP_HOLDER_FENCED);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 3);
+	CHECK_EQ_INT(ev[2].kind, KEEP_OWE_HOLDER);
+	/* created again as nobody, below a released record: one event */
+	p = nobody(4);
+	c = nobody(1);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RECREATED);
+	CHECK_EQ_STR(ev[0].previous_node, "");
+	CHECK_EQ_INT(ev[0].previous_generation, 4);
+	/* a higher generation is an ordinary change, never recreated */
+	p = held("n1", IA, 1, KEEP_HOLDER_LIVE);
+	c = held("n2", IB, 2, KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
+}
+
 int main(void)
 {
 	RUN(need_read_only_what_changed);
@@ -310,5 +344,6 @@ int main(void)
 	RUN(diff_acquire_release_takeover);
 	RUN(diff_holder_states);
 	RUN(diff_removed_and_unreadable);
+	RUN(diff_recreated_at_a_lower_generation);
 	return unit_done();
 }

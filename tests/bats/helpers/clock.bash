@@ -18,8 +18,10 @@
 #                             (tests/tools/grantpoll.c), and the owner-check
 #                             command of N1 in a loop (20 ms between runs).
 #                             FILE gets one line per check, in time order:
-#                             "<wall ms before> <wall ms after> WHO <exit>",
-#                             WHO = N1, N2 or N1/owner-check
+#                             "<wall ms before> <wall ms after> WHO <exit>
+#                             <boot ms before> <boot ms after>",
+#                             WHO = N1, N2 or N1/owner-check (whose boot
+#                             times come from /proc/uptime: 10 ms steps)
 #   overlaps FILE, passes FILE NODE, rounds FILE NODE   (on poll_grants' FILE)
 
 # shellcheck disable=SC2154 # output: set by bats' run
@@ -74,10 +76,11 @@ acquire_until() {
 poll_cmd() {
 	local out=$1 end=$2 n=$3 g=$4 t r
 	while [ "$(now_ms)" -lt "$end" ]; do
+		b=$(uptime_ms)
 		t=$(now_ms)
 		r=0
 		shimmed "$n" owner-check --node-id "$n" t/c/a "$g" >/dev/null 2>&1 || r=$?
-		echo "$t $(now_ms) $n/owner-check $r" >>"$out"
+		echo "$t $(now_ms) $n/owner-check $r $b $(($(uptime_ms) + 10))" >>"$out"
 		sleep 0.02
 	done
 }

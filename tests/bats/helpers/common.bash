@@ -58,12 +58,18 @@ YAML
 	export STORE_URL STATE_DIR KEEP_CONFIG FAULT_FILE
 }
 
-# wait_for SECONDS CMD... : poll CMD every 0.1 s until it succeeds; fail after SECONDS.
+# wait_for SECONDS CMD... : poll CMD every 0.1 s until it succeeds; fail after
+# SECONDS x KEEP_TEST_WAIT_SCALE (default 3). The limit bounds a wait for an
+# event, it is not what a test asserts (a test that asserts a duration does
+# it on a time the product printed, or with a named tolerance): on a
+# loaded machine (a load average of 20 on 2 cores, a CPU hog beside the
+# suite) the start of a sanitizer-built agent took over 20 s, and a
+# failing test only fails later.
 wait_for() {
-	local limit=$1; shift
-	local end=$(( $(date +%s%N) / 1000000 + limit * 1000 ))
+	local limit=$(($1 * ${KEEP_TEST_WAIT_SCALE:-3})); shift
+	local end=$(( $(now_ms) + limit * 1000 ))
 	until "$@" >/dev/null 2>&1; do
-		if [ "$(( $(date +%s%N) / 1000000 ))" -ge "$end" ]; then
+		if [ "$(now_ms)" -ge "$end" ]; then
 			echo "wait_for: timed out after ${limit}s: $*" >&2
 			return 1
 		fi
@@ -112,13 +118,22 @@ wait_line() {
 }
 
 keep_teardown() {
-	local n p
+	local n p i left
 	[ -f "$BATS_TEST_TMPDIR/.bg" ] || return 0
 	while read -r n; do
 		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
 		kill -TERM "$p" 2>/dev/null || true
 	done <"$BATS_TEST_TMPDIR/.bg"
-	sleep 0.3
+	# up to 0.3 s for them to end, no longer than they take
+	for i in $(seq 30); do
+		left=
+		while read -r n; do
+			p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
+			if kill -0 "$p" 2>/dev/null; then left=1; break; fi
+		done <"$BATS_TEST_TMPDIR/.bg"
+		[ -n "$left" ] || break
+		sleep 0.01
+	done
 	while read -r n; do
 		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
 		kill -KILL "$p" 2>/dev/null || true
@@ -135,8 +150,58 @@ refute_sanitizer_reports() {
 	fi
 }
 
+# hand_fence ID : fence nodes/ID as an operator does (`lease-fence ID`: one
+# process that reads the object and writes the fence If-Match that read,
+# and decides again on a conflict: a renewal lands every second, and on a
+# loaded machine three keep-store commands in a row took longer than that
+# every time for 20 s)
+hand_fence() {
+	local i rc
+	for i in 1 2 3 4 5; do
+		rc=0
+		lease-fence "$1" >/dev/null 2>&1 || rc=$?
+		[ "$rc" -eq 0 ] && return 0
+		[ "$rc" -eq 111 ] || break # 111: 5 fences that did not land, again
+	done
+	echo "hand_fence $1: lease-fence exit $rc" >&2
+	return 1
+}
+
+# uptime_ms : the boot clock in ms (CLOCK_BOOTTIME, the clock of the lease
+# state file's valid_until_ms and live_since_ms), from /proc/uptime without
+# starting a program: truncated to 10 ms (never ahead of the clock)
+uptime_ms() {
+	local up _
+	read -r up _ </proc/uptime
+	echo $((10#${up//[!0-9]/} * 10))
+}
+uptime_at_least() { [ "$(uptime_ms)" -ge "$1" ]; }
+
+# state_mono NODE FILE : updated_mono_ms of NODE's watch or fence state file
+# (node-watch --follow writes `watch` after each listing, lease-fence
+# --stdin writes `fence` once a period; docs/formats.md), 0 when absent
+state_mono() {
+	local v
+	v=$(sed -n 's/.* updated_mono_ms=\([0-9]*\).*/\1/p' "$STATE_DIR/$1/$2" 2>/dev/null)
+	echo "${v:-0}"
+}
+state_mono_ge() { [ "$(state_mono "$1" "$2")" -ge "$3" ]; }
+# watched_past NODE BOOT_MS [SECONDS] : wait until NODE's node-watch wrote
+# its watch state after a listing begun at BOOT_MS or later (boot clock):
+# what it prints about a time up to BOOT_MS, it has printed. (A listing
+# ends before the state is written, and begins at most a write period and
+# an attempt earlier: BOOT_MS + 1800 at the test timings.)
+watched_past() {
+	wait_for "${3:-20}" state_mono_ge "$1" watch $(($2 + 1800))
+}
+
 # now_ms : wall clock in ms
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# (bash's EPOCHREALTIME, microseconds: no process started, which counts in
+# the polling loops of a dozen tests running at once)
+now_ms() {
+	local t=${EPOCHREALTIME//[!0-9]/}
+	echo $((t / 1000))
+}
 
 # mono_ms : keep's steady clock in ms (CLOCK_BOOTTIME, lib/clock.h; lease
 # state files hold its times)

@@ -9,6 +9,9 @@
 #                             20 ms (tests/tools/owners-watch.c: owner-check's
 #                             decision) until stop_owners_watch
 #   stop_owners_watch         stop it; fails if two nodes ever passed together
+#   sysf RULES CMD...         run CMD with tests/preload/sysfail.c (failing system calls)
+#   line_at NAME REGEX SECS   the wall ms NAME first printed a line matching REGEX
+#   alive PID                 PID runs (not a zombie)
 
 start_node() {
 	start_bg "$1" lease-write --node-id "$2"
@@ -44,4 +47,38 @@ stop_owners_watch() {
 		return 1
 	fi
 	grep -q '^watch polls=' "$BATS_TEST_TMPDIR/owners-watch.out"
+}
+
+# sysf RULES CMD...  run CMD with the system-call failure injector
+#                    (tests/preload/sysfail.c) preloaded with RULES; every
+#                    injected failure is logged to $BATS_TEST_TMPDIR/sysfail.log
+sysf() {
+	local rules=$1
+	shift
+	env KEEP_SYSFAIL="$rules" KEEP_SYSFAIL_LOG="$BATS_TEST_TMPDIR/sysfail.log" \
+		LD_PRELOAD="$KEEP_TOOLDIR/sysfail.so" \
+		ASAN_OPTIONS="${ASAN_OPTIONS}:verify_asan_link_order=0" "$@"
+}
+
+# line_at NAME REGEX SECONDS : the wall ms (the test's clock) at which
+# NAME's stdout first had a line matching REGEX, polled every 10 ms (good
+# to ~20 ms on a quiet machine)
+line_at() {
+	local end=$(($(now_ms) + $3 * 1000))
+	while [ "$(now_ms)" -lt "$end" ]; do
+		if grep -Eq -- "$2" "$BATS_TEST_TMPDIR/$1.out"; then
+			now_ms
+			return 0
+		fi
+		sleep 0.01
+	done
+	echo "no line '$2' from $1 after $3 s" >&2
+	return 1
+}
+
+# alive PID : PID runs (not a zombie)
+alive() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1
+	[ -n "$st" ] && [ "$st" != Z ]
 }
