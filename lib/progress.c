@@ -142,6 +142,25 @@ static int p_put(struct keep_store *s, const char *key, const void *body, size_t
 	return end(s, in->ops->put(in, key, body, len, cond, if_match, reply));
 }
 
+/* the metadata calls pass through too (keep_store_put_meta and _get_meta
+ * fall back to put and get only when a backend keeps no metadata) */
+static int p_put_meta(struct keep_store *s, const char *key, const void *body, size_t len,
+		      enum keep_cond cond, const char *if_match, const struct keep_meta *meta,
+		      struct keep_reply *reply)
+{
+	struct keep_store *in = begin(s, "PUT", key);
+
+	return end(s, keep_store_put_meta(in, key, body, len, cond, if_match, meta, reply));
+}
+
+static int p_get_meta(struct keep_store *s, const char *key, struct keep_buf *body,
+		      struct keep_meta *meta, struct keep_reply *reply)
+{
+	struct keep_store *in = begin(s, "GET", key);
+
+	return end(s, keep_store_get_meta(in, key, body, meta, reply));
+}
+
 static int p_del(struct keep_store *s, const char *key, const char *if_match,
 		 struct keep_reply *reply)
 {
@@ -185,6 +204,8 @@ static const struct keep_store_ops progress_ops = {
     .del = p_del,
     .list = p_list,
     .free = p_free,
+    .put_meta = p_put_meta,
+    .get_meta = p_get_meta,
 };
 
 int keep_store_progress(struct keep_store *inner, const char *prog, int64_t period_ms,

@@ -168,22 +168,22 @@ obj_version() { keep-store stat "$1" | sed -n 's/.*version=\([^ ]*\).*/\1/p'; }
 	head -c 64512 /dev/zero >"$BATS_TEST_TMPDIR/max"
 	run -100 --separate-stderr owner-commit --node-id n1 t/c app/x <"$BATS_TEST_TMPDIR/d"
 	[ -z "$output" ]
-	[[ "${stderr%%$'\n'*}" == "owner-commit: KEY, GENERATION and OBJECT expected" ]]
+	[[ "${stderr%%$'\n'*}" == "owner-commit: fatal: KEY, GENERATION and OBJECT expected" ]]
 	for bad in t/c 't/c/a b' t//a ../c/a; do
 		run -100 --separate-stderr commit n1 "$bad" 1 app/x "$BATS_TEST_TMPDIR/d"
-		[[ "${stderr%%$'\n'*}" == "owner-commit: invalid key '"*"' (tenant/class/name)" ]]
+		[[ "${stderr%%$'\n'*}" == "owner-commit: fatal: invalid key '"*"' (tenant/class/name)" ]]
 	done
 	for bad in 0 -1 01 abc 9007199254740992 ''; do
 		run -100 --separate-stderr owner-commit --node-id n1 -- t/c/a "$bad" app/x <"$BATS_TEST_TMPDIR/d"
-		[[ "${stderr%%$'\n'*}" == "owner-commit: GENERATION wants 1..9007199254740991"* ]]
+		[[ "${stderr%%$'\n'*}" == "owner-commit: fatal: GENERATION wants 1..9007199254740991"* ]]
 	done
 	for bad in nodes/n1 nodes owners/t/c/a leases/t/c/a wal/t/c/a/1/x snapshot/x probe/x cluster cluster/x; do
 		run -100 --separate-stderr commit n1 t/c/a 1 "$bad" "$BATS_TEST_TMPDIR/d"
-		[[ "${stderr%%$'\n'*}" == "owner-commit: object key '$bad' is under one of keep's own names"* ]]
+		[[ "${stderr%%$'\n'*}" == "owner-commit: fatal: object key '$bad' is under one of keep's own names"* ]]
 	done
 	for bad in /abs a//b a/../b 'a\b' $'a\001b' ''; do
 		run -100 --separate-stderr commit n1 t/c/a 1 "$bad" "$BATS_TEST_TMPDIR/d"
-		[[ "${stderr%%$'\n'*}" == "owner-commit: invalid object key '"* ]]
+		[[ "${stderr%%$'\n'*}" == "owner-commit: fatal: invalid object key '"* ]]
 	done
 	run -100 --separate-stderr commit n1 t/c/a 1 app/x "$BATS_TEST_TMPDIR/big"
 	[ "$stderr" = "owner-commit: fatal: DATA on stdin is larger than 64512 bytes: nothing written" ]
