@@ -18,7 +18,10 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	printf 'wasmkeep-node 3\nlive %s\nwritten_at_ms %s\nnode n1\nseq 3\n' $IA $now | put_body n1
 	printf 'wasmkeep-node 3\nreleased %s\nwritten_at_ms %s\nnode n2\nseq 4\n' $IB $((now - 1000)) | put_body n2
 	printf 'wasmkeep-node 3\nfenced %s\nwritten_at_ms %s\nnode n3\nseq 4\nfenced_by n1\nfenced_at_ms %s\n' $IA $((now - 2000)) $now | put_body n3
-	printf 'wasmkeep-node 2\nnode n4\nwritten_at_ms %s\n' $now | put_body n4
+	# n4 is fresh (an old version running) while younger than ttl + grace,
+	# 4.5 s: dated 20 s ahead, it stays fresh through six puts and
+	# node-watch's start on a loaded machine (dated now, it was 6.3 s old)
+	printf 'wasmkeep-node 2\nnode n4\nwritten_at_ms %s\n' $((now + 20000)) | put_body n4
 	printf 'wasmkeep-node 1\nnode n5\nwritten_at_ms %s\n' $((now - 100000)) | put_body n5
 	printf 'not a node\n' | put_body n6
 	run -0 --separate-stderr node-watch --once
@@ -26,7 +29,7 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	assert_line --index 0 --regexp "^node id=n1 state=live instance=$IA written_at_ms=$now age_ms=-?[0-9]+ format=3\$"
 	assert_line --index 1 --regexp "^node id=n2 state=released instance=$IB written_at_ms=$((now - 1000)) age_ms=[0-9]+ format=3 free_at_ms=$((now + 3500))\$"
 	assert_line --index 2 --regexp "^node id=n3 state=fenced instance=$IA written_at_ms=$((now - 2000)) age_ms=[0-9]+ format=3 fenced_by=n1 fenced_at_ms=$now free_at_ms=$((now + 2500))\$"
-	assert_line --index 3 --regexp "^node id=n4 state=old-running instance=- written_at_ms=$now age_ms=-?[0-9]+ format=2\$"
+	assert_line --index 3 --regexp "^node id=n4 state=old-running instance=- written_at_ms=$((now + 20000)) age_ms=-?[0-9]+ format=2\$"
 	assert_line --index 4 --regexp "^node id=n5 state=old-retired instance=- written_at_ms=$((now - 100000)) age_ms=[0-9]+ format=1\$"
 	assert_line --index 5 'node id=n6 state=unreadable instance=- written_at_ms=- age_ms=- format=- reason="not a node object"'
 	run -0 node-watch --once --table
