@@ -29,12 +29,12 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	assert_line --index 0 --regexp "^node id=n1 state=live instance=$IA written_at_ms=$now age_ms=-?[0-9]+ format=3\$"
 	assert_line --index 1 --regexp "^node id=n2 state=released instance=$IB written_at_ms=$((now - 1000)) age_ms=[0-9]+ format=3 free_at_ms=$((now + 3500))\$"
 	assert_line --index 2 --regexp "^node id=n3 state=fenced instance=$IA written_at_ms=$((now - 2000)) age_ms=[0-9]+ format=3 fenced_by=n1 fenced_at_ms=$now free_at_ms=$((now + 2500))\$"
-	assert_line --index 3 --regexp "^node id=n4 state=old-running instance=- written_at_ms=$((now + 20000)) age_ms=-?[0-9]+ format=2\$"
+	assert_line --index 3 --regexp "^node id=n4 state=old-running instance=- written_at_ms=$((now + 20000)) age_ms=0 format=2 ahead_ms=[0-9]+\$"
 	assert_line --index 4 --regexp "^node id=n5 state=old-retired instance=- written_at_ms=$((now - 100000)) age_ms=[0-9]+ format=1\$"
 	assert_line --index 5 'node id=n6 state=unreadable instance=- written_at_ms=- age_ms=- format=- reason="not a node object"'
 	run -0 node-watch --once --table
 	assert_line --index 0 --regexp '^NODE +STATE +FORMAT +INSTANCE +WRITTEN_AT_MS +AGE +NOTE$'
-	assert_line --regexp '^n4 +old-running .*an old version is running$'
+	assert_line --regexp '^n4 +old-running .*an old version is running'
 	assert_line --regexp '^n5 +old-retired .*retired'
 	refute_sanitizer_reports
 }

@@ -114,18 +114,15 @@ start_n2() {
 	# the object n2 watched go stale (written_at w) was never fenced; the
 	# renewed one (f + 200, renewed once only) is free itself at f + 4700,
 	# which a loaded machine's late recovery of n2 (R) can pass before this
-	# check: a fence of it is then right, and must name its written_at
-	run -1 grep -E "^fenced node=n1 .*written_at_ms=$w " "$BATS_TEST_TMPDIR/f2.out"
+	# check: a fence of it is then right (every fenced line names it)
 	run -0 keep-store get nodes/n1
-	if [ "${lines[1]}" != "live $INST_A" ]; then
-		run -0 grep -cE "^fenced node=n1 .*written_at_ms=$((f + 200)) " "$BATS_TEST_TMPDIR/f2.out"
-		[ "$output" = 1 ]
-		run -0 grep -m1 -E "^fenced node=n1 " "$BATS_TEST_TMPDIR/f2.out"
-		[[ "$output" == *" written_at_ms=$((f + 200)) "* ]]
-	else
-		assert_line --index 2 "written_at_ms $((f + 200))"
-		run -1 grep -q '^fenced ' "$BATS_TEST_TMPDIR/f2.out"
-	fi
+	[ "${lines[1]}" = "live $INST_A" ] || [ "${lines[1]}" = "fenced $INST_A" ]
+	assert_line --index 2 "written_at_ms $((f + 200))"
+	run -1 grep -E "^fenced node=n1 .*written_at_ms=$w " "$BATS_TEST_TMPDIR/f2.out"
+	all=$(grep -c '^fenced ' "$BATS_TEST_TMPDIR/f2.out" || true)
+	renewed=$(grep -cE "^fenced node=n1 .*written_at_ms=$((f + 200)) " "$BATS_TEST_TMPDIR/f2.out" || true)
+	[ "$all" = "$renewed" ]
+	echo "# fences of the renewed object once it was free itself (a loaded machine only): $renewed" >&3
 	[ "$(live_since n2)" = "$R_MONO" ]
 	refute_sanitizer_reports
 }
