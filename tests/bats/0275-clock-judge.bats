@@ -8,13 +8,17 @@
 # Without it a node stepped S ms forward takes a live peer's actor S ms
 # early: two owners. The step is made with tests/preload/clockshim.c.
 # Runs on the fs store and on a real S3 server.
-# Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000.
+# Timings (ms): ttl 6000, grace 3000, safety 600, skew 300, period 1000:
+# the stalled n2 stays valid 5400 ms after its last renewal and is free
+# 9000 ms after it, room for the fence, the checks and the poll's start on
+# a loaded machine (with ttl 3000, n2's validity had ended before the poll
+# made 5 rounds); the step, 10 s, is still above ttl + grace.
 
 # shellcheck disable=SC2154 # output: set by bats' run
 load helpers/common
 load helpers/clock
 
-setup() { keep_setup; }
+setup() { keep_setup 6000 3000 600 300 1000; }
 teardown() { keep_teardown; }
 
 # stop NAME : SIGTERM to NAME (lease-write), wait for its clean stop (0)
@@ -29,7 +33,7 @@ stop() {
 	start_node n2 n2
 	run -0 --separate-stderr owner-acquire --node-id n2 t/c/a
 	[[ "$output" == "acquired key=t/c/a generation=1 "* ]]
-	# n1's wall clock jumps 10 s ahead (more than ttl + grace = 4.5 s)
+	# n1's wall clock jumps 10 s ahead (more than ttl + grace = 9 s)
 	shim_set n1 realtime_ms=10000
 	wait_line 5 n1 '^recovered '
 	j=$(state_field n1 judge_offset_ms)
@@ -43,12 +47,12 @@ stop() {
 	w=$(keep-store get nodes/n2 | sed -n 's/^written_at_ms //p')
 	run -0 --separate-stderr shimmed n1 lease-fence --node-id n1 n2
 	# free_at is n2's written_at + ttl + grace; judged on n1's clock less the step
-	[ "$(field free_at_ms)" -eq $((w + 4500)) ]
+	[ "$(field free_at_ms)" -eq $((w + 9000)) ]
 	run -0 shimmed n1 owner-show --node-id n1 t/c/a
 	[[ "$output" == *" free=no"* ]]
-	start_bg n1acq acquire_until 15 n1 t/c/a shim
-	poll_grants "$BATS_TEST_TMPDIR/grants" 5000 n1 2 n2 1
-	run wait_exit 15 n1acq
+	start_bg n1acq acquire_until 20 n1 t/c/a shim
+	poll_grants "$BATS_TEST_TMPDIR/grants" 11000 n1 2 n2 1
+	run wait_exit 20 n1acq
 	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR/n1acq.out" "$BATS_TEST_TMPDIR/n1acq.err" >&3; false; }
 	g="$BATS_TEST_TMPDIR/grants"
 	echo "# n1: $(passes "$g" n1) passes; n2: $(passes "$g" n2) passes; overlaps $(overlaps "$g")" >&3

@@ -38,7 +38,7 @@ put_body() { keep-store put "nodes/$1" --if-none-match >/dev/null; }
 	printf 'wasmkeep-node 2\nnode n4\nwritten_at_ms %s\n' "$(now_ms)" | keep-store put nodes/n4 >/dev/null
 	run -0 node-watch --once --table
 	assert_line --index 0 --regexp '^NODE +STATE +FORMAT +HOST +INSTANCE +WRITTEN_AT_MS +AGE +NOTE$'
-	assert_line --regexp '^n4 +old-running .*an old version is running$'
+	assert_line --regexp '^n4 +old-running .*an old version is running'
 	assert_line --regexp '^n5 +old-retired .*retired'
 	refute_sanitizer_reports
 }

@@ -50,9 +50,16 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	# signals: SIGTERM to owner-run reaches CMD, then KEY is released
 	start_bg s owner-run --node-id n1 t/c/s -- sh -c 'echo $$ >"$1"; exec sleep 60' sh "$BATS_TEST_TMPDIR/s.pid"
 	# --wait: CMD runs once the holder's own owner-run released the key
-	start_bg h owner-run --node-id n1 t/c/b -- sleep 1
+	# (the holder's job ends when the test says, once the waiter waits:
+	# with a `sleep 1`, a loaded machine started the waiter after it)
+	start_bg h owner-run --node-id n1 t/c/b -- sh -c 'until [ -e "$1" ]; do sleep 0.05; done' sh "$BATS_TEST_TMPDIR/h.go"
 	wait_line 10 h '^acquired key=t/c/b generation=1 '
-	run -0 --separate-stderr owner-run --node-id n2 --wait=10s t/c/b -- sh -c 'echo "ran $KEEP_OWNER_GENERATION"'
+	start_bg wt owner-run --node-id n2 --wait=30s t/c/b -- sh -c 'echo "ran $KEEP_OWNER_GENERATION"'
+	wait_line 10 wt '^waiting '
+	: >"$BATS_TEST_TMPDIR/h.go"
+	run wait_exit 30 wt
+	[ "$output" = 0 ]
+	run -0 cat "$BATS_TEST_TMPDIR/wt.out"
 	[ "${lines[0]}" = "waiting key=t/c/b node=n1 free_at_ms=-" ]
 	[[ "${lines[1]}" == "acquired key=t/c/b generation=2 "* ]]
 	[ "${lines[2]}" = "ran 2" ]

@@ -71,7 +71,10 @@ put_old_hb() {
 	now=$(now_ms)
 	put_old_hb s1 1 $((now - 600000))
 	put_old_hb s2 2 $((now - 90000))
-	put_old_hb f3 2 $((now - 500))
+	# fresh: younger than ttl + grace (4.5 s); dated ahead so that it
+	# stays fresh through a loaded machine's puts (dated now - 500 it was
+	# forgotten at a load of 10)
+	put_old_hb f3 2 $((now + 20000))
 	printf 'not ours\n' | keep-store put nodes/x4 >/dev/null
 	run -0 --separate-stderr upgrade-mark --horizon-ms 0 forget --stale
 	assert_line "forgot node=s1 format=1 written_at_ms=$((now - 600000))"
