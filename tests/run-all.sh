@@ -150,7 +150,9 @@ fi
 # $TMP/files.alone (those with a line `# run-all: alone`). The side ones go
 # longest first when a previous run left its file times in
 # $BUILD/bats-times (a long file started last would end the pass alone),
-# else in name order.
+# else by tests/file-times (the times of a CI run, committed so that a
+# fresh clone orders its files too; a file it does not name goes last,
+# in name order).
 list_files() {
 	: >"$TMP/files.side"
 	: >"$TMP/files.alone"
@@ -165,10 +167,12 @@ list_files() {
 			echo "$f" >>"$TMP/files.side"
 		fi
 	done
-	if [ -s "$BUILD/bats-times" ]; then
+	times=$BUILD/bats-times
+	[ -s "$times" ] || times=$ROOT/tests/file-times
+	if [ -s "$times" ]; then
 		awk 'NR == FNR { t[$2] += $1; next }
 		     { n = $0; sub(/.*\//, "", n); printf "%d %d %s\n", -(t[n] + 0), FNR, $0 }' \
-			"$BUILD/bats-times" "$TMP/files.side" | sort -n -k1,1 -k2,2 | cut -d' ' -f3- \
+			"$times" "$TMP/files.side" | sort -n -k1,1 -k2,2 | cut -d' ' -f3- \
 			>"$TMP/files.side.sorted"
 		mv "$TMP/files.side.sorted" "$TMP/files.side"
 	fi
