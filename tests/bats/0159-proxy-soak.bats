@@ -20,10 +20,15 @@ setup() { require_s3; }
 
 @test "short soak: 100 s of network faults, stops, suspends, wall-clock steps and kills audits 0 violations" {
 	dir="$BATS_TEST_TMPDIR/soak"
-	faults='put nodes/ lose p=0.03; put nodes/ late 1200 p=0.01;
-put owners/ lose p=0.03; put owners/ error-after 500 p=0.02; put owners/ late 1500 p=0.01;
+	# every action below must fire at least once (checked at the end): each
+	# is likely to fire 8 times or more in 100 s (about 150 PUTs of each
+	# prefix), so that none is missed by chance (with error-after and
+	# reset-after at p=0.02, about 3 each were expected: one run in 20
+	# missed one)
+	faults='put nodes/ lose p=0.03; put nodes/ late 1200 p=0.02;
+put owners/ lose p=0.03; put owners/ error-after 500 p=0.05; put owners/ late 1500 p=0.02;
 get owners/ error 503 p=0.03; get nodes/ reset p=0.02; list * delay 300 p=0.05;
-put wal/ reset-after p=0.02; put wal/ late 1500 p=0.01; * * error 503 p=0.005'
+put wal/ reset-after p=0.06; put wal/ late 1500 p=0.02; * * error 503 p=0.005'
 	run --separate-stderr env SOAK_DIR="$dir" SOAK_STORE=s3 SOAK_SECONDS=100 \
 		SOAK_EVENT_EVERY=10 SOAK_ROUNDS=1 SOAK_EVENTS=stop,suspend,step,kill-agent,kill-node \
 		SOAK_STOP_MS=3000-5000 SOAK_SUSPEND_MS=2500-5000 SOAK_STEP_HOLD_MS=1500-4000 \
