@@ -130,8 +130,11 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	echo "# stopped lease-write: SIGTERM $((ended - until_mono)) ms after the validity deadline" >&3
 	[ "$ended" -ge "$until_mono" ]
 	[ $((ended - until_mono)) -le 1000 ]
-	# the outage: ran out
-	run -0 grep -E '^grant-ended key=t/c/n3 generation=1 reason=not-valid code=14 ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn3.out"
+	# the outage: ran out (owner-run's timer at the validity deadline says
+	# not-valid; lease-write's ran-out state, written at the same moment,
+	# counts a lapse and says lapsed: which comes first is the scheduler's)
+	run -0 grep -E '^grant-ended key=t/c/n3 generation=1 reason=(not-valid|lapsed) code=(1|14) ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn3.out" ||
+		{ cat "$BATS_TEST_TMPDIR/rn3.out"; false; }
 	# the clock step: the hold lapsed
 	run -0 grep -E '^grant-ended key=t/c/n4 generation=1 reason=(lapsed|not-valid) code=(1|14) ended_mono_ms=[0-9]+$' "$BATS_TEST_TMPDIR/rn4.out"
 	refute_sanitizer_reports
