@@ -264,7 +264,8 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 FUZZ_NAMES := $(patsubst fuzz/%.c,%,$(FUZZ_SRC))
-FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer \
+FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -Werror=int-conversion \
+	-Werror=incompatible-pointer-types -Werror=incompatible-function-pointer-types \
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 

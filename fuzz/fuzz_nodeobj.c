@@ -58,6 +58,10 @@ static void deadlines(const struct keep_node_obj *o)
 		st.written_at_ms = o->written_at_ms;
 		for (i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
 			int64_t now = nows[i], at = 0;
+			/* the fence decisions take both clocks (issue 23): the
+			 * wall clock dates what is written, the judging clock
+			 * judges; equal here, and 10 s apart below */
+			struct keep_walls w = {now, now}, wj = {now, keep_sub_sat_ms(now, 10000)};
 			enum keep_free f;
 
 			(void)keep_node_status(o, now, &t, false);
@@ -68,14 +72,17 @@ static void deadlines(const struct keep_node_obj *o)
 			f = keep_node_free(o->node, "-", true, o, now, &t, &at);
 			if (f == KEEP_FREE_YES && o->state != KEEP_NODE_LIVE && now < at)
 				abort();
-			keep_fence_peer_judge(&st, &me, KEEP_STORE_OK, o, 0, now, &t, "fz", &d);
+			keep_fence_peer_judge(&st, &me, KEEP_STORE_OK, o, 0, &w, &t, "fz", &d);
 			if (d.verdict == KEEP_FV_FENCE) {
 				if (now < d.free_at_ms)
 					abort(); /* never before written_at + ttl + grace */
 				keep_fence_after_write(&d.obj, KEEP_STORE_OK, o, 0, &t, &d2);
 			}
-			keep_fence_operator(o->node, KEEP_STORE_OK, o, 0, now, &t, &d);
-			keep_fence_operator(o->node, KEEP_STORE_NOT_FOUND, NULL, 0, now, &t, &d);
+			keep_fence_operator(o->node, KEEP_STORE_OK, o, 0, &w, &t, &d);
+			keep_fence_operator(o->node, KEEP_STORE_OK, o, 0, &wj, &t, &d);
+			keep_fence_operator(o->node, KEEP_STORE_NOT_FOUND, NULL, 0, &wj, &t, &d);
+			if (d.obj.written_at_ms != now)
+				abort(); /* a created fence is dated on the wall clock */
 			(void)keep_upgrade_old_left_ms(o->written_at_ms, now, &t, 0);
 			(void)keep_upgrade_old_left_ms(o->written_at_ms, now, &t, DAY_MS);
 			(void)keep_upgrade_forget_decide(KEEP_STORE_OK, o, 0, now, &t, DAY_MS,

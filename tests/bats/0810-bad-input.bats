@@ -30,10 +30,17 @@ store_empty() {
 }
 
 # nothing_escaped : no file named by an escaping key (x, escape, y) appeared
-# next to the bucket, above it, or in the state dir (fs)
+# next to the bucket, above it, or in the state dir (fs): in this test's
+# directory, and directly in the two above it (not in the other tests'
+# directories beside it: with files run side by side, another test's
+# bucket may hold a key x of its own)
 nothing_escaped() {
 	local found
-	found=$(find "$BATS_TEST_TMPDIR/.." -maxdepth 3 \( -name x -o -name escape -o -name y \) -print)
+	found=$({
+		find "$BATS_TEST_TMPDIR" -maxdepth 3 \( -name x -o -name escape -o -name y \) -print
+		find "$BATS_TEST_TMPDIR/.." "$BATS_TEST_TMPDIR/../.." -mindepth 1 -maxdepth 1 \
+			\( -name x -o -name escape -o -name y \) -print
+	})
 	[ -z "$found" ] || { echo "files outside the store: $found"; return 1; }
 }
 
