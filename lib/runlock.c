@@ -21,6 +21,8 @@
 #include "statedir.h"
 
 #define RUN_FILE_MAX 4096 /* bytes: a run lock file (a key is at most 386) */
+#define RUN_REC 1024       /* bytes: every record written is this long */
+#define RUN_READ_TRIES 50  /* reads of a record being rewritten, 1 ms apart */
 
 /* ---- the file ------------------------------------------------------------------ */
 
@@ -41,24 +43,66 @@ static int run_path(char *out, size_t n, const char *node_dir, const char *key)
 	return r < 0 || (size_t)r >= n ? KEEP_ERR_TOOBIG : 0;
 }
 
-/* The file's content for this process (owner-run). */
+/* The file's content for this process (owner-run): its lines, an `end`
+ * line, then newlines up to RUN_REC bytes. Every record has one length, so
+ * a rewrite is one pwrite over the last record, never a truncation: a
+ * reader beside it never sees an empty file or a record without its owner
+ * (a drain that read the owner-run's file as empty while it was rewritten
+ * took the owner-run for a process of the job and SIGKILLed it). */
 static int run_content(char *out, size_t n, const char *key, int64_t kill_after_ms,
 		       int64_t generation)
 {
 	int r = snprintf(out, n,
 			 "kill_after_ms %lld\ngeneration %lld\nowner_pid %lld\n"
-			 "owner_start %lld\nkey %s\n",
+			 "owner_start %lld\nkey %s\nend\n",
 			 (long long)kill_after_ms, (long long)generation, (long long)getpid(),
 			 (long long)keep_proc_start(getpid()), key);
 
-	return r < 0 || (size_t)r >= n ? KEEP_ERR_TOOBIG : r;
+	if (r < 0 || r >= RUN_REC || (size_t)RUN_REC > n)
+		return KEEP_ERR_TOOBIG;
+	memset(out + r, '\n', (size_t)(RUN_REC - r));
+	return RUN_REC;
 }
 
 static int rewrite(int fd, const char *buf, int len)
 {
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+	if (pwrite(fd, buf, (size_t)len, 0) != len || ftruncate(fd, len) != 0)
 		return KEEP_ERR_IO;
 	return 0;
+}
+
+/* Is buf (NUL-terminated) a whole record: has it its `end` line? */
+static bool whole(const char *buf)
+{
+	return strncmp(buf, "end\n", 4) == 0 || strstr(buf, "\nend\n") != NULL;
+}
+
+/* Read the record of f into buf (cap bytes, NUL-terminated): two reads
+ * that agree and hold a whole record, up to RUN_READ_TRIES times 1 ms
+ * apart (a record is being created or rewritten: owner-run is between two
+ * system calls). Returns the bytes read (the last read's, a record maybe
+ * not whole, when the tries ran out; 0 for an empty file; -1: error). */
+static ssize_t read_record(int f, char *buf, size_t cap)
+{
+	char again[RUN_FILE_MAX];
+	ssize_t n = -1, m;
+
+	if (cap > sizeof(again))
+		cap = sizeof(again);
+	for (int i = 0; i < RUN_READ_TRIES; i++) {
+		if (i > 0)
+			keep_sleep_until_boot(keep_boot_ms() + 1);
+		n = pread(f, buf, cap - 1, 0);
+		if (n < 0)
+			return -1;
+		buf[n] = '\0';
+		if (!whole(buf))
+			continue;
+		m = pread(f, again, cap - 1, 0);
+		if (m == n && memcmp(buf, again, (size_t)n) == 0)
+			return n;
+	}
+	return n;
 }
 
 /* The owner-run a run lock file names (0: none named). */
@@ -180,9 +224,11 @@ static void probe_path(const char *path, struct keep_run_view *v)
 		}
 		return;
 	}
-	n = pread(f, buf, sizeof(buf) - 1, 0);
+	n = read_record(f, buf, sizeof(buf));
 	buf[n > 0 ? n : 0] = '\0';
 	parse_run(buf, v, NULL);
+	if (!whole(buf))
+		v->generation = -1; /* a job, to be safe */
 	while (flock(f, LOCK_SH | LOCK_NB) != 0) {
 		if (errno == EINTR)
 			continue;
@@ -290,7 +336,7 @@ int keep_runs_list(const char *node_dir, struct keep_run_entry **out, size_t *n)
 		f = open(p, O_RDONLY | O_CLOEXEC);
 		if (f < 0)
 			continue;
-		len = pread(f, buf, sizeof(buf) - 1, 0);
+		len = read_record(f, buf, sizeof(buf));
 		close(f);
 		if (len <= 0)
 			continue;
@@ -425,10 +471,12 @@ static bool read_run(const char *path, struct keep_run_view *v, struct run_owner
 	o->pid = o->start = 0;
 	if (f < 0)
 		return false;
-	n = pread(f, buf, sizeof(buf) - 1, 0);
+	n = read_record(f, buf, sizeof(buf));
 	close(f);
 	buf[n > 0 ? n : 0] = '\0';
 	parse_run(buf, v, o);
+	if (!whole(buf))
+		v->generation = -1; /* a job, to be safe */
 	return true;
 }
 

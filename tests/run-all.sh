@@ -88,11 +88,16 @@ count() {
 	ok=$(grep -c '^ok ' "$2")
 	skip=$(grep -c -i '^ok .*# skip' "$2")
 	notok=$(grep -c '^not ok ' "$2")
+	# each failure and its diagnostics (up to 40 lines), printed again at
+	# the end so that the last lines of a long log name every failure
+	awk -v suite="$1" '/^not ok / { n = 40; print "# [" suite "]"; print; next }
+		n > 0 && /^#/ { print; n--; next } { n = 0 }' "$2" >>"$TMP/failures"
 	PASSED=$((PASSED + ok - skip))
 	SKIPPED=$((SKIPPED + skip))
 	FAILED=$((FAILED + notok))
 	if [ "$3" -ne 0 ] && [ "$notok" -eq 0 ]; then
 		echo "not ok - suite '$1' exited with status $3"
+		echo "not ok - suite '$1' exited with status $3" >>"$TMP/failures"
 		FAILED=$((FAILED + 1))
 	fi
 	echo "# end of suite: $1: $((ok - skip)) passed, $notok failed, $skip skipped, exit $3"
@@ -116,6 +121,7 @@ suite() {
 fail_suite() {
 	echo "# suite: $1"
 	echo "not ok - $1: $2"
+	echo "not ok - $1: $2" >>"$TMP/failures"
 	FAILED=$((FAILED + 1))
 }
 
@@ -373,6 +379,10 @@ if [ "$MODE" = sim ]; then
 	fi
 fi
 
+if [ -s "$TMP/failures" ]; then
+	echo "# ---- every failure again (each with the suite it ran in) ----"
+	cat "$TMP/failures"
+fi
 [ "$SKIPPED" -eq 0 ] || echo "# $SKIPPED skipped"
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

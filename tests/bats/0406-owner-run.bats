@@ -216,7 +216,7 @@ released_after() {
 	run wait_exit 20 a
 	[ "$output" = 0 ]
 	run wait_exit 5 d
-	[ "$output" = 21 ]
+	[ "$output" = 21 ] || { echo "owner-run d: exit '$output'"; cat "$BATS_TEST_TMPDIR"/d.* "$BATS_TEST_TMPDIR"/a.err; false; }
 	for k in t/c/d t/c/k; do
 		run -0 owner-show --node-id n1 $k
 		[[ "$output" == *" state=nobody "* ]] || { echo "$output"; cat "$BATS_TEST_TMPDIR"/a.* "$BATS_TEST_TMPDIR"/d.* "$BATS_TEST_TMPDIR"/k.*; false; }

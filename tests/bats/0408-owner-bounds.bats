@@ -80,7 +80,7 @@ hold_lock() { exec sh -c 'exec 9>>"$1" && flock 9 && echo held && exec sleep 60'
 	# run lock (a grandchild that escaped the job's process group), as
 	# owner-run leaves the file (lib/runlock.h: the job's generation 1)
 	mkdir -p "$STATE_DIR/n1/runs"
-	printf 'kill_after_ms 300\ngeneration 1\n' >"$STATE_DIR/n1/runs/$(hash t/c/b)"
+	printf 'kill_after_ms 300\ngeneration 1\nend\n' >"$STATE_DIR/n1/runs/$(hash t/c/b)"
 	start_bg lk hold_lock "$STATE_DIR/n1/locks/$(hash t/c/a)"
 	start_bg rl hold_lock "$STATE_DIR/n1/runs/$(hash t/c/b)"
 	wait_line 10 lk '^held$'
