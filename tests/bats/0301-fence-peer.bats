@@ -109,14 +109,18 @@ EOF
 	now=$(now_ms)
 	w=$((now - 20000))
 	v1=$(body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match)
-	# the fence's PUT is held 1500 ms after its GET decided
-	echo 'put nodes/n1 delay 1500 count=1' >"$FAULT_FILE"
+	# the fence's PUT is held after its GET decided, until n1 has renewed
+	# (the fault file's hold: no timing guess; with a 1500 ms delay, a
+	# loaded machine started the renewal's keep-store after the fence had
+	# landed)
+	echo "put nodes/n1 hold $BATS_TEST_TMPDIR/go count=1" >"$FAULT_FILE"
 	echo "stale node=n1 instance=$INST_A written_at_ms=$w" >"$BATS_TEST_TMPDIR/in"
-	start_bg f sh -c "exec lease-fence --node-id n2 --stdin < '$BATS_TEST_TMPDIR/in'"
-	wait_for 10 sh -c "! grep -q delay '$FAULT_FILE'"
+	start_bg f env KEEP_FAULT_LOG=1 sh -c "exec lease-fence --node-id n2 --stdin < '$BATS_TEST_TMPDIR/in'"
+	wait_for 30 grep -q '^keep-fault: put nodes/n1 hold ' "$BATS_TEST_TMPDIR/f.err"
 	# n1 renews meanwhile, If-Match its version
 	v2=$(body live $INST_A $((w + 1)) n1 | put_obj nodes/n1 --if-match "$v1")
 	[ -n "$v2" ]
+	touch "$BATS_TEST_TMPDIR/go"
 	run wait_exit 10 f
 	[ "$output" = 0 ]
 	run -0 cat "$BATS_TEST_TMPDIR/f.out"
