@@ -90,7 +90,10 @@ EOF
 	start_bg n2 lease-write --node-id n2
 	wait_line 20 n2 '^live '
 	fencer_ready n2
-	now=$(now_ms)
+	# dated 20 s ahead: free 24.5 s from now, however slowly a loaded
+	# machine starts the commands below (dated now, lease-fence once came
+	# past the 4.5 s and fenced)
+	now=$(($(now_ms) + 20000))
 	v=$(body live $INST_A "$now" n1 | put_obj nodes/n1 --if-none-match)
 	run -0 lease-fence --node-id n2 --stdin <<<"stale node=n1 instance=$INST_A written_at_ms=$now"
 	assert_output "not-yet node=n1 instance=$INST_A written_at_ms=$now free_at_ms=$((now + 4500))"

@@ -135,10 +135,12 @@ instance_of() { sed -n 's/^live .*instance=\([0-9a-f]*\).*/\1/p' "$BATS_TEST_TMP
 	start_node n1 n1
 	run -0 sh -c "$(declare -f keys); keys 40 | owner-acquire --node-id n1 --jobs 4"
 	echo "put owners/ fail" >"$FAULT_FILE"
-	# park every hold (the drain), then allow acquisitions again
-	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 1500
+	# park every hold (the drain), then allow acquisitions again (a drain
+	# parks within its deadline: 1500 ms parked 39 of 40 on a loaded
+	# machine; 5000)
+	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 5000
 	[ "${lines[${#lines[@]}-1]}" = "drain pending=40" ]
-	[ -z "$(ls "$STATE_DIR/n1/holds")" ]
+	[ -z "$(ls "$STATE_DIR/n1/holds")" ] || { ls -l "$STATE_DIR/n1/holds"; echo "$stderr"; false; }
 	[ "$(ls "$STATE_DIR/n1/pending" | wc -l)" -eq 40 ]
 	# one pass over 40 pending releases on a bucket refusing every write:
 	# 32 writes, then the pass stops
