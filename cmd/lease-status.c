@@ -305,10 +305,25 @@ int main(int argc, char **argv)
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
+		int e = errno; /* KEEP_ERR_IO's; the line's output may change errno */
+
 		keep_line_str(&b, "phase", "none");
 		keep_line_end(&b);
-		if (!(rc == KEEP_ERR_IO && errno == ENOENT))
-			keep_warn("lease-status", "unreadable lease state in '%s'", dir);
+		/* the one line says why: a status run as another user than the
+		 * agent's (EACCES) answers "not live" about a node that may well
+		 * be live (docs/operations.md "Readiness") */
+		if (rc == KEEP_ERR_IO && (e == EACCES || e == EPERM))
+			keep_warn("lease-status",
+				  "unable to read the lease state in '%s': %s: this answer is not "
+				  "about the node (run it as the user the agent runs as, or root)",
+				  dir, strerror(e));
+		else if (rc == KEEP_ERR_IO && e != ENOENT)
+			keep_warn("lease-status", "unreadable lease state in '%s': %s", dir,
+				  strerror(e));
+		else if (rc != KEEP_ERR_IO)
+			keep_warn("lease-status",
+				  "unreadable lease state in '%s': not a keep lease state file",
+				  dir);
 		return KEEP_EXIT_NOT_LIVE;
 	}
 	now = keep_boot_ms(); /* after the read: the answer is about now */
