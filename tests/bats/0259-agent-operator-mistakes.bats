@@ -60,3 +60,19 @@ teardown() { keep_teardown; }
 	run -0 keep-store list nodes/
 	[ -z "$output" ]
 }
+
+@test "agent-mistakes: a drain by hand of a node that never ran here warns, and drains nothing" {
+	run -0 --separate-stderr owner-release --node-id n11 --all --wait-ms 2000
+	[ "$output" = "drain pending=0" ]
+	[ "$stderr" = "owner-release: warning: no lease state for node n11 in '$STATE_DIR/n11': no node ran here under this id and state directory, so there is nothing to drain (check --node-id and --state-dir)" ]
+	# a node that ran here: no such line
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	run -0 --separate-stderr owner-release --node-id n1 --all --wait-ms 2000
+	[ "$output" = "drain pending=0" ]
+	[ -z "$stderr" ]
+	kill -TERM "$(bg_pid n1)"
+	run wait_exit 15 n1
+	[ "$output" = 0 ]
+	refute_sanitizer_reports
+}
