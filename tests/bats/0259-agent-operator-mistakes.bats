@@ -38,8 +38,26 @@ teardown() { keep_teardown; }
 	run -15 --separate-stderr as_nobody lease-status --node-id n1 --state-dir "$STATE_DIR"
 	[ "$output" = "lease node=n1 phase=none" ]
 	[ "$stderr" = "lease-status: warning: unable to read the lease state in '$STATE_DIR/n1': Permission denied: this answer is not about the node (run it as the user the agent runs as, or root)" ]
-	# a node that never ran here is not a permission problem: no line
-	run -15 --separate-stderr lease-status --node-id n7
+	refute_sanitizer_reports
+}
+
+@test "agent-mistakes: the status of a mistyped node id says that no node ran here, naming those that did" {
+	start_bg n1 lease-write --node-id n1
+	wait_line 20 n1 '^live '
+	run -0 --separate-stderr lease-status --node-id n1
+	[ -z "$stderr" ]
+	run -15 --separate-stderr keep-agent status --node-id n11
+	[ "${lines[0]}" = "lease node=n11 phase=none" ]
+	[ "$stderr" = "lease-status: warning: no lease state for node n11 in '$STATE_DIR/n11': no node ran here under this id and state directory (nodes with state there: n1); check --node-id and --state-dir" ]
+	# the wrong state directory: the same line, no node there
+	mkdir "$BATS_TEST_TMPDIR/other"
+	run -15 --separate-stderr lease-status --node-id n1 --state-dir "$BATS_TEST_TMPDIR/other"
+	[ "$stderr" = "lease-status: warning: no lease state for node n1 in '$BATS_TEST_TMPDIR/other/n1': no node ran here under this id and state directory (nodes with state there: none); check --node-id and --state-dir" ]
+	kill -TERM "$(bg_pid n1)"
+	run wait_exit 15 n1
+	[ "$output" = 0 ]
+	# a node that stopped keeps its state: no such line
+	run -15 --separate-stderr lease-status --node-id n1
 	[ -z "$stderr" ]
 	refute_sanitizer_reports
 }
