@@ -4,10 +4,12 @@
  * the boot clock (lib/clock.h); no store I/O. A state whose deadlines this
  * reader cannot compare (an older lease-write's monotonic file, another
  * boot) is not valid, with a warning saying why. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../lib/cli.h"
 #include "../lib/clock.h"
@@ -16,6 +18,7 @@
 #include "../lib/line.h"
 #include "../lib/log.h"
 #include "../lib/metrics.h"
+#include "../lib/nodeobj.h"
 #include "../lib/statedir.h"
 #include "../lib/supervise.h"
 
@@ -51,7 +54,9 @@ static const char usage[] =
     "exit: 0 valid; 10 fenced; 11 replaced (twin); 12 released by another;\n"
     "13 removed; 14 ran out; 15 not live (starting, stopping, stopped, no\n"
     "state, or a state this version cannot compare: an older lease-write's, another\n"
-    "boot's); 100 usage. See docs/exit-codes.md.\n";
+    "boot's); 100 usage. See docs/exit-codes.md. With no state (phase=none),\n"
+    "one warning says why: no node ran under this id and state directory\n"
+    "(naming the nodes that did), or the state cannot be read (the wrong user).\n";
 
 static int code_for(const struct keep_lease_state *s, const char *why)
 {
@@ -82,6 +87,44 @@ static int code_for(const struct keep_lease_state *s, const char *why)
  * two heartbeat periods (one missed beat) plus the attempt timeout (a
  * request in flight when the beat was due). docs/operations.md
  * "Readiness". */
+/* No lease state file for the node: no lease-write ran under this id and
+ * state directory (a mistyped --node-id or --state-dir, or a node not
+ * started yet). One warning naming the directory and the nodes whose
+ * state is there (up to 5), so a health check's typo does not pass for a
+ * node that is merely down (issue 27, the operator's walkthrough). Reads
+ * the state directory only. */
+static void warn_no_state(const struct keep_config *cfg, const char *dir)
+{
+	char seen[512] = "", p[KEEP_PATH_MAX + 2 * 256];
+	struct dirent *e;
+	struct stat sb;
+	size_t n = 0, used = 0;
+	DIR *d = opendir(cfg->state_dir);
+
+	while (d && (e = readdir(d)) != NULL) {
+		int w;
+
+		if (e->d_name[0] == '.' || !keep_node_id_valid(e->d_name))
+			continue;
+		w = snprintf(p, sizeof(p), "%s/%s/lease", cfg->state_dir, e->d_name);
+		if (w < 0 || (size_t)w >= sizeof(p) || stat(p, &sb) != 0)
+			continue;
+		if (n++ < 5 && used < sizeof(seen)) {
+			w = snprintf(seen + used, sizeof(seen) - used, "%s%s", used ? ", " : "",
+				     e->d_name);
+			if (w > 0)
+				used += (size_t)w;
+		}
+	}
+	if (d)
+		closedir(d);
+	keep_warn("lease-status",
+		  "no lease state for node %s in '%s': no node ran here under this id and "
+		  "state directory (nodes with state there: %s%s); check --node-id and "
+		  "--state-dir",
+		  cfg->node_id, dir, n ? seen : "none", n > 5 ? ", ..." : "");
+}
+
 static int64_t stall_ms(const struct keep_config *cfg)
 {
 	return 2 * cfg->timing.period_ms + keep_timing_attempt_timeout_ms(&cfg->timing);
@@ -305,10 +348,27 @@ int main(int argc, char **argv)
 	keep_line_str(&b, "node", cfg.node_id);
 	rc = keep_lease_state_read(dir, &st);
 	if (rc) {
+		int e = errno; /* KEEP_ERR_IO's; the line's output may change errno */
+
 		keep_line_str(&b, "phase", "none");
 		keep_line_end(&b);
-		if (!(rc == KEEP_ERR_IO && errno == ENOENT))
-			keep_warn("lease-status", "unreadable lease state in '%s'", dir);
+		/* the one line says why: a status run as another user than the
+		 * agent's (EACCES) answers "not live" about a node that may well
+		 * be live (docs/operations.md "Readiness") */
+		if (rc == KEEP_ERR_IO && (e == EACCES || e == EPERM))
+			keep_warn("lease-status",
+				  "unable to read the lease state in '%s': %s: this answer is not "
+				  "about the node (run it as the user the agent runs as, or root)",
+				  dir, strerror(e));
+		else if (rc == KEEP_ERR_IO && e == ENOENT)
+			warn_no_state(&cfg, dir);
+		else if (rc == KEEP_ERR_IO)
+			keep_warn("lease-status", "unreadable lease state in '%s': %s", dir,
+				  strerror(e));
+		else if (rc != KEEP_ERR_IO)
+			keep_warn("lease-status",
+				  "unreadable lease state in '%s': not a keep lease state file",
+				  dir);
 		return KEEP_EXIT_NOT_LIVE;
 	}
 	now = keep_boot_ms(); /* after the read: the answer is about now */

@@ -385,6 +385,15 @@ static void drain_events(struct driver *d)
 					 (long long)e.wait_ms, d->cfg.node_id,
 					 (long long)e.written_at_ms,
 					 (long long)keep_timing_takeover_ms(&d->cfg.timing));
+			else if (e.reason == KEEP_REASON_REPLACED && !d->sm.written_at_ms)
+				/* a twin met in the start check: this process never
+				 * held the lease, so it lost none */
+				keep_log(KEEP_LOG_FATAL, d->prog,
+					 "not starting: nodes/%s shows another instance of "
+					 "node %s live (a twin: two processes with one node "
+					 "id); nothing written; node ids must be unique "
+					 "(runbook twin-detected.md)",
+					 d->cfg.node_id, d->cfg.node_id);
 			else if (e.reason != KEEP_REASON_UNCONFIRMED)
 				keep_log(KEEP_LOG_FATAL, d->prog,
 					 "node lease lost: %s (nodes/%s shows %s)",

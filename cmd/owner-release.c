@@ -132,6 +132,26 @@ static int release_key(struct keep_owncmd *x, const char *key)
 	return rc;
 }
 
+/* --all for a node that never ran under this state directory (no lease
+ * state file: a mistyped --node-id or --state-dir) finds nothing to drain
+ * and exits 0 as a drain of an idle node does: one warning line on stderr
+ * keeps it from passing for a drain done (issue 27, the operator's
+ * walkthrough). Reads the state directory only. */
+static void warn_never_ran(const struct keep_config *cfg)
+{
+	struct keep_lease_state st;
+	char dir[4096];
+
+	if (keep_config_node_dir(cfg, dir, sizeof(dir)) != 0)
+		return;
+	if (keep_lease_state_read(dir, &st) == KEEP_ERR_IO && errno == ENOENT)
+		keep_warn(prog,
+			  "no lease state for node %s in '%s': no node ran here under this id "
+			  "and state directory, so there is nothing to drain (check --node-id "
+			  "and --state-dir)",
+			  cfg->node_id, dir);
+}
+
 /* --pending [--follow] and --all: the resolver with up to 32 workers. */
 static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_ms,
 		   struct keep_store *const *stores, int nstores)
@@ -234,6 +254,7 @@ int main(int argc, char **argv)
 	} else if (all) {
 		if (wait_ms < 0)
 			wait_ms = keep_timing_takeover_ms(&x.cfg.timing);
+		warn_never_ran(&x.cfg);
 		worst = resolve(&x, KEEP_RES_DRAIN, wait_ms, stores, nstores);
 	} else {
 		worst = keep_owncmd_keys(&x, argc - optind, argv + optind, cli.jobs, stores,

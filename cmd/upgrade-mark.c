@@ -593,6 +593,12 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 			keep_line_start_out(&b, "absent");
 			keep_line_str(&b, "node", id);
 			keep_line_emit(&b);
+			/* exit 0 (done: a second run finds it gone), but a typo
+			 * must not pass for a removal */
+			keep_info(prog,
+				  "nodes/%s does not exist: nothing to forget (check the id: "
+				  "`node-watch --once` lists the nodes)",
+				  id);
 		}
 		keep_buf_release(&b);
 		return KEEP_EXIT_OK;
@@ -625,6 +631,13 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 			keep_line_str(&b, "node", id);
 			keep_line_str(&b, "reason", "format-3");
 			keep_line_emit(&b);
+			keep_info(
+			    prog,
+			    "nodes/%s is a node lease that a node of this keep wrote (format 3): "
+			    "nothing deleted; forget removes only old-format heartbeats and "
+			    "fences created over an absent object (`lease-fence --create`); a "
+			    "node retired for good stays listed (runbook revoke-a-node.md)",
+			    id);
 		}
 		keep_buf_release(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;

@@ -57,6 +57,10 @@ node_version() { keep-store stat "nodes/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 	start_bg c lease-write --node-id n1 --state-dir "$STATE_DIR/c"
 	run wait_exit 20 c
 	[ "$output" = 11 ]
+	# neither ever held the lease: the line says it did not start (a twin),
+	# not that a lease was lost
+	grep -q "^lease-write: fatal: not starting: nodes/n1 shows another instance of node n1 live (a twin: two processes with one node id); nothing written" "$BATS_TEST_TMPDIR/c.err"
+	grep -q "^lease-write: fatal: not starting: nodes/n1 shows another instance" "$BATS_TEST_TMPDIR/$loser.err"
 	bg_running $winner
 	refute_sanitizer_reports
 }

@@ -76,8 +76,10 @@ record() {
 	run -0 node-watch --once
 	refute_output --partial "id=n11 "
 	# again: nothing to remove
-	run -0 upgrade-mark forget n11
+	run -0 --separate-stderr upgrade-mark forget n11
 	[ "$output" = "absent node=n11" ]
+	# exit 0 (a second run is done), but a typo does not pass for a removal
+	[ "$stderr" = "upgrade-mark: info: nodes/n11 does not exist: nothing to forget (check the id: \`node-watch --once\` lists the nodes)" ]
 	refute_sanitizer_reports
 }
 
@@ -103,7 +105,9 @@ record() {
 	run -0 lease-fence --create n8
 	node n7
 	run -0 lease-fence n7
-	run -1 upgrade-mark forget n7
+	run -1 --separate-stderr upgrade-mark forget n7
 	[ "$output" = "kept node=n7 reason=format-3" ]
+	# one line says why, and what forget removes
+	[[ "$stderr" == "upgrade-mark: info: nodes/n7 is a node lease that a node of this keep wrote (format 3): nothing deleted; forget removes only "* ]]
 	refute_sanitizer_reports
 }

@@ -33,8 +33,9 @@ put_old_hb() {
 	put_old_hb ahead4 2 $((now + 3600000))
 	run -1 upgrade-mark --horizon-ms 0 forget ahead4
 	[[ "$output" == "kept node=ahead4 reason=fresh "* ]]
-	run -0 upgrade-mark forget nobody
+	run -0 --separate-stderr upgrade-mark forget nobody
 	[ "$output" = "absent node=nobody" ]
+	[[ "$stderr" == *"nodes/nobody does not exist: nothing to forget"* ]]
 	refute_sanitizer_reports
 }
 
@@ -49,13 +50,13 @@ put_old_hb() {
 	# released, its written_at aged past horizon + ttl + grace (the clock
 	# shim: upgrade-mark's wall clock 10 s ahead): still never deleted
 	shim_set p realtime_ms=10000
-	run -1 shimmed p upgrade-mark --horizon-ms 0 forget n1
+	run -1 --separate-stderr shimmed p upgrade-mark --horizon-ms 0 forget n1
 	[ "$output" = "kept node=n1 reason=format-3" ]
 	# a peer's fence: a process wrote, never deleted
 	run -0 lease-fence --create n9
 	keep-store get nodes/n9 | sed 's/^fenced_by operator$/fenced_by n2/' |
 		keep-store put nodes/n9 --if-match "$(keep-store stat nodes/n9 | sed 's/.* version=//')" >/dev/null
-	run -1 upgrade-mark --horizon-ms 0 forget n9
+	run -1 --separate-stderr upgrade-mark --horizon-ms 0 forget n9
 	[ "$output" = "kept node=n9 reason=format-3" ]
 	printf 'something else\n' | keep-store put nodes/x1 >/dev/null
 	run -17 --separate-stderr upgrade-mark --horizon-ms 0 forget x1
