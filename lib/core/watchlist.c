@@ -195,7 +195,11 @@ size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_own
 	}
 	/* nobody */
 	if (is_held(prev)) {
-		event_of(&ev[n], KEEP_OWE_RELEASED, prev);
+		/* released by the holder seen; or, when later generations were
+		 * acquired unseen, by a holder this watch never saw: then
+		 * unknown (naming the one seen named the wrong node) */
+		event_of(&ev[n], KEEP_OWE_RELEASED,
+			 cur->rec.generation > prev->rec.generation ? cur : prev);
 		ev[n].generation = cur->rec.generation;
 		if (cur->rec.generation > prev->rec.generation)
 			ev[n].missed = cur->rec.generation - prev->rec.generation;

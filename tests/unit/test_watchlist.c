@@ -184,13 +184,22 @@ TEST(diff_acquire_release_takeover)
 	c = held("n2", IB, 6, KEEP_HOLDER_LIVE);
 	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
 	CHECK_EQ_INT(ev[0].missed, 2);
-	/* released after one more unseen acquisition */
+	/* released after one more unseen acquisition: by its holder, whom
+	 * this watch never saw (not n2, the holder of generation 6) */
 	p = c;
 	c = nobody(7);
 	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
 	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_RELEASED);
-	CHECK_EQ_STR(ev[0].node, "n2");
+	CHECK_EQ_STR(ev[0].node, "");
+	CHECK_EQ_STR(ev[0].instance, "");
+	CHECK_EQ_INT(ev[0].generation, 7);
 	CHECK_EQ_INT(ev[0].missed, 1);
+	/* released with nothing missed: by the holder seen */
+	p = held("n2", IB, 7, KEEP_HOLDER_LIVE);
+	c = nobody(7);
+	CHECK_EQ_INT(keep_owner_watch_diff(&p, &c, ev), 1);
+	CHECK_EQ_STR(ev[0].node, "n2");
+	CHECK_EQ_INT(ev[0].missed, 0);
 	/* nobody at a later generation: released, the holder unknown */
 	p = c;
 	c = nobody(9);
