@@ -21,8 +21,8 @@
 #include "statedir.h"
 
 #define RUN_FILE_MAX 4096 /* bytes: a run lock file (a key is at most 386) */
-#define RUN_REC 1024       /* bytes: every record written is this long */
-#define RUN_READ_TRIES 50  /* reads of a record being rewritten, 1 ms apart */
+#define RUN_REC 1024	  /* bytes: every record written is this long */
+#define RUN_READ_TRIES 50 /* reads of a record being rewritten, 1 ms apart */
 
 /* ---- the file ------------------------------------------------------------------ */
 
