@@ -33,7 +33,7 @@
 
 #include "../lib/cli.h"
 #include "../lib/clock.h"
-#include "../lib/core/fence.h"
+#include "../lib/core/fencer.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
@@ -98,7 +98,8 @@ struct ctx {
 	char boot_id[64];
 	struct keep_metrics metrics;
 	struct keep_reqstats stats; /* every store handle's requests */
-	pthread_mutex_t lock;	    /* metrics, stdout, the queue */
+	struct keep_fencer_queue q; /* under lock */
+	pthread_mutex_t lock;	    /* metrics, the queue */
 	pthread_cond_t more;	    /* the queue has an entry, or the input ended */
 	pthread_cond_t wake;	    /* the input ended (a not-yet retry waits on it) */
 };
@@ -120,470 +121,175 @@ static void metric_inc(const char *name)
 	pthread_mutex_unlock(&C.lock);
 }
 
-/* Versioned GET of nodes/<node>, decoded (keep_node_read): *r the GET's
- * reply, *derr 0 or why the object is unusable. */
-static void read_node(struct keep_store *s, const char *node, struct keep_reply *r,
-		      struct keep_node_obj *obj, int *derr)
+/* This node's lease now, from its lease state file (keep_fencer_view). */
+static void own_lease(struct keep_fencer *me)
 {
-	struct keep_node_read nr;
+	struct keep_lease_state st;
+	int64_t now = keep_boot_ms();
+	bool ok =
+	    keep_lease_state_read(C.node_dir, &st) == 0 && strcmp(st.node, C.cfg.node_id) == 0;
 
-	keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
-	keep_node_read(s, node, KEEP_NODE_READ_ANY_FORMAT, obj, &nr);
-	*r = nr.reply;
-	*derr = nr.derr;
-	if (nr.reply.outcome == KEEP_STORE_OK && nr.derr)
-		keep_warn(prog, "nodes/%s is not a valid node object: %s", node, nr.why);
-	else if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND)
-		keep_warn(prog, "unable to read nodes/%s: %s", node, nr.why);
+	keep_fencer_view(ok, ok && keep_lease_state_valid(&st, now, C.boot_id),
+			 ok ? st.live_since_ms : 0, now, me);
 }
 
-/* Conditional PUT of o to nodes/<o->node>. */
-static void write_node(struct keep_store *s, const struct keep_node_obj *o, enum keep_cond cond,
-		       const char *if_match, struct keep_reply *r)
+/* Wait until until_mono_ms on the boot clock unless the input ends or a
+ * signal stops us first (true: the time came). The condition variable
+ * runs on CLOCK_MONOTONIC: slices of at most 200 ms, each followed by a
+ * look at the boot clock, so a suspend never stretches it. */
+static bool wait_until(int64_t until_mono_ms)
 {
-	char key[KEEP_NODE_ID_MAX + 8], version[KEEP_VERSION_MAX];
-	struct keep_buf body;
-	int rc;
+	bool ok;
 
-	/* if_match may point into *r (the read's reply): copy it first */
-	snprintf(version, sizeof(version), "%s", if_match ? if_match : "");
-	snprintf(key, sizeof(key), "nodes/%s", o->node);
-	keep_buf_init(&body, KEEP_NODEOBJ_MAX);
-	memset(r, 0, sizeof(*r));
-	rc = keep_node_obj_encode(o, &body);
-	if (rc) {
-		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "encode: %s", keep_strerror(rc));
-	} else {
-		keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
-		keep_store_put(s, key, body.data, body.len, cond,
-			       cond == KEEP_COND_IF_MATCH ? version : NULL, r);
+	pthread_mutex_lock(&C.lock);
+	while (!C.q.eof && !keep_stop_flag && keep_boot_ms() < until_mono_ms) {
+		struct timespec ts;
+		int64_t rest = until_mono_ms - keep_boot_ms();
+
+		keep_mono_timespec_after(rest < 200 ? rest : 200, &ts);
+		pthread_cond_timedwait(&C.wake, &C.lock, &ts);
 	}
-	if (r->outcome != KEEP_STORE_OK)
-		keep_warn(prog, "fence of nodes/%s: %s: %s", o->node, keep_outcome_name(r->outcome),
-			  r->detail[0] ? r->detail : "-");
-	keep_buf_release(&body);
+	ok = !C.q.eof && !keep_stop_flag;
+	pthread_mutex_unlock(&C.lock);
+	return ok;
 }
 
-/* ---- operator mode -------------------------------------------------------------- */
-
-static void print_result(const char *type, const char *node, const struct keep_node_obj *o,
-			 int64_t free_at, const char *reason)
+static void print_event(const struct keep_fencer_event *e)
 {
 	struct keep_buf b;
 
-	keep_line_begin(&b, type);
-	keep_line_str(&b, "node", node);
-	/* "-": a fence created over an absent object names no instance */
-	keep_line_str(&b, "instance", o && strcmp(o->instance, "-") != 0 ? o->instance : NULL);
-	if (o && o->written_at_ms)
-		keep_line_int(&b, "written_at_ms", o->written_at_ms);
+	if (e->kind == KEEP_FNE_INFO) {
+		keep_info(prog, "%s", e->text);
+		return;
+	}
+	if (e->landed)
+		metric_inc("keep_fences_total");
+	keep_line_begin(&b, e->type);
+	keep_line_str(&b, "node", e->node);
+	keep_line_str(&b, "instance", e->instance[0] ? e->instance : NULL);
+	if (e->written_at_ms)
+		keep_line_int(&b, "written_at_ms", e->written_at_ms);
 	else
 		keep_line_str(&b, "written_at_ms", NULL);
-	if (free_at)
-		keep_line_int(&b, "free_at_ms", free_at);
-	if (strcmp(type, "already-fenced") == 0 && o && o->fenced_by[0])
-		keep_line_str(&b, "fenced_by", o->fenced_by);
-	if (reason)
-		keep_line_str(&b, "reason", reason);
+	if (e->free_at_ms)
+		keep_line_int(&b, "free_at_ms", e->free_at_ms);
+	if (e->fenced_by[0])
+		keep_line_str(&b, "fenced_by", e->fenced_by);
+	if (e->reason)
+		keep_line_str(&b, "reason", e->reason);
+	if (e->at) {
+		keep_line_int(&b, "decided_mono_ms", e->decided_mono_ms);
+		keep_line_int(&b, "live_since_mono_ms", e->live_since_mono_ms);
+	}
 	keep_line_end(&b);
 }
 
-#define OPERATOR_TRIES 5 /* fresh reads and fences before giving up */
-#define CLOSEST_IDS 3	 /* known ids named when a fence of an absent node is refused */
-
-/* nodes/NODE is absent and --create was not given: nothing is written;
- * the refused line, and one fatal line naming the known node ids closest
- * to NODE (one LIST of nodes/; a failed listing is said instead). 1. */
-static int refuse_absent(struct keep_store *s, const char *node)
+/* Run one fence (lib/core/fencer.h) to its end on store s: perform each
+ * action, print each event. */
+static void run_fence(struct keep_store *s, struct keep_fencer_m *m)
 {
-	struct keep_list l;
-	struct keep_reply r;
-	struct keep_buf known;
-	const char **ids;
-	size_t i, n = 0, idx[CLOSEST_IDS], got = 0;
+	for (;;) {
+		struct keep_fencer_action a;
+		struct keep_fencer_event e;
+		struct keep_walls now;
+		struct keep_reply r;
 
-	print_result("refused", node, NULL, 0, "absent");
-	keep_list_init(&l);
-	keep_buf_init(&known, 4096);
-	keep_store_set_timeout(s, keep_timing_attempt_timeout_ms(&C.cfg.timing));
-	keep_store_list(s, "nodes/", &l, &r);
-	ids = calloc(l.n ? l.n : 1, sizeof(*ids));
-	if (r.outcome == KEEP_STORE_OK && ids) {
-		for (i = 0; i < l.n; i++)
-			if (strncmp(l.v[i].key, "nodes/", 6) == 0 &&
-			    keep_node_id_valid(l.v[i].key + 6))
-				ids[n++] = l.v[i].key + 6;
-		got = keep_fence_closest(node, ids, n, idx, CLOSEST_IDS);
-		for (i = 0; i < got; i++)
-			keep_buf_addf(&known, "%s%s", i ? ", " : "", ids[idx[i]]);
-		if (!got)
-			keep_buf_addf(&known, "none: the bucket has no node");
-		else if (n > got)
-			keep_buf_addf(&known, " (of %zu)", n);
-	} else {
-		keep_buf_addf(&known, "unknown: the listing of nodes/ failed: %s: %s",
-			      keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
+		keep_walls_cfg(&C.cfg, &now);
+		keep_fencer_next(m, keep_boot_ms(), &now, &a);
+		keep_store_set_timeout(s, a.timeout_ms);
+		if (a.kind == KEEP_FNA_DONE ||
+		    (a.kind == KEEP_FNA_WAIT && !wait_until(a.until_mono_ms)))
+			return;
+		if (a.kind == KEEP_FNA_LEASE) {
+			struct keep_fencer me;
+
+			own_lease(&me);
+			keep_walls_cfg(&C.cfg,
+				       &now); /* judged on the judging clock, dated on the wall */
+			keep_fencer_on_lease(m, &me, &now);
+		} else if (a.kind == KEEP_FNA_READ) {
+			struct keep_node_obj obj;
+			struct keep_node_read nr;
+
+			keep_node_read(s, a.node, KEEP_NODE_READ_ANY_FORMAT, &obj, &nr);
+			if (nr.reply.outcome == KEEP_STORE_OK && nr.derr)
+				keep_warn(prog, "nodes/%s is not a valid node object: %s", a.node,
+					  nr.why);
+			else if (nr.reply.outcome != KEEP_STORE_OK &&
+				 nr.reply.outcome != KEEP_STORE_NOT_FOUND)
+				keep_warn(prog, "unable to read nodes/%s: %s", a.node, nr.why);
+			keep_walls_cfg(&C.cfg, &now);
+			keep_fencer_on_read(
+			    m,
+			    &(struct keep_fencer_read){nr.reply.outcome, nr.reply.not_ours,
+						       nr.reply.version, nr.reply.detail,
+						       nr.derr ? NULL : &obj, nr.derr},
+			    &now);
+		} else if (a.kind == KEEP_FNA_WRITE) {
+			keep_node_write(s, &a.obj, a.cond, a.if_match, &r);
+			if (r.outcome != KEEP_STORE_OK)
+				keep_warn(prog, "fence of nodes/%s: %s: %s", a.node,
+					  keep_outcome_name(r.outcome),
+					  r.detail[0] ? r.detail : "-");
+			keep_fencer_on_write(m, r.outcome, r.detail);
+		} else if (a.kind == KEEP_FNA_LIST) {
+			struct keep_list l;
+			const char **keys;
+			size_t i;
+
+			keep_list_init(&l);
+			keep_store_list(s, "nodes/", &l, &r);
+			keys = calloc(l.n ? l.n : 1, sizeof(*keys));
+			for (i = 0; keys && i < l.n; i++)
+				keys[i] = l.v[i].key;
+			keep_fencer_on_list(m, keys ? r.outcome : KEEP_STORE_REFUSED,
+					    keys ? r.detail : "no memory", keys, l.n);
+			free(keys);
+			keep_list_release(&l);
+		}
+		while (keep_fencer_poll_event(m, &e))
+			print_event(&e);
 	}
-	keep_log(KEEP_LOG_FATAL, prog,
-		 "nodes/%s does not exist: nothing written (known nodes closest to %s: %s); "
-		 "`lease-fence --create %s` fences an id that never wrote",
-		 node, node, known.data ? known.data : "-", node);
-	free(ids);
-	keep_buf_release(&known);
-	keep_list_release(&l);
-	return KEEP_EXIT_NO;
 }
 
 static int operator_fence(struct keep_store *s, const char *node, bool create)
 {
-	char last[KEEP_DETAIL_MAX + 64] = "-";
-	int attempt;
+	struct keep_fencer_cfg cfg = {
+	    .mode = KEEP_FENCER_OPERATOR, .t = C.cfg.timing, .create = create};
+	struct keep_fencer_m m;
 
-	for (attempt = 0; attempt < OPERATOR_TRIES; attempt++) {
-		struct keep_reply r;
-		struct keep_node_obj obj;
-		struct keep_fence_decision d, d2;
-		struct keep_walls now;
-		int derr;
-
-		read_node(s, node, &r, &obj, &derr);
-		/* a created fence is dated on the wall clock, never the judging
-		 * clock of the node the configuration names (issue 23) */
-		keep_walls_cfg(&C.cfg, &now);
-		keep_fence_operator(node, r.outcome,
-				    r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL, derr, &now,
-				    &C.cfg.timing, &d);
-		keep_fence_operator_absent(&d, create);
-		switch (d.verdict) {
-		case KEEP_FV_FENCE:
-		case KEEP_FV_CREATE:
-			break;
-		case KEEP_FV_ALREADY:
-			print_result("already-fenced", node, &obj, d.free_at_ms, NULL);
-			keep_info(prog, "nodes/%s is already fenced (by %s)", node,
-				  obj.fenced_by[0] ? obj.fenced_by : "?");
-			return KEEP_EXIT_NO;
-		case KEEP_FV_REFUSED:
-			if (strcmp(d.reason, "absent") == 0)
-				return refuse_absent(s, node);
-			print_result("refused", node, &obj, 0, d.reason);
-			if (strcmp(d.reason, "released") == 0)
-				keep_info(prog,
-					  "nodes/%s is released (a clean stop): nothing to fence; "
-					  "its records are free at %lld",
-					  node, (long long)d.free_at_ms);
-			else
-				keep_info(prog,
-					  "nodes/%s is an old-format heartbeat: never fenced "
-					  "(ADR 0020 section 6)",
-					  node);
-			return KEEP_EXIT_NO;
-		case KEEP_FV_BAD_OBJECT:
-			keep_die(KEEP_EXIT_BAD_OBJECT, prog,
-				 "nodes/%s is not a keep node object (%s): nothing written", node,
-				 d.reason ? d.reason : "unreadable");
-		default:
-			/* 403, no such bucket: 1; a timeout or 5xx: 111 */
-			keep_die(keep_exit_of_reply(&r), prog, "unable to read nodes/%s: %s: %s",
-				 node, keep_outcome_name(r.outcome), r.detail);
-		}
-		write_node(s, &d.obj,
-			   d.verdict == KEEP_FV_CREATE ? KEEP_COND_IF_NONE_MATCH
-						       : KEEP_COND_IF_MATCH,
-			   r.version, &r);
-		if (r.outcome == KEEP_STORE_OK) {
-			metric_inc("keep_fences_total");
-			print_result("fenced", node, &d.obj, d.free_at_ms, NULL);
-			keep_metrics_flush(&C.metrics);
-			return KEEP_EXIT_OK;
-		}
-		snprintf(last, sizeof(last), "%s: %s", keep_outcome_name(r.outcome),
-			 r.detail[0] ? r.detail : "-");
-		if (r.outcome == KEEP_STORE_REFUSED)
-			keep_die(keep_exit_of_reply(&r), prog,
-				 "unable to fence nodes/%s: the store refused the write: %s", node,
-				 r.detail);
-		if (r.outcome == KEEP_STORE_AMBIGUOUS) {
-			/* the fence may have landed: read it back once */
-			read_node(s, node, &r, &obj, &derr);
-			keep_fence_after_write(&d.obj, r.outcome,
-					       r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-					       derr, &C.cfg.timing, &d2);
-			if (d2.verdict == KEEP_FV_FENCED) {
-				metric_inc("keep_fences_total");
-				print_result("fenced", node, &d.obj, d.free_at_ms, NULL);
-				return KEEP_EXIT_OK;
-			}
-			if (d2.verdict == KEEP_FV_FAILED && r.outcome != KEEP_STORE_OK)
-				keep_die(
-				    KEEP_EXIT_TEMP, prog,
-				    "fence of nodes/%s: outcome unknown (%s), and the read-back "
-				    "failed: run it again",
-				    node, last);
-		}
-		/* a conflict (the object changed since our read, or another
-		 * request refused ours), or a fence that did not land: decide
-		 * again on a fresh read */
-	}
-	keep_die(KEEP_EXIT_TEMP, prog,
-		 "nodes/%s: %d fences did not land (the last: %s): run it again", node,
-		 OPERATOR_TRIES, last);
+	snprintf(cfg.node, sizeof(cfg.node), "%s", node);
+	keep_fencer_init(&m, &cfg);
+	run_fence(s, &m);
+	if (m.text[0])
+		keep_log(KEEP_LOG_FATAL, prog, "%s", m.text);
+	return m.exit_code;
 }
 
 /* ---- peer mode ------------------------------------------------------------------- */
 
-#define QUEUE_MAX 64
-
-struct queue {
-	struct keep_stale q[QUEUE_MAX];
-	size_t head, n;
-	char busy[QUEUE_MAX + KEEP_FENCE_CONCURRENCY]
-		 [KEEP_NODE_ID_MAX + 1]; /* queued or in flight */
-	bool eof;
-};
-
-static struct queue Q;
-
-struct worker {
-	pthread_t tid;
-	struct keep_store *store;
-};
-
-/* This node's lease now, from its lease state file (not valid when the
- * file is missing, unreadable, or another node's). */
-static void own_lease(struct keep_fencer *me)
-{
-	struct keep_lease_state st;
-
-	memset(me, 0, sizeof(*me));
-	me->now_mono_ms = keep_boot_ms();
-	if (keep_lease_state_read(C.node_dir, &st) != 0 || strcmp(st.node, C.cfg.node_id) != 0)
-		return;
-	me->valid = keep_lease_state_valid(&st, me->now_mono_ms, C.boot_id);
-	me->live_since_mono_ms = me->valid ? st.live_since_ms : 0;
-}
-
-/* One answer line. A `fenced` line (me given) ends with the decision's
- * own time: decided_mono_ms, the boot-clock reading keep_fence_peer_may
- * allowed the write with, and live_since_mono_ms, the live period it was
- * judged under (docs/formats.md: their difference is the watch that
- * allowed it). */
-static void peer_line_at(const char *type, const struct keep_stale *st, int64_t free_at,
-			 const char *reason, const struct keep_fencer *me)
-{
-	struct keep_buf b;
-
-	keep_line_begin(&b, type);
-	keep_line_str(&b, "node", st->node);
-	keep_line_str(&b, "instance", st->instance);
-	keep_line_int(&b, "written_at_ms", st->written_at_ms);
-	if (free_at)
-		keep_line_int(&b, "free_at_ms", free_at);
-	if (reason)
-		keep_line_str(&b, "reason", reason);
-	if (me) {
-		keep_line_int(&b, "decided_mono_ms", me->now_mono_ms);
-		keep_line_int(&b, "live_since_mono_ms", me->live_since_mono_ms);
-	}
-	keep_line_end(&b);
-}
-
-static void peer_line(const char *type, const struct keep_stale *st, int64_t free_at,
-		      const char *reason)
-{
-	peer_line_at(type, st, free_at, reason, NULL);
-}
-
-/* May we act on st now (keep_fence_peer_may, on the lease state read
- * now, left in *me)? When not, its line is printed. */
-static bool may_act(const struct keep_stale *st, struct keep_fencer *me)
-{
-	struct keep_fence_decision d;
-
-	own_lease(me);
-	if (keep_fence_peer_may(st, me, &C.cfg.timing, &d))
-		return true;
-	peer_line(d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
-		  st, 0, d.reason);
-	return false;
-}
-
-/* A not-yet's retry: wait until free_at_wall_ms passes on our wall clock
- * (measured on the boot clock from now), unless the input ends or a
- * signal stops us first. Bounded: a free_at further away than ttl + grace
- * + max_skew is not waited for (the next stale line will come). true: the
- * time came. */
-static bool wait_free_at(int64_t free_at_wall_ms)
-{
-	int64_t left = keep_sub_sat_ms(free_at_wall_ms, keep_judge_wall_cfg(&C.cfg)), deadline;
-	bool ok;
-
-	if (left > keep_timing_takeover_ms(&C.cfg.timing) + C.cfg.timing.max_skew_ms)
-		return false;
-	deadline = keep_boot_ms() + (left > 0 ? left : 0) + 1;
-	pthread_mutex_lock(&C.lock);
-	while (!Q.eof && !keep_stop_flag && keep_boot_ms() < deadline) {
-		struct timespec ts;
-		int64_t rest = deadline - keep_boot_ms();
-
-		/* the condition variable runs on CLOCK_MONOTONIC (the only steady
-		 * clock glibc gives it); slices of at most 200 ms, each followed
-		 * by a look at the boot clock, so a suspend never stretches it */
-		keep_mono_timespec_after(rest < 200 ? rest : 200, &ts);
-		pthread_cond_timedwait(&C.wake, &C.lock, &ts);
-	}
-	ok = !Q.eof && !keep_stop_flag;
-	pthread_mutex_unlock(&C.lock);
-	return ok;
-}
-
-/* One decision on a fresh read; true when it was not-yet and the bound
- * free_at_ms (in *free_at) may be waited for. */
-static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, int64_t *free_at);
-
-#define NOT_YET_RETRIES 3 /* decisions again after a not-yet, each at its free_at */
-
-static void peer_fence(struct keep_store *s, const struct keep_stale *st)
-{
-	int64_t free_at = 0;
-	int i;
-
-	for (i = 0; i <= NOT_YET_RETRIES; i++)
-		if (!peer_fence_once(s, st, &free_at) || !wait_free_at(free_at))
-			return;
-}
-
-static bool peer_fence_once(struct keep_store *s, const struct keep_stale *st, int64_t *free_at)
-{
-	struct keep_reply r;
-	struct keep_node_obj obj;
-	struct keep_fence_decision d, d2;
-	const struct keep_fence_decision *res;
-	struct keep_fencer me, at_write;
-	enum keep_outcome wrote;
-	struct keep_walls now;
-	const char *reason;
-	int derr;
-
-	if (!may_act(st, &at_write))
-		return false;
-	read_node(s, st->node, &r, &obj, &derr);
-	own_lease(&me);
-	keep_walls_cfg(&C.cfg, &now); /* judged on the judging clock, dated on the wall */
-	keep_fence_peer_judge(st, &me, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-			      derr, &now, &C.cfg.timing, C.cfg.node_id, &d);
-	if (d.verdict != KEEP_FV_FENCE) {
-		peer_line(
-		    d.verdict == KEEP_FV_NOT_VALID ? "skipped" : keep_fence_verdict_name(d.verdict),
-		    st,
-		    d.verdict == KEEP_FV_NOT_YET || d.verdict == KEEP_FV_ALREADY ? d.free_at_ms : 0,
-		    d.reason);
-		*free_at = d.free_at_ms;
-		return d.verdict == KEEP_FV_NOT_YET;
-	}
-	if (!may_act(st, &at_write)) /* checked again right before the write */
-		return false;
-	write_node(s, &d.obj, KEEP_COND_IF_MATCH, r.version, &r);
-	if (r.outcome == KEEP_STORE_OK) {
-		metric_inc("keep_fences_total");
-		peer_line_at("fenced", st, d.free_at_ms, NULL, &at_write);
-		return false;
-	}
-	if (r.outcome != KEEP_STORE_CONFLICT && r.outcome != KEEP_STORE_AMBIGUOUS) {
-		peer_line("failed", st, 0, keep_outcome_name(r.outcome));
-		return false;
-	}
-	/* the condition failed (or the reply was lost): read once more (§2);
-	 * the line says what that read shows, never more */
-	wrote = r.outcome;
-	read_node(s, st->node, &r, &obj, &derr);
-	keep_fence_after_write(&d.obj, r.outcome, r.outcome == KEEP_STORE_OK && !derr ? &obj : NULL,
-			       derr, &C.cfg.timing, &d2);
-	res = &d2;
-	reason = d2.reason;
-	if (d2.verdict == KEEP_FV_FENCED) {
-		/* our fence landed (a lost reply): `fenced`, with its free_at */
-		metric_inc("keep_fences_total");
-		d2.free_at_ms = d.free_at_ms;
-	} else if (d2.verdict == KEEP_FV_FAILED && r.outcome == KEEP_STORE_OK) {
-		/* A did not write and our fence is not there: the write was
-		 * refused by another request (a 409), or never landed */
-		reason =
-		    wrote == KEEP_STORE_CONFLICT ? "conflict-unchanged" : "ambiguous-unchanged";
-	}
-	peer_line_at(
-	    keep_fence_verdict_name(res->verdict), st,
-	    res->verdict == KEEP_FV_FENCED || res->verdict == KEEP_FV_ALREADY ? res->free_at_ms : 0,
-	    reason, res->verdict == KEEP_FV_FENCED ? &at_write : NULL);
-	return false;
-}
-
-static void busy_clear(const char *node)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(Q.busy) / sizeof(Q.busy[0]); i++)
-		if (strcmp(Q.busy[i], node) == 0) {
-			Q.busy[i][0] = '\0';
-			return;
-		}
-}
-
 static void *worker_main(void *arg)
 {
-	struct worker *w = arg;
+	struct keep_store *s = arg;
+	struct keep_fencer_cfg cfg = {.mode = KEEP_FENCER_PEER, .t = C.cfg.timing};
+	struct keep_fencer_m m;
 
+	snprintf(cfg.self, sizeof(cfg.self), "%s", C.cfg.node_id);
 	for (;;) {
-		struct keep_stale st;
-
 		pthread_mutex_lock(&C.lock);
-		while (!Q.n && !Q.eof)
+		while (!keep_fencer_queue_take(&C.q, &cfg.st) && !C.q.eof)
 			pthread_cond_wait(&C.more, &C.lock);
-		if (!Q.n) {
-			pthread_mutex_unlock(&C.lock);
-			return NULL;
-		}
-		st = Q.q[Q.head];
-		Q.head = (Q.head + 1) % QUEUE_MAX;
-		Q.n--;
 		pthread_mutex_unlock(&C.lock);
-
-		peer_fence(w->store, &st);
-
+		if (!cfg.st.node[0])
+			return NULL;
+		keep_fencer_init(&m, &cfg);
+		run_fence(s, &m);
 		pthread_mutex_lock(&C.lock);
-		busy_clear(st.node);
+		keep_fencer_queue_done(&C.q, cfg.st.node);
 		metrics_flush_locked();
 		pthread_mutex_unlock(&C.lock);
+		cfg.st.node[0] = '\0';
 	}
-}
-
-/* Queue a stale candidate; false (with why) when it is not taken. */
-static bool enqueue(const struct keep_stale *st, const char **why)
-{
-	size_t i, slot = (size_t)-1;
-	bool ok = false;
-
-	pthread_mutex_lock(&C.lock);
-	for (i = 0; i < sizeof(Q.busy) / sizeof(Q.busy[0]); i++) {
-		if (strcmp(Q.busy[i], st->node) == 0) {
-			*why = "a fence of this node is in flight";
-			goto out;
-		}
-		if (!Q.busy[i][0] && slot == (size_t)-1)
-			slot = i;
-	}
-	if (Q.n == QUEUE_MAX || slot == (size_t)-1) {
-		*why = "busy";
-		goto out;
-	}
-	snprintf(Q.busy[slot], sizeof(Q.busy[slot]), "%s", st->node);
-	Q.q[(Q.head + Q.n) % QUEUE_MAX] = *st;
-	Q.n++;
-	pthread_cond_signal(&C.more);
-	ok = true;
-out:
-	pthread_mutex_unlock(&C.lock);
-	return ok;
 }
 
 /* A line of node-watch's output: 1 a stale candidate in *st, 0 a line to
@@ -713,7 +419,7 @@ static int wait_input(int64_t *next_beat, size_t lines)
 
 static int peer_mode(struct keep_store **stores)
 {
-	struct worker w[KEEP_FENCE_CONCURRENCY];
+	pthread_t w[KEEP_FENCE_CONCURRENCY];
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	int64_t next_beat = 0;
@@ -724,15 +430,15 @@ static int peer_mode(struct keep_store **stores)
 	 * poll(2) then never misses a line already in a stdio buffer */
 	setvbuf(stdin, NULL, _IONBF, 0);
 	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++) {
-		w[i].store = stores[i];
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
+		if (pthread_create(&w[i], NULL, worker_main, stores[i]) != 0)
 			keep_die(KEEP_EXIT_TEMP, prog, "unable to start a fence thread");
 	}
 	while (wait_input(&next_beat, lineno) && (got = getline(&line, &cap, stdin)) >= 0) {
 		struct keep_stale st;
+		struct keep_fencer_event skipped;
 		char err[256];
-		const char *why;
 		size_t len = (size_t)got;
+		bool taken;
 		int rc;
 
 		lineno++;
@@ -752,17 +458,22 @@ static int peer_mode(struct keep_store **stores)
 		if (rc == 0)
 			continue;
 		metric_inc("keep_fence_candidates_total");
-		if (!enqueue(&st, &why))
-			peer_line("skipped", &st, 0, why);
+		pthread_mutex_lock(&C.lock);
+		taken = keep_fencer_queue_admit(&C.q, &st, &skipped);
+		if (taken)
+			pthread_cond_signal(&C.more);
+		pthread_mutex_unlock(&C.lock);
+		if (!taken)
+			print_event(&skipped);
 	}
 	free(line);
 	pthread_mutex_lock(&C.lock);
-	Q.eof = true;
+	C.q.eof = true;
 	pthread_cond_broadcast(&C.more);
 	pthread_cond_broadcast(&C.wake);
 	pthread_mutex_unlock(&C.lock);
 	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++)
-		pthread_join(w[i].tid, NULL);
+		pthread_join(w[i], NULL);
 	return KEEP_EXIT_OK;
 }
 
