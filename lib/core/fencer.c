@@ -443,7 +443,7 @@ void keep_fencer_view(bool read_ok, bool valid, int64_t live_since_mono_ms, int6
 	if (!read_ok)
 		return;
 	me->valid = valid;
-	me->live_since_mono_ms = valid ? live_since_mono_ms : 0;
+	me->live_since_mono_ms = live_since_mono_ms;
 }
 
 bool keep_fencer_queue_admit(struct keep_fencer_queue *q, const struct keep_stale *st,

@@ -215,11 +215,14 @@ void keep_fencer_queue_done(struct keep_fencer_queue *q, const char *node);
 
 /* What a node's lease state says to its fencer and its watch (§2), at
  * now_mono_ms on the lease's own clock (the boot clock, this boot):
- *   read_ok: the state file was read and names self (false: not valid);
- *   valid: keep_lease_state_valid's answer on that file at now_mono_ms;
- *   live_since_mono_ms: the file's live_since (kept only while valid).
- * me is filled (caller-owned). The one function lease-fence and the
- * simulator take their fencer view from. */
+ *   read_ok: the state file was read and names this node (false: not
+ *     valid, no live_since);
+ *   valid: the lease state's validity at now_mono_ms (keep_lease_state_valid);
+ *   live_since_mono_ms: the file's live_since (kept when not valid: the
+ *     watch schedules its next candidate from it; a fence decision never
+ *     uses it while not valid, keep_fence_peer_may).
+ * me is filled (caller-owned). The one function lease-fence, node-watch
+ * and the simulator take their own lease's view from. */
 void keep_fencer_view(bool read_ok, bool valid, int64_t live_since_mono_ms, int64_t now_mono_ms,
 		      struct keep_fencer *me);
 

@@ -521,7 +521,7 @@ TEST(queue_admission)
 }
 
 /* Rule: a fencer's view of its own lease: valid only from a readable file
- * of this node, live_since only while valid. */
+ * of this node; its live_since kept either way. */
 TEST(fencer_view)
 {
 	struct keep_fencer me;
@@ -532,9 +532,10 @@ TEST(fencer_view)
 	CHECK_EQ_INT(me.now_mono_ms, 9000);
 	keep_fencer_view(true, false, 500, 9000, &me);
 	CHECK(!me.valid);
-	CHECK_EQ_INT(me.live_since_mono_ms, 0);
+	CHECK_EQ_INT(me.live_since_mono_ms, 500);
 	keep_fencer_view(false, true, 500, 9000, &me);
 	CHECK(!me.valid);
+	CHECK_EQ_INT(me.live_since_mono_ms, 0);
 }
 
 int main(void)
