@@ -247,6 +247,10 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 		keep_line_str(&b, "outcome", keep_outcome_name(e->outcome));
 		keep_line_int(&b, "retry_ms", e->wait_ms);
 		break;
+	case KEEP_LEV_READ_STALE:
+		keep_line_int(&b, "written_at_ms", e->written_at_ms);
+		keep_line_int(&b, "retry_ms", e->wait_ms);
+		break;
 	case KEEP_LEV_RAN_OUT:
 		keep_line_int(&b, "lapses", d->sm.lapses);
 		break;

@@ -77,15 +77,19 @@ static bool whole(const char *buf)
 	return strncmp(buf, "end\n", 4) == 0 || strstr(buf, "\nend\n") != NULL;
 }
 
-/* Read the record of f into buf (cap bytes, NUL-terminated): two reads
- * that agree and hold a whole record, up to RUN_READ_TRIES times 1 ms
- * apart (a record is being created or rewritten: owner-run is between two
- * system calls). Returns the bytes read (the last read's, a record maybe
- * not whole, when the tries ran out; 0 for an empty file; -1: error). */
+/* Read the record of f into buf (cap bytes, NUL-terminated). A file no
+ * owner-run holds (a shared lock is granted at once: its writer, which
+ * writes under its exclusive lock, is gone) is read once, as it stays.
+ * Else two reads that agree and hold a whole record, up to RUN_READ_TRIES
+ * times 1 ms apart (a record is being created or rewritten: owner-run is
+ * between two system calls). Returns the bytes read (the last read's, a
+ * record maybe not whole, when the tries ran out; 0 for an empty file;
+ * -1: error). Any shared lock taken is dropped before returning. */
 static ssize_t read_record(int f, char *buf, size_t cap)
 {
 	char again[RUN_FILE_MAX];
 	ssize_t n = -1, m;
+	bool still = flock(f, LOCK_SH | LOCK_NB) == 0;
 
 	if (cap > sizeof(again))
 		cap = sizeof(again);
@@ -94,14 +98,18 @@ static ssize_t read_record(int f, char *buf, size_t cap)
 			keep_sleep_until_boot(keep_boot_ms() + 1);
 		n = pread(f, buf, cap - 1, 0);
 		if (n < 0)
-			return -1;
+			break;
 		buf[n] = '\0';
+		if (still)
+			break;
 		if (!whole(buf))
 			continue;
 		m = pread(f, again, cap - 1, 0);
 		if (m == n && memcmp(buf, again, (size_t)n) == 0)
-			return n;
+			break;
 	}
+	if (still)
+		flock(f, LOCK_UN);
 	return n;
 }
 

@@ -13,10 +13,15 @@
  *   generation G      the generation CMD runs under; 0 until CMD starts
  *   owner_pid P       owner-run's pid
  *   owner_start T     its start time (/proc/P/stat field 22: a pid comes back)
- *   key K             the key (last: the rest of the line)
+ *   key K             the key (the rest of the line)
+ *   end               the record is whole
  *
- * A file without a generation line (an owner-run older than this format)
- * reads as generation -1: a job of unknown generation.
+ * then newlines up to 1024 bytes: every record has one length and is
+ * rewritten by one pwrite, never truncated first. A reader takes a record
+ * when two reads agree and it has its `end` line (retried 1 ms apart, 50
+ * times, while the writer holds the file); a file without a generation
+ * line or without its `end` line reads as generation -1: a job of unknown
+ * generation.
  *
  * The decisions (when to probe, whom to signal when, how long to wait) are
  * lib/core/jobstop.h's; this file performs them: a probe is a flock test

@@ -740,6 +740,20 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		e->wait_ms = sm->next_read_mono_ms - now;
 		return;
 	}
+	if (!derr && is_ours_live(sm, o) && o->written_at_ms < sm->written_at_ms) {
+		/* our own live object, but older than a write we know landed
+		 * (acknowledged or adopted; our written_at never goes back): a
+		 * stale replica or cache answered. It proves neither our write
+		 * nor a loss: re-read, paced as a failed read (adopting it and
+		 * writing again at once on its version looped at 55 writes a
+		 * second behind a cache serving one period stale: issue 28) */
+		sm->failures++;
+		sm->next_read_mono_ms = now + retry_delay(sm, now);
+		e = push(sm, KEEP_LEV_READ_STALE);
+		e->written_at_ms = o->written_at_ms;
+		e->wait_ms = sm->next_read_mono_ms - now;
+		return;
+	}
 	sm->readback = false;
 	if (!derr)
 		see_floor(sm, o);
@@ -972,6 +986,7 @@ const char *keep_lease_event_name(enum keep_lease_event_kind k)
 	    [KEEP_LEV_CLOCK_STEP] = "clock-step",
 	    [KEEP_LEV_CLOCK_BEHIND] = "clock-behind",
 	    [KEEP_LEV_JOBS_SIGNALLED] = "jobs-signalled",
+	    [KEEP_LEV_READ_STALE] = "read-stale",
 	};
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];

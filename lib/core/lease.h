@@ -127,6 +127,9 @@ enum keep_lease_event_kind {
 				     written_at of nodes/<id> (written_at_ms): waiting */
 	KEEP_LEV_JOBS_SIGNALLED,  /* before the first write or released: sig sent to npids
 				     processes of jobs holding run locks of the node (pid) */
+	KEEP_LEV_READ_STALE,	  /* a re-read showed this instance live with a written_at older
+				     than the last write known landed (written_at_ms): a stale
+				     replica or cache proves nothing; re-read after wait_ms */
 };
 
 struct keep_lease_event {

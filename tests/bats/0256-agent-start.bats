@@ -98,11 +98,13 @@ put_old_hb() { # NODE WRITTEN_AT_MS
 }
 
 @test "keep-agent: the start check passed first holds the first write for the guard; a stop then writes nothing" {
-	# guard: 14.5 s; check: 4.5 s (the 10 s between them is room for the
-	# starts of a loaded machine: with 4 s, the guard passed first there)
-	put_old_hb old1 "$(now_ms)"
+	# guard: 34.5 s (the old node's heartbeat dated 20 s ahead); check:
+	# 4.5 s. The 30 s between them is room for the starts of a loaded
+	# machine (with 4 s, then 10 s, the guard passed first there); the
+	# test stops the agent before the guard passes, so it costs nothing
+	put_old_hb old1 "$(($(now_ms) + 20000))"
 	start_bg agent keep-agent --node-id n1
-	wait_for 14 grep -q 'start check passed; the first write waits for `go`' "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 30 grep -q 'start check passed; the first write waits for `go`' "$BATS_TEST_TMPDIR/agent.err"
 	grep -q '^wait node=old1 ' "$BATS_TEST_TMPDIR/agent.out"
 	run -1 grep -q '^pass ' "$BATS_TEST_TMPDIR/agent.out"
 	run -15 keep-agent status --node-id n1

@@ -90,7 +90,10 @@ EOF
 	start_bg n2 lease-write --node-id n2
 	wait_line 20 n2 '^live '
 	fencer_ready n2
-	now=$(now_ms)
+	# dated 20 s ahead: free 24.5 s from now, however slowly a loaded
+	# machine starts the commands below (dated now, lease-fence once came
+	# past the 4.5 s and fenced)
+	now=$(($(now_ms) + 20000))
 	v=$(body live $INST_A "$now" n1 | put_obj nodes/n1 --if-none-match)
 	run -0 lease-fence --node-id n2 --stdin <<<"stale node=n1 instance=$INST_A written_at_ms=$now"
 	assert_output "not-yet node=n1 instance=$INST_A written_at_ms=$now free_at_ms=$((now + 4500))"
@@ -109,14 +112,18 @@ EOF
 	now=$(now_ms)
 	w=$((now - 20000))
 	v1=$(body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match)
-	# the fence's PUT is held 1500 ms after its GET decided
-	echo 'put nodes/n1 delay 1500 count=1' >"$FAULT_FILE"
+	# the fence's PUT is held after its GET decided, until n1 has renewed
+	# (the fault file's hold: no timing guess; with a 1500 ms delay, a
+	# loaded machine started the renewal's keep-store after the fence had
+	# landed)
+	echo "put nodes/n1 hold $BATS_TEST_TMPDIR/go count=1" >"$FAULT_FILE"
 	echo "stale node=n1 instance=$INST_A written_at_ms=$w" >"$BATS_TEST_TMPDIR/in"
-	start_bg f sh -c "exec lease-fence --node-id n2 --stdin < '$BATS_TEST_TMPDIR/in'"
-	wait_for 10 sh -c "! grep -q delay '$FAULT_FILE'"
+	start_bg f env KEEP_FAULT_LOG=1 sh -c "exec lease-fence --node-id n2 --stdin < '$BATS_TEST_TMPDIR/in'"
+	wait_for 30 grep -q '^keep-fault: put nodes/n1 hold ' "$BATS_TEST_TMPDIR/f.err"
 	# n1 renews meanwhile, If-Match its version
 	v2=$(body live $INST_A $((w + 1)) n1 | put_obj nodes/n1 --if-match "$v1")
 	[ -n "$v2" ]
+	touch "$BATS_TEST_TMPDIR/go"
 	run wait_exit 10 f
 	[ "$output" = 0 ]
 	run -0 cat "$BATS_TEST_TMPDIR/f.out"

@@ -174,7 +174,9 @@ rec_version() { keep-store stat "owners/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 	start_node n1 n1
 	run -0 owner-acquire --node-id n1 t/c/a t/c/b
 	echo "put owners/ fail" >"$FAULT_FILE"
-	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 300
+	# (a drain parks within its deadline: 300 ms left one hold unparked on a
+	# loaded machine)
+	run -20 --separate-stderr owner-release --node-id n1 --all --wait-ms 3000
 	[ "${lines[${#lines[@]}-1]}" = "drain pending=2" ]
 	run -1 owner-check --node-id n1 t/c/a 1
 	start_bg drain env KEEP_FAULT_LOG=1 owner-release --node-id n1 --all --wait-ms 60000

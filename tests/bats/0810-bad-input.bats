@@ -5,7 +5,9 @@
 # clear one-line error and exit 100 (usage or configuration,
 # docs/exit-codes.md) or the command's documented code, and nothing is
 # written: the store shows nothing new and no file appears outside it.
-# Runs on the fs store and on a real S3 server (KEEP_TEST_STORE).
+# Runs on the fs store and on a real S3 server (KEEP_TEST_STORE); what is
+# refused before any store request (flags, arguments, configuration) on
+# the fs store only.
 
 load helpers/common
 
@@ -13,6 +15,13 @@ ROOT="$BATS_TEST_DIRNAME/../.."
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }
+
+# fs_only : a test whose input is refused before any store request (flags,
+# arguments, the configuration): the store it names does not matter, so it
+# runs in the fs pass only (the S3 pass ran each again for 96 s in all)
+fs_only() {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "refused before any store request: runs in the fs pass"
+}
 
 # every command built from cmd/*.c
 commands() {
@@ -50,6 +59,7 @@ one_clear_line() {
 }
 
 @test "bad input: an unknown flag is refused by every command: one line of why, one of the synopsis, 100" {
+	fs_only
 	for c in $(commands); do
 		echo "# $c"
 		run -100 --separate-stderr "$c" --no-such-flag
@@ -68,6 +78,7 @@ one_clear_line() {
 }
 
 @test "bad input: missing or malformed arguments are refused with 100" {
+	fs_only
 	run -100 --separate-stderr lease-fence
 	one_clear_line lease-fence
 	run -100 --separate-stderr lease-fence n1 --stdin
@@ -206,6 +217,7 @@ one_clear_line() {
 }
 
 @test "bad input: invalid configuration files are refused with 100 and a file:line reason" {
+	fs_only
 	good="store: $STORE_URL"$'\n'"state_dir: $STATE_DIR"$'\n'
 	cases=(
 		"bogus: 1|unknown key 'bogus'"
@@ -257,6 +269,7 @@ one_clear_line() {
 }
 
 @test "bad input: flags with bad values are refused with 100, nothing written" {
+	fs_only
 	run -100 --separate-stderr lease-write --store ftp://x --node-id n1
 	one_clear_line lease-write
 	run -100 --separate-stderr lease-write --store 'file://relative/dir' --node-id n1
