@@ -20,12 +20,14 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/fencer.h"
 #include "../lib/core/listing.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/holds.h"
 #include "../lib/line.h"
 #include "../lib/metrics.h"
+#include "../lib/staleline.h"
 #include "../lib/statedir.h"
 #include "../lib/storecmd.h"
 #include "../lib/supervise.h"
@@ -261,22 +263,21 @@ static int read_all(struct driver *d, bool every)
 	return 0;
 }
 
+/* This node's lease now, from its lease state file, as its fencer sees it
+ * (keep_fencer_view): not valid without a node id or a file of this node. */
 static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live_since)
 {
 	struct keep_lease_state st;
+	struct keep_fencer me;
+	bool ok = d->cfg.node_id[0] && keep_lease_state_read(d->node_dir, &st) == 0 &&
+		  strcmp(st.node, d->cfg.node_id) == 0;
 
-	*valid = false;
-	*live_since = 0;
-	if (!d->cfg.node_id[0])
-		return;
-	if (keep_lease_state_read(d->node_dir, &st) != 0)
-		return;
-	if (strcmp(st.node, d->cfg.node_id) != 0)
-		return;
 	/* on the boot clock read after the file, never earlier than now */
-	*valid =
-	    keep_lease_state_valid(&st, keep_boot_ms() > now ? keep_boot_ms() : now, d->boot_id);
-	*live_since = st.live_since_ms;
+	now = keep_boot_ms() > now ? keep_boot_ms() : now;
+	keep_fencer_view(ok, ok && keep_lease_state_valid(&st, now, d->boot_id),
+			 ok ? st.live_since_ms : 0, now, &me);
+	*valid = me.valid;
+	*live_since = me.live_since_mono_ms;
 }
 
 static int64_t max_ms(int64_t a, int64_t b)
@@ -422,27 +423,21 @@ static int print_event(struct driver *d, const struct keep_watch_event *e)
 	struct keep_buf b;
 	int rc;
 
-	keep_line_begin(&b, keep_watch_event_name(e->kind));
-	keep_line_str(&b, "node", e->node);
-	if (e->kind != KEEP_WEV_STALE)
-		keep_line_str(&b, "state", keep_node_status_name(e->status));
-	keep_line_str(&b, "instance", e->instance);
-	if (e->written_at_ms)
-		keep_line_int(&b, "written_at_ms", e->written_at_ms);
-	else
-		keep_line_str(&b, "written_at_ms", NULL);
 	if (e->kind == KEEP_WEV_STALE) {
-		keep_line_int(&b, "unchanged_ms", e->unchanged_ms);
-		/* under which live period of this node it was judged: lease-fence
-		 * drops the line if this node lapsed since (docs/fencing.md) */
-		if (e->live_since_mono_ms > 0)
-			keep_line_int(&b, "live_since_mono_ms", e->live_since_mono_ms);
-		if (e->watch_since_mono_ms > 0)
-			keep_line_int(&b, "watch_since_mono_ms", e->watch_since_mono_ms);
-	} else if (e->format) {
-		keep_line_int(&b, "format", e->format);
+		keep_stale_line_begin(&b, e); /* the one codec lease-fence decodes */
 	} else {
-		keep_line_str(&b, "format", NULL);
+		keep_line_begin(&b, keep_watch_event_name(e->kind));
+		keep_line_str(&b, "node", e->node);
+		keep_line_str(&b, "state", keep_node_status_name(e->status));
+		keep_line_str(&b, "instance", e->instance);
+		if (e->written_at_ms)
+			keep_line_int(&b, "written_at_ms", e->written_at_ms);
+		else
+			keep_line_str(&b, "written_at_ms", NULL);
+		if (e->format)
+			keep_line_int(&b, "format", e->format);
+		else
+			keep_line_str(&b, "format", NULL);
 	}
 	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	if (e->kind != KEEP_WEV_LEAVE && e->kind != KEEP_WEV_STALE &&

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "err.h"
 #include "exitcode.h"
+#include "nodeobj.h"
 #include "progress.h"
 #include "supervise.h"
 
@@ -94,4 +95,25 @@ void keep_warn_skipped(const char *prog, const char *prefix, const struct keep_l
 	if (l->nskipped > KEEP_LIST_SKIP_NAMED)
 		keep_warn(prog, "listing %s: ... and %zu more skipped",
 			  *prefix ? prefix : "the bucket", l->nskipped - KEEP_LIST_SKIP_NAMED);
+}
+
+void keep_node_write(struct keep_store *s, const struct keep_node_obj *o, enum keep_cond cond,
+		     const char *if_match, struct keep_reply *r)
+{
+	char key[KEEP_NODE_ID_MAX + 8], version[KEEP_VERSION_MAX];
+	struct keep_buf body;
+	int rc;
+
+	/* if_match may point into *r (a read's reply): copy it first */
+	snprintf(version, sizeof(version), "%s", if_match ? if_match : "");
+	snprintf(key, sizeof(key), "nodes/%s", o->node);
+	keep_buf_init(&body, KEEP_NODEOBJ_MAX);
+	memset(r, 0, sizeof(*r));
+	rc = keep_node_obj_encode(o, &body);
+	if (rc)
+		keep_reply_set(r, KEEP_STORE_REFUSED, 0, "encode: %s", keep_strerror(rc));
+	else
+		keep_store_put(s, key, body.data, body.len, cond,
+			       cond == KEEP_COND_IF_MATCH ? version : NULL, r);
+	keep_buf_release(&body);
 }

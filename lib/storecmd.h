@@ -62,6 +62,13 @@ struct keep_node_read {
 void keep_node_read(struct keep_store *s, const char *node, int check, struct keep_node_obj *obj,
 		    struct keep_node_read *nr);
 
+/* PUT o to nodes/<o->node> under cond (if_match: the version for
+ * KEEP_COND_IF_MATCH; borrowed, may point into *r) within the store's
+ * timeout; *r the reply (REFUSED "encode: .." when o does not encode:
+ * nothing sent). Never prints. ADR 0020 §2: a fence's conditional write. */
+void keep_node_write(struct keep_store *s, const struct keep_node_obj *o, enum keep_cond cond,
+		     const char *if_match, struct keep_reply *r);
+
 /* Warn on stderr about the entries a listing of prefix skipped (struct
  * keep_list's skip records): one line per named entry,
  * "PROG: warning: listing PREFIX: skipped KEY: WHY" (KEY escaped as a

@@ -43,6 +43,7 @@
 #include "../lib/core/acquire.h"
 #include "../lib/core/commit.h"
 #include "../lib/core/fence.h"
+#include "../lib/core/fencer.h"
 #include "../lib/core/jobstop.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/listing.h"
@@ -2437,9 +2438,8 @@ static int next_needed(const struct sim *s, const struct proc *p, int from)
  * long enough. */
 static void fencer_of(const struct sim *s, const struct proc *p, struct keep_fencer *me)
 {
-	me->valid = lease_valid(s, p);
-	me->live_since_mono_ms = p->sm.live_since_mono_ms;
-	me->now_mono_ms = p_mono(p, s->now);
+	/* the lease machine is the sim's state file: always readable */
+	keep_fencer_view(true, lease_valid(s, p), p->sm.live_since_mono_ms, p_mono(p, s->now), me);
 	if (s->broken == SIM_B_FENCE_NO_REWATCH && me->valid) { /* perturbation */
 		if (p->ls_stale.live_since_mono_ms > 0)
 			me->live_since_mono_ms = p->ls_stale.live_since_mono_ms;
