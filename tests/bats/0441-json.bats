@@ -73,8 +73,9 @@ same_lines() {
 	run -0 same_lines "$d/j" "$d/t" valid_ms written_at_ms
 	run -0 jq -e '.phase == "live" and (.valid_ms | type) == "number" and .valid_ms > 0 and .reason == null and (.written_at_ms | type) == "number"' "$d/j"
 	# the exit codes do not change with the format
-	run -15 lease-status --node-id n9 --json
+	run -15 --separate-stderr lease-status --node-id n9 --json
 	[ "$output" = '{"type":"lease","node":"n9","phase":"none"}' ]
+	[[ "$stderr" == *"no lease state for node n9 in "* ]]
 	refute_sanitizer_reports
 }
 
