@@ -15,7 +15,12 @@
 # event every 0.5x..1.5x this many seconds; SOAK_KILL_EVERY, its former
 # name, or 30), SOAK_ROUNDS (0; N: the soak goes on past SOAK_SECONDS until
 # every kind of SOAK_EVENTS happened at least N times, at most until
-# 3 x SOAK_SECONDS: what a short soak in a test asserts), SOAK_HOLDS (12: most holds a worker keeps at once), SOAK_DIR
+# 3 x SOAK_SECONDS: what a short soak in a test asserts), SOAK_MIN_WRITES
+# and SOAK_MIN_ACQUISITIONS (0; with SOAK_ROUNDS, the soak also goes on
+# until the workers made that many acknowledged writes and new
+# acquisitions, and every action of SOAK_FAULTS fired once: the work a
+# test asserts on is done however slow the machine, within the same
+# 3 x SOAK_SECONDS), SOAK_HOLDS (12: most holds a worker keeps at once), SOAK_DIR
 # (a new temp dir; kept), KEEP_BINDIR (build/rel/bin), SOAK_STORE (fs | s3).
 #
 # Host events (SOAK_EVENTS, comma-separated; default kill-agent,kill-node),
@@ -119,6 +124,8 @@ STEP_MS=${SOAK_STEP_MS:-1000-30000}
 STEP_HOLD_MS=${SOAK_STEP_HOLD_MS:-2000-8000}
 BREAK=${SOAK_BREAK:-}
 ROUNDS=${SOAK_ROUNDS:-0}
+MIN_WRITES=${SOAK_MIN_WRITES:-0}
+MIN_ACQ=${SOAK_MIN_ACQUISITIONS:-0}
 NODES="s1 s2 s3"
 
 for b in keep-agent lease-write owner-acquire owner-release owner-check keep-store; do
@@ -789,6 +796,24 @@ more() {
 	for k in "${KINDS[@]}"; do
 		[ "$(awk -v k="$k" '$3 == k' "$DIR/log/events" | wc -l)" -ge "$ROUNDS" ] || return 0
 	done
+	work_short && return 0
+	return 1
+}
+# work_short: the workers have not yet made SOAK_MIN_WRITES acknowledged
+# writes or SOAK_MIN_ACQUISITIONS new acquisitions, or an action named in
+# SOAK_FAULTS has not fired yet (a slow, loaded machine does less work in
+# the same seconds: a run of CI made 54 writes in 100 s where 147 were
+# usual)
+work_short() {
+	local acts a
+	cat "$DIR"/log/app-*.log 2>/dev/null | awk -v w="$MIN_WRITES" -v q="$MIN_ACQ" '
+		$1 == "ack" { n++ } $1 == "acq" && $6 != "no" { m++ }
+		END { exit !(n + 0 < w || m + 0 < q) }' && return 0
+	[ -n "${SOAK_FAULTS:-}" ] || return 1
+	acts=$(tr ';' '\n' <<<"$SOAK_FAULTS" | awk 'NF >= 3 { print $3 }' | sort -u)
+	for a in $acts; do
+		grep -q "^fault .*action=$a\( \|$\)" "$DIR/log/faults" 2>/dev/null || return 0
+	done
 	return 1
 }
 while more; do
@@ -821,7 +846,7 @@ while more; do
 done
 
 ran=$((SECONDS - start)) # the seconds the soak ran (SOAK_ROUNDS may add)
-[ "$ROUNDS" -eq 0 ] || [ "$ran" -le "$SECONDS_TOTAL" ] || log "went on to +$ran s (SOAK_ROUNDS=$ROUNDS)"
+[ "$ROUNDS" -eq 0 ] || [ "$ran" -le "$SECONDS_TOTAL" ] || log "went on to +$ran s (SOAK_ROUNDS=$ROUNDS SOAK_MIN_WRITES=$MIN_WRITES SOAK_MIN_ACQUISITIONS=$MIN_ACQ)"
 
 # ---- stop: workers first, then a clean stop of every agent ----------------------
 touch "$DIR/stop"
