@@ -12,7 +12,9 @@
 # its written_at is set 2 s ahead so that free_at leaves room for n2's
 # lapse; only its timing matters here. fs store and real S3.
 # Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000:
-# stale after 1000 + 800 unchanged; free at written_at + 4500.
+# stale after 1000 + 800 unchanged; free at written_at + 4500. The first
+# two tests widen grace (and the second ttl) so that the scenario's own
+# steps have seconds of room on a loaded machine (each says why).
 
 load helpers/common
 
@@ -72,12 +74,19 @@ start_n2() {
 }
 
 @test "fence-own-lapse: a waiting not-yet is not fenced before the fencer's live_since + period + attempt" {
+	# grace 4500 (free at f = w + 7500): the not-yet waits for a free_at up
+	# to takeover + skew = 7800 ms away, and n2's lapse (its lease valid
+	# 2400 ms from its last write) has about 3 s of room to end before
+	# f - 800 (with grace 1500 it had 300 ms, and a machine at a load of 9
+	# ran out after f: the fence was then rightly decided under the old
+	# live_since)
+	keep_setup 3000 4500
 	start_n2
 	w=$(($(now_ms) + 2000))
 	body live $INST_A $w n1 | put_obj nodes/n1 --if-none-match >/dev/null
 	wait_line 10 f2 '^not-yet node=n1 '
 	f=$(sed -n 's/^not-yet node=n1 .*free_at_ms=\([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR/f2.out" | head -1)
-	[ "$f" -eq $((w + 4500)) ]
+	[ "$f" -eq $((w + 7500)) ]
 	lapse_n2_before "$f"
 	wait_line 20 f2 '^fenced node=n1 '
 	run -0 keep-store get nodes/n1
@@ -90,6 +99,7 @@ start_n2() {
 	echo "free_at=$f recovered_mono=$R_MONO decided_mono=$dec (allowed from $((R_MONO + WATCH_MS)))"
 	# n2 did not lapse again: R is the live_since the fence was decided under
 	[ "$(live_since n2)" = "$R_MONO" ]
+	[ "$dec" -ge $((ls + WATCH_MS)) ]
 	[ "$ls" = "$R_MONO" ]
 	[ "$dec" -ge $((R_MONO + WATCH_MS)) ]
 	# the candidate decided before the lapse was dropped at free_at
@@ -98,25 +108,33 @@ start_n2() {
 }
 
 @test "fence-own-lapse: a peer that renews within the fencer's new watch is never fenced" {
-	start_n2
 	# The scenario: n1 (a planted object) is free at f; n2 lapses and
 	# recovers at R just before f; n1 renews after f but before n2 has
-	# watched it for a full period + attempt since R (R + 1800). n2 must
-	# never fence the object it watched before its lapse. Its timing is the
-	# test's own: n2 is let recover 300 ms before f and n1 renews 50 ms
-	# after f (or at once if n2 recovered later), which leaves n1's put
-	# about 1500 ms; a loaded CI machine once took longer than the 800 ms
-	# it had before. If the renewal still lands too late (n2 may then
-	# rightly fence), the scenario did not hold: it is played again with a
-	# new node id, at most 3 times, and each miss is reported.
+	# watched it for a full period + attempt since R. n2 must never fence
+	# the object it watched before its lapse. The window [f, R + watch) is
+	# the test's to hit with a put of its own, so this test has longer
+	# timings than the others: ttl 6000, grace 4500, period 2000, a watch of
+	# 2000 + 1800 = 3800 ms, free at written_at + 10500 (a not-yet waits
+	# for a free_at up to 10800 ms away), and n2's retries after its
+	# lapse at most 1000 ms apart: n2 is let recover 1100 ms before f (R in
+	# [f - 1100, f]) and n1 renews 50 ms after f, which leaves the put at
+	# least 2650 ms (with ttl 3000 it had 800 ms, and a loaded CI machine
+	# took longer). If the renewal still lands too late (n2 may then rightly
+	# fence), the scenario did not hold: it is played again with a new node
+	# id, at most 3 times, and each miss is reported.
+	keep_setup 6000 4500 600 300 2000
+	WATCH_MS=3800
+	start_n2
 	local node held=no
 	for node in n1 n3 n4; do
+		# n2's lease (valid 5400 ms from its last write, written every
+		# 2000) runs out well before f - 1100
 		w=$(($(now_ms) + 2000))
 		v=$(body live $INST_A $w $node | put_obj nodes/$node --if-none-match)
 		wait_line 10 f2 "^not-yet node=$node "
 		f=$(sed -n "s/^not-yet node=$node .*free_at_ms=\([0-9]*\).*/\1/p" "$BATS_TEST_TMPDIR/f2.out" | head -1)
-		[ "$f" -eq $((w + 4500)) ]
-		lapse_n2_before "$f" 300
+		[ "$f" -eq $((w + 10500)) ]
+		lapse_n2_before "$f" 1100
 		wait_until_ms $((f + 50))
 		v2=$(body live $INST_A $((f + 50)) $node | put_obj nodes/$node --if-match "$v")
 		# the renewal landed before R + period + attempt, on n2's boot
@@ -133,7 +151,7 @@ start_n2() {
 	# well past every bound of the old written_at: still live, never fenced
 	wait_for 30 uptime_at_least $((R_MONO + WATCH_MS + 1500))
 	# the object n2 watched go stale (written_at w) was never fenced; the
-	# renewed one (f + 50, renewed once only) is free itself at f + 4550,
+	# renewed one (f + 50, renewed once only) is free itself at f + 10550,
 	# which a loaded machine's late recovery of n2 (R) can pass before this
 	# check: a fence of it is then right (every fenced line names it)
 	run -0 keep-store get nodes/$node
