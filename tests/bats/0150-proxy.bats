@@ -34,13 +34,14 @@ PROXY() { "$KEEP_TOOLDIR/s3proxy" "$@"; }
 	printf '%s\n' '# comment' '' 'put nodes/ lose count=1' 'get * delay 200 p=0.5' \
 		'* owners/* error 503 code=SlowDown' 'list nodes/ late 1500 p=1 count=3' \
 		'del x error-after 500' 'head * drop' 'put * reset p=.25 # trailing' \
-		'put * reset-after' 'get a hang' >"$f"
+		'put * reset-after' 'get a hang' 'put owners/ late 9000 until=/tmp/go count=1 p=1' >"$f"
 	run -0 PROXY -n -r "$f"
-	[ "$output" = "rules ok=9" ]
+	[ "$output" = "rules ok=10" ]
 	for bad in "post * lose" "put" "put x" "put x explode" "put x delay" "put x delay -1" \
 		"put x error 200" "put x error 600" "put x lose count=0" "put x lose p=1.5" \
 		"put x lose p=0.1234567" "put x lose count=1 count=2" "put x lose code=a-b" \
-		"put x lose extra" "put x delay 10 20"; do
+		"put x lose extra" "put x delay 10 20" "put x late 10 until=rel/path" \
+		"put x delay 10 until=/tmp/go" "put x late 10 until=/a until=/b"; do
 		printf '%s\n' "get * lose" "$bad" >"$f"
 		run -100 --separate-stderr PROXY -n -r "$f"
 		[[ "$stderr" == "s3proxy: $f:2: bad fault rule: "* ]] || { echo "$bad: $stderr"; false; }

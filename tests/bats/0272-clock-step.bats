@@ -19,6 +19,10 @@ setup() {
 }
 teardown() { keep_teardown; }
 
+# n1_passed N FILE : grantpoll's FILE (its lines as they come) shows at
+# least N passing checks of n1
+n1_passed() { [ "$(awk '$3 == "n1" && $4 == 0' "$2" 2>/dev/null | wc -l)" -ge "$1" ]; }
+
 # step_ends_hold STEP_MS : n1 holds t/c/a at generation 1; its wall clock
 # steps by STEP_MS; the hold must end at the next tick (a write period
 # plus the time to notice), with one clock-step line and one warning
@@ -94,15 +98,21 @@ step_ends_hold() {
 	# is at most a write period + an attempt old, more on a loaded machine)
 	w=$(keep-store get nodes/n1 | sed -n 's/^written_at_ms //p')
 	[ "$w" -ge $(($(now_ms) - 10000)) ]
+	# the grants are watched from before the stall on, and n1's grant is
+	# seen passing first (so that the check below is not vacuous): started
+	# after the stall, a loaded machine's poll came after n1's validity
+	# (ttl - safety from its last send) ended and saw it pass 0 times.
+	# 12 s: up to 3 s to the stall, then n1's validity, the fence's free_at
+	# (ttl + grace after n1's last write) and n2's acquisition
+	g="$BATS_TEST_TMPDIR/grants"
+	start_bg poll poll_grants "$g" 12000 n1 2 n2 3
+	wait_for 10 n1_passed 5 "$g.1"
 	# n1 stalls right after a renewal (it cannot write; it still counts
 	# itself valid for ttl - safety on its boot clock); the operator fences
 	# it; n2 asks for t/c/a all the while
 	wait_renewal n1 || { tail -20 "$BATS_TEST_TMPDIR/n1.out" "$BATS_TEST_TMPDIR/n1.err" >&3; false; }
 	kill -STOP "$(bg_pid n1)"
 	valid_until_wall=$(state_field n1 valid_until_wall_ms)
-	# the grants are watched from the stall on (n1 counts itself valid
-	# for up to ttl - safety from its last send)
-	start_bg poll poll_grants "$BATS_TEST_TMPDIR/grants" 6500 n1 2 n2 3
 	run -0 --separate-stderr lease-fence n1
 	free_at=$(field free_at_ms)
 	# peers free n1's records no earlier than n1's validity ends. Two of
@@ -118,11 +128,10 @@ step_ends_hold() {
 	run wait_exit 15 n2acq
 	[ "$output" = 0 ] || { cat "$BATS_TEST_TMPDIR/n2acq.out" "$BATS_TEST_TMPDIR/n2acq.err" >&3; false; }
 	grep -q '^acquired key=t/c/a generation=3 ' "$BATS_TEST_TMPDIR/n2acq.out"
-	g="$BATS_TEST_TMPDIR/grants"
 	echo "# n1: $(passes "$g" n1) passes; n2: $(passes "$g" n2) passes; overlaps $(overlaps "$g")" >&3
 	# not vacuous (tolerance: 5 rounds, 100 ms of the poll on an idle
 	# machine, room for a loaded one)
-	[ "$(passes "$g" n1)" -ge 5 ]  # n1's grant was live at the start of the stall
+	[ "$(passes "$g" n1)" -ge 5 ]  # n1's grant was live before the stall
 	[ "$(passes "$g" n2)" -ge 5 ]  # and n2's came after it
 	[ "$(overlaps "$g")" -eq 0 ]
 	kill -CONT "$(bg_pid n1)"

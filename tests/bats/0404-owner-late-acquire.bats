@@ -24,10 +24,12 @@ teardown() { keep_teardown; }
 @test "issue 14 #2 (proxy): a first acquisition's write delivered after the resolver read the record is released when it lands" {
 	start_bg n1 lease-write --node-id n1
 	wait_line 20 n1 '^live '
-	# held by the proxy 10 s, then forwarded although the client hung up
-	# (the steps below take 3-4 s; the rest is room for a loaded machine:
-	# the write must still be held when they are done)
-	proxy_rule 'put owners/ late 10000 count=1'
+	# held by the proxy until the test lets it go (the file $go; at most
+	# 120 s), then forwarded although the client hung up: the steps below
+	# are done while it is held however slow the machine (a 10 s hold once
+	# ran out first on a loaded one)
+	go="$BATS_TEST_TMPDIR/deliver"
+	proxy_rule "put owners/ late 120000 until=$go count=1"
 	t0=$(now_ms)
 	run -20 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[ "$output" = "unknown key=t/c/a generation=1" ]
@@ -46,6 +48,7 @@ teardown() { keep_teardown; }
 	[ "$(proxy_log_count forwarded action=late)" = 0 ]
 	[ -n "$(ls "$STATE_DIR/n1/pending")" ]
 	# the write lands, naming this node: never a hold here ...
+	touch "$go"
 	proxy_wait 20 1 forwarded action=late op=put key=owners/t/c/a status=200
 	run -0 s3_direct owner-show t/c/a
 	assert_output --partial "state=held node=n1"
@@ -66,7 +69,8 @@ teardown() { keep_teardown; }
 	run -0 owner-acquire --node-id n1 t/c/b
 	run -0 --separate-stderr owner-release --node-id n1 t/c/b
 	[ "$output" = "released key=t/c/b generation=1" ]
-	proxy_rule 'put owners/ late 10000 count=1' # (room: as above)
+	go="$BATS_TEST_TMPDIR/deliver"
+	proxy_rule "put owners/ late 120000 until=$go count=1" # (as above)
 	t0=$(now_ms)
 	run -20 --separate-stderr owner-acquire --node-id n1 t/c/b
 	[ "$output" = "unknown key=t/c/b generation=2" ]
@@ -78,6 +82,7 @@ teardown() { keep_teardown; }
 	run -20 --separate-stderr owner-release --node-id n1 --pending
 	[ -z "$output" ]
 	[ "$(proxy_log_count forwarded action=late)" = 0 ]
+	touch "$go"
 	proxy_wait 20 1 forwarded action=late op=put key=owners/t/c/b status=200
 	run -0 s3_direct owner-show t/c/b
 	assert_output --partial "state=held node=n1"

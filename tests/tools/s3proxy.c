@@ -26,7 +26,11 @@
  *                                forwarded if the client hung up meanwhile
  *               late MS          hold MS ms, then forward whatever the client
  *                                did (a write lands after its timeout); the
- *                                reply is relayed only if the client is there
+ *                                reply is relayed only if the client is there;
+ *                                with until=PATH (absolute) the hold ends
+ *                                as soon as PATH exists (a test's steps
+ *                                then need no guess of their time), MS
+ *                                bounding it
  *               lose             forward, then close the client connection
  *                                without answering (the write landed)
  *               error STATUS     answer STATUS (300..599) without forwarding
@@ -40,6 +44,7 @@
  *   count=N     the rule fires for the next N matching requests only
  *   p=P         it fires with probability P (0..1, up to 6 decimals); a
  *               matching rule that does not fire lets later rules match
+ *   until=PATH  late only: see above
  *   code=NAME   the S3 error code in an error answer's body (default by
  *               status: 404 NoSuchKey, 409 ConditionalRequestConflict, ...)
  *
@@ -98,7 +103,7 @@ static const char USAGE[] =
     "  -n         check the rules file and exit (0 ok, 100 malformed)\n"
     "\n"
     "Prints 'listening port=PORT upstream=URL seed=SEED' on stdout when ready.\n"
-    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME]\n"
+    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [until=PATH]\n"
     "  OP: get head put del list *   ACTION: delay MS, late MS, lose, error STATUS,\n"
     "  error-after STATUS, drop, reset, reset-after, hang (docs/testing.md)\n"
     "exit: 0 stopped by SIGTERM/SIGINT; 100 usage; 111 cannot listen\n";
@@ -106,7 +111,7 @@ static const char USAGE[] =
 #define HEAD_MAX 65536		 /* bytes: largest request or response head */
 #define BODY_MAX (64u << 20)	 /* bytes: largest body relayed */
 #define RULES_MAX 65536		 /* bytes: largest rules file */
-#define RULE_TOKENS 7		 /* most tokens in a rule line */
+#define RULE_TOKENS 8		 /* most tokens in a rule line */
 #define UPSTREAM_REPLY_MS 120000 /* ms: longest wait for the server's reply */
 #define UPSTREAM_CONNECT_MS 5000 /* ms: longest wait to connect to the server */
 #define SEND_TIMEOUT_S 10	 /* s: longest a send to a peer not reading may block */
@@ -169,6 +174,7 @@ struct rule {
 	long long count;    /* uses left; -1 unlimited */
 	uint32_t p_million; /* probability in millionths (1000000: always) */
 	char code[64];	    /* S3 error code for error answers; "" default */
+	char until[512];    /* late/delay: the hold also ends once this path exists */
 };
 
 /* The rules as last read, guarded by rules_mu. */
@@ -220,13 +226,17 @@ static bool stopping(void)
 }
 
 /* Sleep ms, or less if the proxy stops. true when it stopped. */
-static bool sleep_or_stop(int64_t ms)
+static bool sleep_or_stop(int64_t ms, const char *until)
 {
 	int64_t end = mono_ms() + ms, left;
 	struct pollfd p = {.fd = stop_pipe[0], .events = POLLIN};
 
 	while ((left = end - mono_ms()) > 0) {
-		if (poll(&p, 1, left > 1000 ? 1000 : (int)left) > 0)
+		if (until[0] && access(until, F_OK) == 0)
+			break;
+		/* 20 ms slices while a path is watched, else up to 1 s */
+		int64_t slice = until[0] ? 20 : 1000;
+		if (poll(&p, 1, (int)(left < slice ? left : slice)) > 0)
 			return true;
 	}
 	return stopping();
@@ -381,8 +391,15 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 				}
 			memcpy(r->code, t[k] + 5, tl[k] - 5);
 			seen_code = true;
+		} else if (tl[k] > 6 && memcmp(t[k], "until=", 6) == 0 && !r->until[0] &&
+			   r->act == A_LATE) {
+			if (tl[k] - 6 >= sizeof(r->until) || t[k][6] != '/') {
+				*why = "until= takes an absolute path";
+				return -1;
+			}
+			memcpy(r->until, t[k] + 6, tl[k] - 6);
 		} else {
-			*why = "unknown or repeated option (count=N p=P code=NAME)";
+			*why = "unknown or repeated option (count=N p=P code=NAME; until=PATH for late)";
 			return -1;
 		}
 	}
@@ -1275,7 +1292,7 @@ static bool serve(struct conn *c)
 		}
 		break;
 	case A_LATE:
-		if (sleep_or_stop(hit.arg))
+		if (sleep_or_stop(hit.arg, hit.until))
 			return false;
 		st = forward(c) ? 0 : c->resp.status;
 		log_event("forwarded", c->id, c->op, c->key, &hit, st);
