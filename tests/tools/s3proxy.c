@@ -399,7 +399,8 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 			}
 			memcpy(r->until, t[k] + 6, tl[k] - 6);
 		} else {
-			*why = "unknown or repeated option (count=N p=P code=NAME; until=PATH for late)";
+			*why = "unknown or repeated option (count=N p=P code=NAME; until=PATH for "
+			       "late)";
 			return -1;
 		}
 	}
