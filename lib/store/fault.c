@@ -7,7 +7,7 @@
  * lines starting with '#' are ignored, and a token starting with '#' ends a
  * line:
  *
- *   OP KEY-PREFIX ACTION [ARG] [count=N]
+ *   OP KEY-PREFIX ACTION [ARG] [count=N] [until_boot_ms=T]
  *
  *   OP          get | head | put | del | list | *
  *   KEY-PREFIX  a key prefix ("nodes/", or "nodes/" followed by "*": a trailing '*' is
@@ -44,6 +44,9 @@
  *                             store that ignores conditional writes (a
  *                             versioned RGW bucket, docs/s3.md) does
  *   count=N     the rule applies to the next N matching calls only
+ *   until_boot_ms=T  the rule matches only while the calling process's
+ *               CLOCK_BOOTTIME (ms) is below T: a fault that ends at a
+ *               time of the product's own clock
  *
  * The first matching rule wins. A malformed line makes every call REFUSED
  * "bad fault rule line N". count=N is kept in the rules file itself: each
@@ -134,6 +137,7 @@ struct rule {
 	size_t oplen, prefixlen;
 	struct fault_hit hit;
 	long long count;  /* -1: unlimited */
+	long long until;  /* until_boot_ms=T: matches only while the boot clock < T; 0: always */
 	size_t count_at;  /* offset of N in the buffer */
 	size_t count_len; /* digits of N */
 	size_t line_at;	  /* offset of the line */
@@ -143,8 +147,8 @@ struct rule {
 /* Parse line [p, p+n) into r. 1 rule, 0 blank/comment, -1 malformed. */
 static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 {
-	const char *t[6];
-	size_t tl[6], nt = 0, i = 0, k;
+	const char *t[7];
+	size_t tl[7], nt = 0, i = 0, k;
 	const char *p = buf + at;
 
 	while (i < n) {
@@ -152,7 +156,7 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 			i++;
 		if (i >= n || p[i] == '#')
 			break;
-		if (nt == 6)
+		if (nt == 7)
 			return -1;
 		t[nt] = p + i;
 		while (i < n && p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
@@ -212,12 +216,17 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 	} else {
 		return -1;
 	}
-	if (k < nt) {
-		if (tl[k] < 7 || memcmp(t[k], "count=", 6) != 0 ||
-		    !parse_num(t[k] + 6, tl[k] - 6, 1, 1000000000, &r->count))
+	if (k < nt && tl[k] >= 7 && memcmp(t[k], "count=", 6) == 0) {
+		if (!parse_num(t[k] + 6, tl[k] - 6, 1, 1000000000, &r->count))
 			return -1;
 		r->count_at = (size_t)(t[k] + 6 - buf);
 		r->count_len = tl[k] - 6;
+		k++;
+	}
+	if (k < nt) {
+		if (tl[k] < 15 || memcmp(t[k], "until_boot_ms=", 14) != 0 ||
+		    !parse_num(t[k] + 14, tl[k] - 14, 1, 999999999999LL, &r->until))
+			return -1;
 		k++;
 	}
 	if (k != nt)
@@ -228,6 +237,10 @@ static int parse_rule(const char *buf, size_t at, size_t n, struct rule *r)
 static bool rule_matches(const struct rule *r, const char *op, const char *key)
 {
 	if (!tok_is(r->op, r->oplen, "*") && !tok_is(r->op, r->oplen, op))
+		return false;
+	/* a fault that ends at a time of the product's own clock, not when a
+	 * test gets round to emptying the file */
+	if (r->until && keep_boot_ms() >= r->until)
 		return false;
 	return strncmp(key, r->prefix, r->prefixlen) == 0 && strlen(key) >= r->prefixlen;
 }

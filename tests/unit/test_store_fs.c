@@ -663,6 +663,33 @@ TEST(fault_count_expires)
 	keep_store_free(s);
 }
 
+/* until_boot_ms=T: the rule stops matching once the boot clock reaches T,
+ * with or without count=N (a fault that ends at the product's own time) */
+TEST(fault_until_boot_ms)
+{
+	struct keep_reply r;
+	char dir[256], rl[256];
+	struct keep_store *s = faulty(dir);
+	int64_t now = keep_boot_ms();
+
+	snprintf(rl, sizeof(rl), "head * fail until_boot_ms=%lld\n", (long long)(now + 60000));
+	set_rules(rl);
+	CHECK_EQ_INT(keep_store_head(s, "k", &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_AMBIGUOUS); /* before T: the fault */
+	snprintf(rl, sizeof(rl), "head * fail count=5 until_boot_ms=%lld\n",
+		 (long long)(now > 1 ? now - 1 : 1));
+	set_rules(rl);
+	CHECK_EQ_INT(keep_store_head(s, "k", &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_NOT_FOUND); /* past T: sent */
+	set_rules("head * fail until_boot_ms=0\n");    /* T > 0 */
+	CHECK_EQ_INT(keep_store_head(s, "k", &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_REFUSED);
+	set_rules("head * fail until_boot_ms=5 count=1\n"); /* count= first */
+	CHECK_EQ_INT(keep_store_head(s, "k", &r), 0);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_REFUSED);
+	keep_store_free(s);
+}
+
 TEST(fault_bad_rules_are_loud)
 {
 	static const char *bad[] = {
@@ -715,6 +742,7 @@ int main(void)
 	RUN(fault_lose);
 	RUN(fault_delay_and_hang);
 	RUN(fault_count_expires);
+	RUN(fault_until_boot_ms);
 	RUN(fault_bad_rules_are_loud);
 	RUN(key_locks);
 	rc = unit_done();
