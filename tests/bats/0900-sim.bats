@@ -81,6 +81,15 @@ setup() {
 	assert_line --regexp '^seed 0: model=fence-in-metadata-only violation at t=[0-9]+ms: app/a[0-9]+: a write fenced at generation [0-9]+ by n[0-9.]+ landed after one at generation [0-9]+ by n[0-9.]+$'
 }
 
+@test "keep-sim: peers and the operator fence through the fencer machine (lib/core/fencer.c)" {
+	run -0 --separate-stderr keep-sim --seed 3 --verbose
+	# peers and the operator run lease-fence's machine: its answer lines
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ lease-fence: fenced node=n[0-9]+ free_at_ms=[0-9]+ reason=-$'
+	assert_line --regexp '^t=[0-9]+ operator: lease-fence (--create )?n[0-9]+ exits 0$'
+	# a fence whose reply was lost, found landed by the machine's re-read
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ lease-fence: fenced node=n[0-9]+ free_at_ms=[0-9]+ reason=landed$'
+}
+
 @test "keep-sim: a caught seed prints itself and its replay command" {
 	run -1 --separate-stderr keep-sim --seeds 3 --broken reuse-generation
 	assert_line --regexp '^seed 0: model=reuse-generation violation at t=[0-9]+ms: generation [0-9]+ of a[0-9]+ held twice'
