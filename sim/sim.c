@@ -2526,7 +2526,8 @@ static int64_t p_true_at_wall(const struct sim *s, const struct proc *p, int64_t
 /* The events of the fencer machine's last step, traced; and the checker
  * of what they report: a fence reported as landed (a `fenced` line, the
  * operator's exit 0) whose write never reached the bucket leaves the node
- * running while its records are taken as free. */
+ * running while its records are taken as free (the broken model
+ * fence-readback-takes-live). */
 static void fencer_events(struct sim *s, struct fencer_run *f, const char *who)
 {
 	struct keep_fencer_event e;
@@ -2552,11 +2553,22 @@ static void fencer_on_reply(struct sim *s, struct fencer_run *f, struct req *q,
 			    enum keep_outcome out, const struct keep_walls *w)
 {
 	struct keep_fencer_read r;
+	struct keep_node_obj rb;
 	const struct keep_node_obj *o = out == KEEP_STORE_OK ? &q->nread : NULL;
 
 	if (q->write) {
 		keep_fencer_on_write(&f->m, out, NULL);
 		return;
+	}
+	if (s->broken == SIM_B_FENCE_READBACK_LIVE && f->m.phase == KEEP_FNP_REREAD &&
+	    f->m.wrote == KEEP_STORE_AMBIGUOUS && o && o->format == 3 &&
+	    o->state == KEEP_NODE_LIVE && strcmp(o->instance, f->m.d.obj.instance) == 0 &&
+	    o->written_at_ms == f->m.d.obj.written_at_ms) {
+		/* perturbation: a read-back that compares the instance and
+		 * written_at only takes the unchanged live object for the
+		 * fence it sent */
+		rb = f->m.d.obj;
+		o = &rb;
 	}
 	memset(&r, 0, sizeof(r));
 	r.outcome = out;
@@ -3602,6 +3614,7 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_FENCE_META_ONLY] = "fence-in-metadata-only",
 	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
 	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
+	    [SIM_B_FENCE_READBACK_LIVE] = "fence-readback-takes-live",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];
