@@ -2547,8 +2547,8 @@ static void fencer_events(struct sim *s, struct fencer_run *f, const char *who)
 	}
 }
 
-/* A fence write's reply (or timeout) came to fencer f: the outcome for
- * lib/core/fencer.c. */
+/* The reply (or the timeout) of fencer f's read or write, fed to
+ * lib/core/fencer.c (w: the fencer's two wall clocks now). */
 static void fencer_on_reply(struct sim *s, struct fencer_run *f, struct req *q,
 			    enum keep_outcome out, const struct keep_walls *w)
 {
