@@ -679,6 +679,17 @@ int main(int argc, char **argv)
 		return clear_clock_offset(&d);
 	keep_metrics_init(&d.metrics, NULL, d.cfg.node_id);
 	keep_metrics_set_prog(&d.metrics, d.cfg.metrics_textfile, d.prog);
+	{
+		/* a lease-write killed mid-write (SIGKILL, the OOM killer) left
+		 * the temps of its lease state file and textfile: this node's one
+		 * lease-write removes those of dead processes (issue 27) */
+		char lp[sizeof(d.node_dir) + 8];
+
+		snprintf(lp, sizeof(lp), "%s/lease", d.node_dir);
+		keep_sweep_atomic_temps(lp);
+		if (d.metrics.path[0])
+			keep_sweep_atomic_temps(d.metrics.path);
+	}
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d.metrics, "keep_node_lease_writes_total", 0);
 	keep_metrics_inc(&d.metrics, "keep_node_lease_failures_total", 0);

@@ -98,6 +98,8 @@ static int acquire_one(struct keep_owncmd *x, const char *key)
 		keep_line_end(&b);
 		return KEEP_EXIT_TEMP;
 	}
+	if (x->never_ran && !wait_ms)
+		return keep_acquire_never_ran(prog, key);
 	keep_acquire_wait(&sm, x, key, wait_ms, &keep_stop_flag, prog);
 	return keep_acquire_answer(prog, &sm);
 }
@@ -128,7 +130,11 @@ int main(int argc, char **argv)
 		keep_cli_stop_signals(); /* SIGTERM, SIGINT: stop waiting, answer held */
 	keep_reqstats_init(&stats);
 	nstores = optind < argc ? 1 : cli.jobs;
+	/* a node that never ran holds nothing: without --wait every key is
+	 * refused and nothing is created; with --wait it may be starting */
+	x.keep_absent = !wait_ms;
 	keep_owncmd_setup(&x, &cli, &stats, nstores, stores);
+	keep_owncmd_warn_never_ran(&x, prog);
 
 	worst =
 	    keep_owncmd_keys(&x, argc - optind, argv + optind, cli.jobs, stores, acquire_cb, prog);

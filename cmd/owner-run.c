@@ -493,6 +493,9 @@ int main(int argc, char **argv)
 	if (code != 0)
 		return code;
 	keep_reqstats_init(&stats);
+	/* a node that never ran holds nothing: without --wait KEY is refused
+	 * and nothing is created; with --wait it may be starting */
+	rn.x.keep_absent = !wait_ms;
 	keep_owncmd_setup(&rn.x, &cli, &stats, 1, &store);
 	if (kill_after < 0) {
 		kill_after = keep_jobstop_default_kill_after_ms(rn.x.cfg.timing.safety_ms);
@@ -504,6 +507,11 @@ int main(int argc, char **argv)
 			 (long long)kill_after, (long long)(rn.x.cfg.timing.safety_ms / 2));
 	}
 	rn.kill_after = kill_after;
+	keep_owncmd_warn_never_ran(&rn.x, prog);
+	if (rn.x.never_ran && !wait_ms) {
+		keep_store_free(store);
+		return keep_acquire_never_ran(prog, rn.key);
+	}
 	/* every signal that would end owner-run only ends the wait from here
 	 * (nothing acquired yet, or an acquisition to release) */
 	catch_stop_signals();

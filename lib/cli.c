@@ -16,6 +16,7 @@
 #include "parse.h"
 #include "version.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 void keep_cli_init(struct keep_cli *cli, const char *prog, const char *usage)
@@ -280,6 +281,21 @@ void keep_cli_require(const struct keep_cli *cli, const struct keep_config *c, u
 	if ((need & KEEP_NEED_STORE) && !c->store[0])
 		keep_cli_usage_error(cli, "no store (--store or store: in the config)");
 	if (cli->check_only) {
+		struct stat sb;
+
+		/* the one store check that needs no network: a file:// store's
+		 * directory is never created, and the command would exit 111
+		 * at start without it (issue 27: `keep check` said OK) */
+		if ((need & KEEP_NEED_STORE) && strncmp(c->store, "file://", 7) == 0) {
+			int st = stat(c->store + 7, &sb);
+
+			if (st != 0 || !S_ISDIR(sb.st_mode))
+				keep_die(KEEP_EXIT_TEMP, cli->prog,
+					 "store directory '%s': %s (a file:// store is never "
+					 "created: create it or fix store:)",
+					 c->store + 7,
+					 st != 0 ? strerror(errno) : "not a directory");
+		}
 		printf("configuration OK\n");
 		exit(KEEP_EXIT_OK);
 	}

@@ -434,12 +434,41 @@ void keep_owncmd_setup(struct keep_owncmd *x, const struct keep_cli *cli,
 {
 	int i;
 
+	struct keep_lease_state st;
+
 	keep_cli_setup(cli, &x->cfg, KEEP_NEED_NODE | KEEP_NEED_STORE);
-	keep_cli_node_dir(cli, &x->cfg, x->node_dir, sizeof(x->node_dir));
+	if (keep_config_node_dir(&x->cfg, x->node_dir, sizeof(x->node_dir)) != 0)
+		keep_die(KEEP_EXIT_USAGE, cli->prog, "state directory path too long");
+	x->never_ran = keep_lease_state_read(x->node_dir, &st) == KEEP_ERR_IO && errno == ENOENT;
+	if (!(x->never_ran && x->keep_absent))
+		keep_cli_node_dir(cli, &x->cfg, x->node_dir, sizeof(x->node_dir));
 	for (i = 0; i < nstores; i++)
 		stores[i] = keep_store_open_or_die(cli->prog, &x->cfg, stats);
 	x->store = stores[0];
 	x->store_timeout_ms = x->cfg.s3_timeout_ms > 0 ? x->cfg.s3_timeout_ms : 10000;
+}
+
+void keep_owncmd_warn_never_ran(const struct keep_owncmd *x, const char *prog)
+{
+	if (x->never_ran)
+		keep_warn(prog,
+			  "no lease state for node %s in '%s': no node ran here under this id "
+			  "and state directory (check --node-id and --state-dir; is keep-agent "
+			  "or lease-write running for this node?)",
+			  x->cfg.node_id, x->node_dir);
+}
+
+int keep_acquire_never_ran(const char *prog, const char *key)
+{
+	struct keep_buf b;
+
+	if (!keep_owner_key_valid(key))
+		return keep_cli_invalid_key(prog, key);
+	keep_line_begin(&b, "refused");
+	keep_line_str(&b, "key", key);
+	keep_line_str(&b, "reason", "lease-not-valid");
+	keep_line_end(&b);
+	return KEEP_EXIT_NOT_LIVE;
 }
 
 int keep_owncmd_batch(const struct keep_owncmd *x, int jobs, struct keep_store *const *stores,

@@ -69,15 +69,33 @@ struct keep_owncmd {
 	struct keep_store *store;	   /* this worker's store (borrowed) */
 	int64_t store_timeout_ms;	   /* each store request's bound (ms) */
 	void *extra;			   /* the command's own state (borrowed) */
+	bool keep_absent; /* in: do not create the node's state directory when it never ran */
+	bool never_ran;	  /* out: no lease state file in node_dir (no node ran here
+			   * under this id and state directory: a mistyped
+			   * --node-id or --state-dir, or a node not started yet) */
 };
 
 /* After the command's options: the configuration (a node id and a store
  * needed; --check answers and exits), the state directory, and nstores
  * (1..KEEP_BATCH_JOBS_MAX) store connections counted into stats, all into
- * x and stores[] (the caller's, closed with keep_owncmd_close). Exits with
+ * x and stores[] (the caller's, closed with keep_owncmd_close). Sets
+ * x->never_ran; the state directory's holds/, pending/ and locks/ are
+ * created unless x->keep_absent was set and the node never ran. Exits with
  * the documented code on any failure. */
 void keep_owncmd_setup(struct keep_owncmd *x, const struct keep_cli *cli,
 		       struct keep_reqstats *stats, int nstores, struct keep_store **stores);
+
+/* A node that never ran under this id and state directory (x->never_ran)
+ * may hold nothing: one warning on stderr naming the node and the
+ * directory and what to check (issue 27: a mistyped --node-id or
+ * --state-dir gave a bare lease-not-valid and created the directory).
+ * Prints nothing when it ran. */
+void keep_owncmd_warn_never_ran(const struct keep_owncmd *x, const char *prog);
+
+/* The answer for KEY on a node that never ran, without --wait: `refused
+ * key=K reason=lease-not-valid` on stdout, nothing written anywhere;
+ * returns KEEP_EXIT_NOT_LIVE (KEEP_EXIT_USAGE for an invalid key). */
+int keep_acquire_never_ran(const char *prog, const char *key);
 
 /* Keys on stdin (keep_batch_run): jobs workers, worker i with x's context
  * and stores[i] (stores[0] when jobs is 1). fn gets a struct keep_owncmd *.

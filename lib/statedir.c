@@ -1,10 +1,12 @@
 /* keep — state directory files (see statedir.h). */
 #include "statedir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,49 @@ static int fsync_dir_of(const char *path)
 	close(fd);
 	errno = saved;
 	return rc == 0 ? 0 : KEEP_ERR_IO;
+}
+
+int keep_sweep_atomic_temps(const char *path)
+{
+	char dir[PATH_MAX], prefix[PATH_MAX], full[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct dirent *e;
+	size_t pl;
+	DIR *d;
+	int n = 0, r;
+
+	if (!slash || slash == path)
+		r = snprintf(dir, sizeof(dir), "%s", slash ? "/" : ".");
+	else
+		r = snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (r < 0 || (size_t)r >= sizeof(dir))
+		return 0;
+	r = snprintf(prefix, sizeof(prefix), "%s.tmp.", base);
+	if (r < 0 || (size_t)r >= sizeof(prefix))
+		return 0;
+	pl = (size_t)r;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, prefix, pl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(e->d_name + pl, &end, 10);
+		if (errno || end == e->d_name + pl || *end != '.' || pid <= 0)
+			continue;
+		/* a live writer (this process included) may rename it any moment */
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		r = snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (r > 0 && (size_t)r < sizeof(full) && unlink(full) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }
 
 enum keep_sd keep_write_atomic_sd(const char *path, const void *data, size_t len)

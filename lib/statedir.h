@@ -27,6 +27,13 @@ int keep_mkdirs(const char *dir);
  * failed before the rename). errno is kept when not DURABLE. */
 enum keep_sd keep_write_atomic_sd(const char *path, const void *data, size_t len);
 
+/* Remove the temp files keep_write_atomic_sd left beside path
+ * (`path.tmp.PID.N`) when the process PID is gone (a writer killed between
+ * the temp's open and its rename: SIGKILL, the OOM killer, a crash).
+ * Another live process's temps are kept. Returns how many were removed;
+ * errors are ignored (a temp left is harmless: no reader looks at it). */
+int keep_sweep_atomic_temps(const char *path);
+
 /* keep_write_atomic_sd for callers that only need "durable or not": 0 when
  * DURABLE, else KEEP_ERR_IO (errno kept), VISIBLE included. */
 int keep_write_atomic(const char *path, const void *data, size_t len);

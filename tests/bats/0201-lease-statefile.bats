@@ -7,7 +7,8 @@
 # safety without a write lease-write gives the lease up: released, one
 # fatal line naming the file, exit 111. Failures are injected with
 # tests/preload/statefail.c (rename of n1/lease, while a file exists).
-# Runs on the fs store and on a real S3 server (the store sees `released`).
+# Runs on the fs store and on a real S3 server (the store sees `released`);
+# the temps a killed writer left are swept at start (fs pass only).
 # Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000.
 
 load helpers/common
@@ -79,5 +80,31 @@ start_failing() {
 	run -1 owner-check --node-id n1 t/c/a 1
 	[ "$output" = "check key=t/c/a generation=1 ok=no reason=lapsed" ]
 	grep -q 'unable to write the lease state file' "$BATS_TEST_TMPDIR/n1.err"
+	refute_sanitizer_reports
+}
+
+@test "temps left by a killed writer (lease state file, textfile) are removed at the next start; a live process's are kept" {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "local files only: runs in the fs pass"
+	# a pid that is gone, and one that lives (this test's shell)
+	sh -c 'echo $$ >"$0"' "$BATS_TEST_TMPDIR/dead.pid"
+	dead=$(cat "$BATS_TEST_TMPDIR/dead.pid")
+	! kill -0 "$dead" 2>/dev/null
+	mkdir -p "$STATE_DIR/n1"
+	prom="$BATS_TEST_TMPDIR/keep.lease-write.prom"
+	printf 'metrics:\n  textfile: %s\n' "$BATS_TEST_TMPDIR/keep.prom" >>"$KEEP_CONFIG"
+	for f in "$STATE_DIR/n1/lease" "$prom"; do
+		echo partial >"$f.tmp.$dead.1"
+		echo partial >"$f.tmp.$$.1"
+	done
+	# an unrelated file with a like name is not touched
+	echo mine >"$STATE_DIR/n1/lease.tmp.notes"
+	start_bg n1 lease-write --node-id n1
+	wait_line 30 n1 '^live '
+	[ ! -e "$STATE_DIR/n1/lease.tmp.$dead.1" ]
+	[ ! -e "$prom.tmp.$dead.1" ]
+	[ -e "$STATE_DIR/n1/lease.tmp.$$.1" ]
+	[ -e "$prom.tmp.$$.1" ]
+	[ -e "$STATE_DIR/n1/lease.tmp.notes" ]
+	[ -s "$prom" ]
 	refute_sanitizer_reports
 }

@@ -217,7 +217,17 @@ both_reading() {
 	run -100 --separate-stderr keep-agent --check --node-id n1 -c "$BATS_TEST_TMPDIR/bad.yaml"
 	[ "${#stderr_lines[@]}" -eq 1 ]
 	[[ "$stderr" == *"bad.yaml:2"*"'state_dir' 'state' is not an absolute path"* ]] || { echo "$stderr"; false; }
-	# good ones pass (no I/O: the bucket need not exist)
+	# a file:// store whose directory is missing (or is a file): every
+	# command would exit 111 at start, so does the check, with one line
+	# naming it (issue 27: it said configuration OK); nothing created
+	run -111 --separate-stderr keep-agent --check --node-id n1 --store "file://$BATS_TEST_TMPDIR/nobucket"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"store directory '$BATS_TEST_TMPDIR/nobucket': No such file or directory"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/nobucket" ]
+	: >"$BATS_TEST_TMPDIR/afile"
+	run -111 --separate-stderr lease-write --check --node-id n1 --store "file://$BATS_TEST_TMPDIR/afile"
+	[[ "$stderr" == *"store directory '$BATS_TEST_TMPDIR/afile': not a directory"* ]]
+	# good ones pass (no network: the bucket need not exist)
 	run -0 keep-agent --check --node-id n1 --store s3://some-bucket/a/prefix
 	run -0 keep-agent --check --node-id n1
 	[ ! -e "$STATE_DIR/n1" ]

@@ -72,6 +72,14 @@ rec_version() { keep-store stat "owners/$1" | sed -n 's/.*version=\([^ ]*\).*/\1
 @test "owner-acquire: refused while the node lease is not valid; bad keys are refused" {
 	run -15 --separate-stderr owner-acquire --node-id n1 t/c/a
 	[ "$output" = "refused key=t/c/a reason=lease-not-valid" ]
+	# n1 never ran here (a mistyped --node-id looks the same): the warning
+	# says so and what to check, and nothing is created (issue 27)
+	[[ "$stderr" == *"no lease state for node n1 in '$STATE_DIR/n1': no node ran here under this id and state directory (check --node-id and --state-dir"* ]]
+	[ ! -e "$STATE_DIR/n1" ]
+	run -15 --separate-stderr owner-run --node-id n1 t/c/a -- true
+	[ "$output" = "refused key=t/c/a reason=lease-not-valid" ]
+	[[ "$stderr" == *"no lease state for node n1 in '$STATE_DIR/n1'"* ]]
+	[ ! -e "$STATE_DIR/n1" ]
 	run -1 keep-store stat owners/t/c/a
 	for k in a/b t/c/d/e t//c .t/c/d 't/c/d e' "t/c/$(printf 'x%.0s' $(seq 1 129))"; do
 		run -100 --separate-stderr owner-acquire --node-id n1 "$k"
