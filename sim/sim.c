@@ -60,6 +60,8 @@
 #define MAX_PROCS 48
 #define MAX_PEND 64
 #define MAX_GENS 4096
+#define MAX_OPS 8     /* operator fences at once */
+#define OP_RUNS 3     /* runs of lease-fence NODE an operator makes while it exits 111 */
 #define MAX_REQS 4096 /* requests in flight (slots are reused; pointers stay put) */
 #define MAX_SDIRS (2 * MAX_PROCS)
 #define MAX_WAIT (N_MTASKS * (KEEP_RES_SLOTS + 1)) /* waiters on one per-actor lock */
@@ -183,6 +185,7 @@ struct req {
 	char obody[OBJ_BODY_MAX]; /* PUT: the body sent */
 	size_t olen;
 	int64_t ogen;		  /* PUT: the generation the sender's fence names */
+	uint64_t fid;		  /* a fence write: its fencer's fencer_run.fid */
 	char oread[OBJ_BODY_MAX]; /* GET OK: the body read */
 	size_t oreadlen;
 };
@@ -247,11 +250,24 @@ enum ls_state {
 	LS_IDLE = 0,
 	LS_LIST,
 	LS_BODY,
-	LS_FENCE_QUEUED, /* a stale line waits in lease-fence's queue before its read */
-	LS_FENCE_READ,
-	LS_FENCE_RETRY, /* a not-yet waits for free_at_ms, then reads again */
-	LS_FENCE_HOLD,
-	LS_FENCE_WRITE
+	LS_FENCE_WAKE, /* the fencer machine goes on at a wake: a line queued in
+			* lease-fence, a not-yet's retry, a slow fence thread */
+	LS_FENCE_REQ,  /* the fencer machine's read or write is out */
+};
+
+/* One fence: lib/core/fencer.c's machine, peer (a process's lease-fence
+ * --stdin on one stale line) or operator (lease-fence NODE), and what the
+ * simulator needs beside it. */
+struct fencer_run {
+	bool on;
+	struct keep_fencer_m m;
+	int target;	 /* the node fenced (index) */
+	uint64_t fid;	 /* its last fence write (req.fid), 0 none */
+	bool fid_landed; /* ... reached the bucket (the checker's truth) */
+	bool go;	 /* PEER: a slow thread's delay was taken: act now */
+	int64_t lapses;	 /* PEER: the process's lapses when the stale line came */
+	bool at_once;	 /* OPERATOR: right after a deletion of nodes/<id> */
+	int runs;	 /* OPERATOR: runs of lease-fence before this one (exit 111) */
 };
 
 /* What the last listing pass knew of one peer (node-watch's struct seen). */
@@ -324,13 +340,12 @@ struct proc {
 	bool paused_in_drain;
 
 	/* listing and peer fences */
-	int ls, ls_cursor, ls_target, ls_fence_q;
+	int ls, ls_cursor;
 	struct keep_watch kw; /* lib/core/fence.c's watch of the peers */
+	struct fencer_run fr; /* lease-fence --stdin: the fence of a stale line */
 	bool kw_on;
 	struct seen seen[MAX_NODES];
 	bool need[MAX_NODES];
-	struct keep_stale ls_stale; /* the candidate being decided */
-	int64_t ls_stale_lapses;    /* this process's lapses when the stale line came */
 	char self_id[KEEP_NODE_ID_MAX + 1];
 
 	/* the application's fenced commits (T_COMMIT; lib/core/commit.c, as
@@ -376,6 +391,7 @@ enum ev_kind {
 		      * fences it at once (issue 23) */
 	E_CGRANT,    /* a = proc, b = the commit's mid: its grant check reads the state dir */
 	E_CSEND,     /* a = request, b = proc: a commit's PUT sent after a pause */
+	E_OPRERUN,   /* a = operator fence: lease-fence NODE run again after an exit 111 */
 	E_END,
 };
 
@@ -405,6 +421,9 @@ struct sim {
 	struct mslot marks[MAX_ACTORS];
 	struct oslot objs[MAX_ACTORS];
 	int pm_cpause; /* a commit's PUT waits a pause after its grant check (per mille) */
+	/* the operators' fences (lease-fence NODE) running */
+	struct fencer_run ops[MAX_OPS];
+	uint64_t fids; /* fence writes sent */
 	uint64_t ver_counter, ver_salt;
 	/* processes and their state directories */
 	struct proc *procs[MAX_PROCS];
@@ -738,6 +757,20 @@ static void obj_apply(struct sim *s, struct req *q)
 	s->res->commits++;
 }
 
+/* A fence write reached the bucket: its fencer's record of it (the
+ * checker's truth for what the fencer then reports). */
+static void fence_landed(struct sim *s, uint64_t fid)
+{
+	int i;
+
+	for (i = 0; i < MAX_OPS; i++)
+		if (s->ops[i].fid == fid)
+			s->ops[i].fid_landed = true;
+	for (i = 0; i < s->nprocs; i++)
+		if (P(s, i)->fr.fid == fid)
+			P(s, i)->fr.fid_landed = true;
+}
+
 /* Apply a request at the bucket, atomically, now. */
 static void bucket_apply(struct sim *s, struct req *q)
 {
@@ -785,6 +818,8 @@ static void bucket_apply(struct sim *s, struct req *q)
 		q->applied = true;
 		if (q->nbody.state == KEEP_NODE_FENCED)
 			s->res->fences++;
+		if (q->fid)
+			fence_landed(s, q->fid);
 		return;
 	case TG_MARK:
 		m = &s->marks[q->idx];
@@ -2441,19 +2476,21 @@ static void fencer_of(const struct sim *s, const struct proc *p, struct keep_fen
 	/* the lease machine is the sim's state file: always readable */
 	keep_fencer_view(true, lease_valid(s, p), p->sm.live_since_mono_ms, p_mono(p, s->now), me);
 	if (s->broken == SIM_B_FENCE_NO_REWATCH && me->valid) { /* perturbation */
-		if (p->ls_stale.live_since_mono_ms > 0)
-			me->live_since_mono_ms = p->ls_stale.live_since_mono_ms;
+		if (p->fr.m.cfg.st.live_since_mono_ms > 0)
+			me->live_since_mono_ms = p->fr.m.cfg.st.live_since_mono_ms;
 		me->now_mono_ms = INT64_MAX - 1;
 	}
 }
 
-/* The true time at which p's judging wall clock reads wall_ms (now if it
- * did). */
-static int64_t p_true_at_wall(const struct sim *s, const struct proc *p, int64_t wall_ms)
+/* The fencer's two wall clocks (lib/holds.h keep_walls_cfg): it judges on
+ * its judging clock and dates on its wall clock. The broken model
+ * fence-dated-on-judging-clock dates on the judging clock. */
+static void fencer_walls(const struct sim *s, const struct proc *p, struct keep_walls *w)
 {
-	return p_true_at(
-	    p, s->now,
-	    keep_add_sat_ms(p_mono(p, s->now), keep_sub_sat_ms(wall_ms, p_judge_wall(s, p))));
+	w->judge_wall_ms = p_judge_wall(s, p);
+	w->wall_ms = p_wall(p, s->now);
+	if (s->broken == SIM_B_FENCE_JUDGE_DATE)
+		w->wall_ms = w->judge_wall_ms; /* perturbation: dated on the judging clock */
 }
 
 /* The fencer's own outage (issue 18 item 3): p alone is cut off from the
@@ -2477,35 +2514,208 @@ static int64_t fencer_outage(struct sim *s, struct proc *p, int64_t before)
 	return end;
 }
 
-/* One fresh versioned GET of the candidate, and the decision on it alone. */
-static void fence_read(struct sim *s, struct proc *p)
+/* The true time at which p's judging wall clock reads wall_ms (now if it
+ * did). */
+static int64_t p_true_at_wall(const struct sim *s, const struct proc *p, int64_t wall_ms)
 {
-	p->ls = LS_FENCE_READ;
-	send_req(s, mk_req(s, pidx(s, p), T_LIST, false, TG_NODE, p->ls_target),
-		 keep_timing_attempt_timeout_ms(&s->t));
+	return p_true_at(
+	    p, s->now,
+	    keep_add_sat_ms(p_mono(p, s->now), keep_sub_sat_ms(wall_ms, p_judge_wall(s, p))));
 }
 
-/* Send the peer fence qi, checked against the rule first (§2; issue 18
- * item 3): a peer fence written at fencer time T needs T >= its
- * live_since + write_every + attempt_timeout, and no lapse of its own
- * since the stale line it acts on. */
-static void fence_send(struct sim *s, struct proc *p, int qi)
+/* The events of the fencer machine's last step, traced; and the checker
+ * of what they report: a fence reported as landed (a `fenced` line, the
+ * operator's exit 0) whose write never reached the bucket leaves the node
+ * running while its records are taken as free (the broken model
+ * fence-readback-takes-live). */
+static void fencer_events(struct sim *s, struct fencer_run *f, const char *who)
 {
-	int64_t mono = p_mono(p, s->now);
+	struct keep_fencer_event e;
 
-	if (p->sm.lapses != p->ls_stale_lapses)
-		violation(s,
-			  "n%d.%d fences n%d after a lapse of its own since the stale line (lapses "
-			  "%" PRId64 ", then %" PRId64 ")",
-			  p->node + 1, p->no, s->reqs[qi].idx + 1, p->ls_stale_lapses,
-			  p->sm.lapses);
-	else if (mono < keep_add_sat_ms(p->sm.live_since_mono_ms, keep_watch_stale_after_ms(&s->t)))
-		violation(s,
-			  "n%d.%d fences n%d %" PRId64 " ms after its own live_since (less than a "
-			  "write period + an attempt timeout)",
-			  p->node + 1, p->no, s->reqs[qi].idx + 1, mono - p->sm.live_since_mono_ms);
-	p->ls = LS_FENCE_WRITE;
-	send_req(s, qi, keep_timing_attempt_timeout_ms(&s->t));
+	while (keep_fencer_poll_event(&f->m, &e)) {
+		if (e.kind == KEEP_FNE_INFO) {
+			tr(s, "%s lease-fence: %s", who, e.text);
+			continue;
+		}
+		tr(s, "%s lease-fence: %s node=%s free_at_ms=%" PRId64 " reason=%s", who, e.type,
+		   e.node, e.free_at_ms, e.reason ? e.reason : "-");
+		if (e.landed && !f->fid_landed)
+			violation(s,
+				  "%s reports its fence of nodes/%s landed, but that write never "
+				  "reached the bucket",
+				  who, e.node);
+	}
+}
+
+/* The reply (or the timeout) of fencer f's read or write, fed to
+ * lib/core/fencer.c (w: the fencer's two wall clocks now). */
+static void fencer_on_reply(struct sim *s, struct fencer_run *f, struct req *q,
+			    enum keep_outcome out, const struct keep_walls *w)
+{
+	struct keep_fencer_read r;
+	struct keep_node_obj rb;
+	const struct keep_node_obj *o = out == KEEP_STORE_OK ? &q->nread : NULL;
+
+	if (q->write) {
+		keep_fencer_on_write(&f->m, out, NULL);
+		return;
+	}
+	if (s->broken == SIM_B_FENCE_READBACK_LIVE && f->m.phase == KEEP_FNP_REREAD &&
+	    f->m.wrote == KEEP_STORE_AMBIGUOUS && o && o->format == 3 &&
+	    o->state == KEEP_NODE_LIVE && strcmp(o->instance, f->m.d.obj.instance) == 0 &&
+	    o->written_at_ms == f->m.d.obj.written_at_ms) {
+		/* perturbation: a read-back that compares the instance and
+		 * written_at only takes the unchanged live object for the
+		 * fence it sent */
+		rb = f->m.d.obj;
+		o = &rb;
+	}
+	memset(&r, 0, sizeof(r));
+	r.outcome = out;
+	r.version = out == KEEP_STORE_OK ? q->ver : NULL;
+	r.obj = o;
+	keep_fencer_on_read(&f->m, &r, w);
+}
+
+/* Send fencer f's fence write: the machine's object and condition (the
+ * broken model unconditional-fence drops the condition). */
+static void fencer_write(struct sim *s, struct fencer_run *f, int pi, int task,
+			 const struct keep_fencer_action *a, int64_t delay)
+{
+	int qi = mk_req(s, pi, task, true, TG_NODE, f->target);
+	struct req *q = &s->reqs[qi];
+
+	q->cond = s->broken == SIM_B_UNCOND_FENCE ? KEEP_COND_NONE : a->cond;
+	snprintf(q->if_match, VER_LEN, "%s", a->if_match);
+	q->nbody = a->obj;
+	q->fid = f->fid = ++s->fids;
+	f->fid_landed = false;
+	if (pi < 0)
+		q->slot = (int)(f - s->ops);
+	if (delay <= 0) {
+		send_req(s, qi, a->timeout_ms);
+		return;
+	}
+	q->refs++;
+	push_ev(s, s->now + delay, E_SEND, qi, a->timeout_ms);
+}
+
+/* Run p's peer fence (lib/core/fencer.c, as lease-fence --stdin) until it
+ * waits for a reply or a time, or ends (the watch goes on). */
+static void pf_drive(struct sim *s, struct proc *p)
+{
+	struct fencer_run *f = &p->fr;
+	int pi = pidx(s, p);
+	char who[32];
+
+	pname(s, pi, who, sizeof(who));
+	for (;;) {
+		struct keep_fencer_action a;
+		struct keep_fencer me;
+		struct keep_walls w;
+		int64_t mono = p_mono(p, s->now), at;
+
+		fencer_walls(s, p, &w);
+		keep_fencer_next(&f->m, mono, &w, &a);
+		switch (a.kind) {
+		case KEEP_FNA_DONE:
+			f->on = false;
+			ls_idle(s, p);
+			return;
+		case KEEP_FNA_WAIT:
+			/* a not-yet: decided again on a fresh read at free_at + 1,
+			 * now and then after an outage of its own in between */
+			at = p_true_at(p, s->now, a.until_mono_ms);
+			tr(s, "n%d.%d no fence of n%d yet: again at mono %" PRId64, p->node + 1,
+			   p->no, f->target + 1, a.until_mono_ms);
+			fencer_outage(s, p, at);
+			p->ls = LS_FENCE_WAKE;
+			wake(s, pi, T_LIST, at > s->now ? at : s->now + 1);
+			return;
+		case KEEP_FNA_LEASE:
+			if (f->m.phase == KEEP_FNP_MAY_AGAIN && !f->go && rng_pm(&s->rng, 300)) {
+				/* the fence thread is slow: the write goes a little later
+				 * (its lease is asked again right before it) */
+				f->go = true;
+				p->ls = LS_FENCE_WAKE;
+				wake(s, pi, T_LIST,
+				     s->now + rng_range(&s->rng, 1,
+							keep_timing_attempt_timeout_ms(&s->t)));
+				return;
+			}
+			f->go = false;
+			fencer_of(s, p, &me);
+			keep_fencer_on_lease(&f->m, &me, &w);
+			fencer_events(s, f, who);
+			continue;
+		case KEEP_FNA_READ:
+			p->ls = LS_FENCE_REQ;
+			send_req(s, mk_req(s, pi, T_LIST, false, TG_NODE, f->target), a.timeout_ms);
+			return;
+		case KEEP_FNA_WRITE:
+			/* checked against the rule first (§2; issue 18 item 3): a
+			 * peer fence written at fencer time T needs T >= its
+			 * live_since + write_every + attempt_timeout, and no lapse
+			 * of its own since the stale line it acts on */
+			if (p->sm.lapses != f->lapses)
+				violation(s,
+					  "n%d.%d fences n%d after a lapse of its own since the "
+					  "stale line (lapses %" PRId64 ", then %" PRId64 ")",
+					  p->node + 1, p->no, f->target + 1, f->lapses,
+					  p->sm.lapses);
+			else if (mono < keep_add_sat_ms(p->sm.live_since_mono_ms,
+							keep_watch_stale_after_ms(&s->t)))
+				violation(
+				    s,
+				    "n%d.%d fences n%d %" PRId64
+				    " ms after its own live_since (less than a write period + "
+				    "an attempt timeout)",
+				    p->node + 1, p->no, f->target + 1,
+				    mono - p->sm.live_since_mono_ms);
+			tr(s, "n%d.%d fences n%d (%.8s written_at=%" PRId64 ") if-match %s",
+			   p->node + 1, p->no, f->target + 1, a.obj.instance, a.obj.written_at_ms,
+			   a.if_match);
+			p->ls = LS_FENCE_REQ;
+			fencer_write(s, f, pi, T_LIST, &a, 0);
+			return;
+		default: /* LIST: the operator's only */
+			abort();
+		}
+	}
+}
+
+/* A stale line of p's watch: lease-fence takes it (one fence at a time). */
+static void pf_start(struct sim *s, struct proc *p, const struct keep_watch_event *e)
+{
+	struct keep_fencer_cfg cfg;
+	int64_t end;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = KEEP_FENCER_PEER;
+	cfg.t = s->t;
+	/* the stale line node-watch prints, as lease-fence parses it */
+	keep_stale_of_event(e, &cfg.st);
+	snprintf(cfg.self, sizeof(cfg.self), "%s", p->self_id);
+	keep_fencer_init(&p->fr.m, &cfg);
+	p->fr.on = true;
+	p->fr.go = false;
+	p->fr.fid = 0;
+	p->fr.lapses = p->sm.lapses;
+	p->fr.target = node_index(s, e->node);
+	if (rng_pm(&s->rng, 250)) {
+		/* lease-fence is busy: the line waits in its queue, now and
+		 * then past an outage of the fencer's own */
+		end = fencer_outage(
+		    s, p,
+		    p_true_at_wall(
+			s, p, keep_add_sat_ms(e->written_at_ms, keep_timing_takeover_ms(&s->t))));
+		p->ls = LS_FENCE_WAKE;
+		wake(s, pidx(s, p), T_LIST,
+		     (end ? end : s->now) +
+			 rng_range(&s->rng, 1, 2 * keep_timing_write_every_ms(&s->t)));
+		return;
+	}
+	pf_drive(s, p);
 }
 
 static void ls_decide(struct sim *s, struct proc *p)
@@ -2534,31 +2744,10 @@ static void ls_decide(struct sim *s, struct proc *p)
 			    p->sm.live_since_mono_ms) != 0)
 		abort();
 	for (i = 0; i < p->kw.nev; i++) {
-		const struct keep_watch_event *e = &p->kw.ev[i];
-		int64_t end;
-
-		if (e->kind != KEEP_WEV_STALE)
-			continue;
-		/* the stale line node-watch prints, as lease-fence parses it */
-		keep_stale_of_event(e, &p->ls_stale);
-		p->ls_stale_lapses = p->sm.lapses;
-		p->ls_target = node_index(s, e->node);
-		if (rng_pm(&s->rng, 250)) {
-			/* lease-fence is busy: the line waits in its queue, now and
-			 * then past an outage of the fencer's own */
-			end = fencer_outage(
-			    s, p,
-			    p_true_at_wall(
-				s, p,
-				keep_add_sat_ms(e->written_at_ms, keep_timing_takeover_ms(&s->t))));
-			p->ls = LS_FENCE_QUEUED;
-			wake(s, pidx(s, p), T_LIST,
-			     (end ? end : s->now) +
-				 rng_range(&s->rng, 1, 2 * keep_timing_write_every_ms(&s->t)));
+		if (p->kw.ev[i].kind == KEEP_WEV_STALE) {
+			pf_start(s, p, &p->kw.ev[i]);
 			return;
 		}
-		fence_read(s, p);
-		return;
 	}
 	ls_idle(s, p);
 }
@@ -2567,27 +2756,8 @@ static void ls_wake(struct sim *s, struct proc *p)
 {
 	int pi = pidx(s, p);
 
-	if (p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY) {
-		fence_read(s, p);
-		return;
-	}
-	if (p->ls == LS_FENCE_HOLD) {
-		struct req *f = &s->reqs[p->ls_fence_q];
-		struct keep_fence_decision d;
-		struct keep_fencer me;
-
-		f->refs--;
-		/* right before the write: may it still act (keep_fence_peer_may,
-		 * on its lease state now)? */
-		fencer_of(s, p, &me);
-		if (!keep_fence_peer_may(&p->ls_stale, &me, &s->t, &d)) {
-			f->used = false;
-			tr(s, "n%d.%d fence of n%d dropped: %s %s", p->node + 1, p->no, f->idx + 1,
-			   keep_fence_verdict_name(d.verdict), d.reason ? d.reason : "-");
-			ls_idle(s, p);
-			return;
-		}
-		fence_send(s, p, p->ls_fence_q);
+	if (p->ls == LS_FENCE_WAKE) {
+		pf_drive(s, p);
 		return;
 	}
 	if (s->nnodes < 2 || p->sm.phase == KEEP_LEASE_CHECK || p->sm.phase == KEEP_LEASE_FIRST) {
@@ -2640,7 +2810,6 @@ static void ls_listed(struct sim *s, struct proc *p, struct req *q)
 
 static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_outcome out)
 {
-	int64_t wall = p_judge_wall(s, p);
 	int n = q->idx, pi = pidx(s, p);
 	const struct keep_node_obj *o = &q->nread;
 
@@ -2676,68 +2845,31 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 		ls_decide(s, p);
 		return;
 	}
-	case LS_FENCE_READ: {
-		struct keep_fence_decision d;
+	case LS_FENCE_REQ: {
 		struct keep_walls w;
-		struct keep_fencer me;
-		struct req *f;
-		int qi;
+		char who[32];
 
-		fencer_of(s, p, &me);
-		w.wall_ms = p_wall(p, s->now);
-		w.judge_wall_ms = wall;
-		if (s->broken == SIM_B_FENCE_JUDGE_DATE)
-			w.wall_ms = wall; /* perturbation: dated on the judging clock */
-		keep_fence_peer_judge(&p->ls_stale, &me, out, out == KEEP_STORE_OK ? o : NULL, 0,
-				      &w, &s->t, p->self_id, &d);
-		if (d.verdict == KEEP_FV_NOT_YET && d.free_at_ms != INT64_MAX &&
-		    d.free_at_ms - wall <= keep_timing_takeover_ms(&s->t) + s->t.max_skew_ms) {
-			/* lease-fence decides it again on a fresh read once free_at
-			 * passes on its wall clock, now and then after an outage of
-			 * its own in between */
-			int64_t at = p_true_at_wall(s, p, d.free_at_ms) + 1;
-
-			tr(s, "n%d.%d no fence of n%d yet: again at wall %" PRId64, p->node + 1,
-			   p->no, n + 1, d.free_at_ms);
-			fencer_outage(s, p, at);
-			p->ls = LS_FENCE_RETRY;
-			wake(s, pi, T_LIST, at);
-			return;
-		}
-		if (d.verdict != KEEP_FV_FENCE) {
-			tr(s, "n%d.%d no fence of n%d: %s %s", p->node + 1, p->no, n + 1,
-			   keep_fence_verdict_name(d.verdict), d.reason ? d.reason : "-");
-			ls_idle(s, p);
-			return;
-		}
-		qi = mk_req(s, pi, T_LIST, true, TG_NODE, n);
-		f = &s->reqs[qi];
-		f->cond = s->broken == SIM_B_UNCOND_FENCE ? KEEP_COND_NONE : KEEP_COND_IF_MATCH;
-		snprintf(f->if_match, VER_LEN, "%s", q->ver);
-		f->nbody = d.obj;
-		tr(s, "n%d.%d fences n%d (%.8s written_at=%" PRId64 ") if-match %s", p->node + 1,
-		   p->no, n + 1, o->instance, o->written_at_ms, q->ver);
-		if (rng_pm(&s->rng, 300)) {
-			/* the fence task is busy: the write goes a little later (its
-			 * condition keeps it safe whenever it goes) */
-			p->ls = LS_FENCE_HOLD;
-			p->ls_fence_q = qi;
-			s->reqs[qi].refs++;
-			wake(s, pi, T_LIST,
-			     s->now + rng_range(&s->rng, 1, keep_timing_attempt_timeout_ms(&s->t)));
-			return;
-		}
-		fence_send(s, p, qi);
+		pname(s, pi, who, sizeof(who));
+		fencer_walls(s, p, &w);
+		fencer_on_reply(s, &p->fr, q, out, &w);
+		fencer_events(s, &p->fr, who);
+		pf_drive(s, p);
 		return;
 	}
-	case LS_FENCE_WRITE:
 	default:
 		ls_idle(s, p);
 		return;
 	}
 }
 
-/* ---- the operator's fence (§2: no watch) -------------------------------------- */
+/* ---- the operator's fence (§2: no watch) --------------------------------------
+ *
+ * `lease-fence [--create] NODE` run by an operator: lib/core/fencer.c's
+ * machine in operator mode (read, decide, write; an ambiguous write read
+ * back; a conflict or a fence that did not land decided again on a fresh
+ * read, 5 tries in all; an absent node without --create refused with one
+ * LIST of nodes/). A person: the write goes a few seconds after the read
+ * (at once when it follows a deletion: one script, or a person in a hurry). */
 
 static int64_t op_wall(const struct sim *s)
 {
@@ -2755,40 +2887,117 @@ static void op_walls(const struct sim *s, struct keep_walls *w)
 		w->wall_ms = w->judge_wall_ms; /* perturbation: dated on the judging clock */
 }
 
+/* Run operator fence oi until it waits for a reply or ends. */
+static void op_drive(struct sim *s, int oi)
+{
+	struct fencer_run *f = &s->ops[oi];
+
+	for (;;) {
+		struct keep_fencer_action a;
+		struct keep_walls w;
+		int qi;
+
+		op_walls(s, &w);
+		/* its steady clock: the true time (no WAIT in operator mode) */
+		keep_fencer_next(&f->m, s->now, &w, &a);
+		switch (a.kind) {
+		case KEEP_FNA_DONE:
+			tr(s, "operator: lease-fence %s%s exits %d%s%s",
+			   f->m.cfg.create ? "--create " : "", f->m.cfg.node, f->m.exit_code,
+			   f->m.text[0] ? ": " : "", f->m.text);
+			if (f->m.exit_code == KEEP_EXIT_TEMP && ++f->runs < OP_RUNS) {
+				/* exit 111 says "run it again": the operator does */
+				struct keep_fencer_cfg cfg = f->m.cfg;
+
+				keep_fencer_init(&f->m, &cfg);
+				push_ev(s, s->now + rng_range(&s->rng, 0, f->at_once ? 200 : 2000),
+					E_OPRERUN, oi, 0);
+				return;
+			}
+			f->on = false;
+			return;
+		case KEEP_FNA_READ:
+			qi = mk_req(s, -1, T_OP, false, TG_NODE, f->target);
+			s->reqs[qi].slot = oi;
+			send_req(s, qi, a.timeout_ms);
+			return;
+		case KEEP_FNA_LIST:
+			qi = mk_req(s, -1, T_OP, false, TG_LIST, 0);
+			s->reqs[qi].slot = oi;
+			send_req(s, qi, a.timeout_ms);
+			return;
+		case KEEP_FNA_WRITE:
+			tr(s, "operator fences n%d (%s, written_at=%" PRId64 ")", f->target + 1,
+			   a.cond == KEEP_COND_IF_NONE_MATCH ? "create" : "if-match",
+			   a.obj.written_at_ms);
+			fencer_write(s, f, -1, T_OP, &a,
+				     rng_range(&s->rng, 0, f->at_once ? 200 : 5000));
+			return;
+		default: /* LEASE, WAIT: the peer's only */
+			abort();
+		}
+	}
+}
+
+/* An operator runs lease-fence on node nd (at_once: right after deleting
+ * its nodes/<id>, with --create). */
+static void op_start(struct sim *s, int nd, bool at_once)
+{
+	struct keep_fencer_cfg cfg;
+	struct fencer_run *f = NULL;
+	int oi;
+
+	for (oi = 0; oi < MAX_OPS; oi++)
+		if (!s->ops[oi].on) {
+			f = &s->ops[oi];
+			break;
+		}
+	if (!f) {
+		tr(s, "operator: no fence of n%d (%d fences running)", nd + 1, MAX_OPS);
+		return;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = KEEP_FENCER_OPERATOR;
+	cfg.t = s->t;
+	snprintf(cfg.node, sizeof(cfg.node), "n%d", nd + 1);
+	/* a fence over an absent object only when asked for (issue 27): a
+	 * deletion's fence is on purpose; now and then an operator forgets */
+	cfg.create = at_once || !rng_pm(&s->rng, 300);
+	memset(f, 0, sizeof(*f));
+	keep_fencer_init(&f->m, &cfg);
+	f->on = true;
+	f->target = nd;
+	f->at_once = at_once;
+	tr(s, "operator runs lease-fence %s%s", cfg.create ? "--create " : "", cfg.node);
+	op_drive(s, oi);
+}
+
 static void op_reply(struct sim *s, struct req *q, enum keep_outcome out)
 {
-	struct keep_fence_decision d;
-	char node[KEEP_NODE_ID_MAX + 1];
+	struct fencer_run *f = &s->ops[q->slot];
 	struct keep_walls w;
-	struct req *f;
-	int qi;
 
-	if (q->write) {
-		tr(s, "operator fence n%d -> %s", q->idx + 1, keep_outcome_name(out));
+	if (!f->on)
 		return;
-	}
-	snprintf(node, sizeof(node), "n%d", q->idx + 1);
 	op_walls(s, &w);
-	keep_fence_operator(node, out, out == KEEP_STORE_OK ? &q->nread : NULL, 0, &w, &s->t, &d);
-	keep_fence_operator_absent(&d, true); /* the operator fences on purpose: --create */
-	if (d.verdict != KEEP_FV_FENCE && d.verdict != KEEP_FV_CREATE) {
-		tr(s, "operator: no fence of n%d: %s", q->idx + 1,
-		   keep_fence_verdict_name(d.verdict));
-		return;
+	if (q->tgt == TG_LIST) {
+		char keys[MAX_NODES][KEEP_NODE_ID_MAX + 8];
+		const char *kp[MAX_NODES];
+		size_t n = 0;
+		int i;
+
+		for (i = 0; out == KEEP_STORE_OK && i < s->nnodes; i++)
+			if (q->lexists[i]) {
+				snprintf(keys[n], sizeof(keys[n]), "nodes/n%d", i + 1);
+				kp[n] = keys[n];
+				n++;
+			}
+		keep_fencer_on_list(&f->m, out, NULL, kp, n);
+	} else {
+		fencer_on_reply(s, f, q, out, &w);
 	}
-	qi = mk_req(s, -1, T_OP, true, TG_NODE, q->idx);
-	f = &s->reqs[qi];
-	f->cond = d.verdict == KEEP_FV_FENCE ? KEEP_COND_IF_MATCH : KEEP_COND_IF_NONE_MATCH;
-	snprintf(f->if_match, VER_LEN, "%s", q->ver);
-	if (s->broken == SIM_B_UNCOND_FENCE)
-		f->cond = KEEP_COND_NONE;
-	f->nbody = d.obj;
-	tr(s, "operator fences n%d (%s, written_at=%" PRId64 ")", q->idx + 1,
-	   keep_fence_verdict_name(d.verdict), d.obj.written_at_ms);
-	/* a person: the command runs a few seconds after the read (at once
-	 * when it follows a deletion: one script, or a person in a hurry) */
-	f->refs++;
-	push_ev(s, s->now + rng_range(&s->rng, 0, q->slot ? 200 : 5000), E_SEND, qi, 3000);
+	fencer_events(s, f, "operator");
+	op_drive(s, (int)(f - s->ops));
 }
 
 /* ---- process lifecycle --------------------------------------------------------- */
@@ -3215,9 +3424,7 @@ static void dispatch(struct sim *s, struct ev *e)
 			if (p->wake_at[e->b] == e->t)
 				p->wake_at[e->b] = 0;
 			drive(s, p, (int)e->b);
-		} else if (e->b == T_LIST &&
-			   (p->ls == LS_IDLE || p->ls == LS_FENCE_HOLD ||
-			    p->ls == LS_FENCE_QUEUED || p->ls == LS_FENCE_RETRY)) {
+		} else if (e->b == T_LIST && (p->ls == LS_IDLE || p->ls == LS_FENCE_WAKE)) {
 			ls_wake(s, p);
 		} else if (e->b == T_COMMIT) {
 			cm_wake(s, p);
@@ -3279,14 +3486,14 @@ static void dispatch(struct sim *s, struct ev *e)
 			tr(s, "n%d.%d paused for %" PRId64 " ms", p->node + 1, p->no, e->b);
 		}
 		return;
-	case E_OPFENCE: {
-		int qi = mk_req(s, -1, T_OP, false, TG_NODE, e->a);
-
-		tr(s, "operator reads nodes/n%d to fence it", e->a + 1);
-		s->reqs[qi].slot = (int)e->b; /* 1: at once (after a deletion) */
-		send_req(s, qi, 3000);
+	case E_OPFENCE:
+		op_start(s, e->a, e->b != 0); /* b 1: at once (after a deletion) */
 		return;
-	}
+	case E_OPRERUN:
+		tr(s, "operator runs lease-fence %s%s again",
+		   s->ops[e->a].m.cfg.create ? "--create " : "", s->ops[e->a].m.cfg.node);
+		op_drive(s, e->a);
+		return;
 	case E_DELNODE:
 		/* a mistake: an operator deletes nodes/<a>, then fences it */
 		if (s->nodes[e->a].exists) {
@@ -3407,6 +3614,7 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_FENCE_META_ONLY] = "fence-in-metadata-only",
 	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
 	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
+	    [SIM_B_FENCE_READBACK_LIVE] = "fence-readback-takes-live",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];

@@ -58,6 +58,10 @@ enum sim_broken {
 	SIM_B_LEASE_IGNORES_JOBS,    /* the lease's released and a new instance's first write
 				      * do not wait for the node's jobs: its probe of the run
 				      * locks answers free (issue 24) */
+	SIM_B_FENCE_READBACK_LIVE,   /* the read-back after an ambiguous fence write takes
+				      * an unchanged live object (the fence's instance and
+				      * written_at) for the fence: reported fenced while the
+				      * node still runs */
 	SIM_B_COUNT,
 };
 

@@ -88,7 +88,7 @@ start_failing() {
 	# a pid that is gone, and one that lives (this test's shell)
 	sh -c 'echo $$ >"$0"' "$BATS_TEST_TMPDIR/dead.pid"
 	dead=$(cat "$BATS_TEST_TMPDIR/dead.pid")
-	! kill -0 "$dead" 2>/dev/null
+	run ! kill -0 "$dead"
 	mkdir -p "$STATE_DIR/n1"
 	prom="$BATS_TEST_TMPDIR/keep.lease-write.prom"
 	printf 'metrics:\n  textfile: %s\n' "$BATS_TEST_TMPDIR/keep.prom" >>"$KEEP_CONFIG"

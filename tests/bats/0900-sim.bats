@@ -40,6 +40,10 @@ setup() {
 	for m in release-ignores-job lease-ignores-jobs; do
 		assert_line --regexp "^ok [0-9]+ - broken $m caught at seed [0-9]+\$"
 	done
+	# the fencer machine (lib/core/fencer.c) driven by the sim: a read-back
+	# after an ambiguous fence write that takes the unchanged live object
+	# for the fence reports a fence that never reached the bucket
+	assert_line --regexp '^ok [0-9]+ - broken fence-readback-takes-live caught at seed [0-9]+$'
 	refute_line --regexp '^not ok'
 	assert_line --regexp '^1\.\.[0-9]+$'
 }
@@ -79,6 +83,18 @@ setup() {
 @test "keep-sim: a straggler's commit landing after a later generation's is a violation" {
 	run -1 --separate-stderr keep-sim --seed 0 --broken fence-in-metadata-only
 	assert_line --regexp '^seed 0: model=fence-in-metadata-only violation at t=[0-9]+ms: app/a[0-9]+: a write fenced at generation [0-9]+ by n[0-9.]+ landed after one at generation [0-9]+ by n[0-9.]+$'
+}
+
+@test "keep-sim: peers and the operator fence through the fencer machine (lib/core/fencer.c)" {
+	run -0 --separate-stderr keep-sim --seed 3 --verbose
+	# peers and the operator run lease-fence's machine: its answer lines
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ lease-fence: fenced node=n[0-9]+ free_at_ms=[0-9]+ reason=-$'
+	assert_line --regexp '^t=[0-9]+ operator: lease-fence (--create )?n[0-9]+ exits 0$'
+	# a fence whose reply was lost, found landed by the machine's re-read
+	assert_line --regexp '^t=[0-9]+ n[0-9]+\.[0-9]+ lease-fence: fenced node=n[0-9]+ free_at_ms=[0-9]+ reason=landed$'
+	# a read-back that takes the unchanged live object for its fence
+	run -1 --separate-stderr keep-sim --seed 0 --broken fence-readback-takes-live
+	assert_line --regexp '^seed 0: model=fence-readback-takes-live violation at t=[0-9]+ms: n[0-9.]+ reports its fence of nodes/n[0-9]+ landed, but that write never reached the bucket$'
 }
 
 @test "keep-sim: a caught seed prints itself and its replay command" {
