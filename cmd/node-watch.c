@@ -98,7 +98,8 @@ struct driver {
 	/* listings */
 	enum listing_state lstate;
 	bool lstate_written;
-	bool beating; /* --follow: the watch state is the heartbeat */
+	int state_errno; /* the errno of the failing watch state write; 0: written */
+	bool beating;	 /* --follow: the watch state is the heartbeat */
 	int64_t failing_since_mono_ms, failing_since_wall_ms; /* 0 while listings succeed */
 	int64_t failures;				      /* in a row */
 	int64_t beat_mono_ms; /* the watch state's last write (boot clock), 0: none yet */
@@ -495,8 +496,22 @@ static void write_watch_state(struct driver *d)
 	keep_line_str(&b, "reason", d->lstate == LISTING_OK ? NULL : d->last_failure);
 	keep_buf_add(&b, "\n", 1);
 	snprintf(path, sizeof(path), "%s/watch", d->node_dir);
-	if (keep_mkdirs(d->node_dir) != 0 || keep_write_atomic(path, b.data, b.len) != 0)
-		keep_warn(d->prog, "unable to write '%s': %s", path, strerror(errno));
+	/* one warning when the writes start failing (or fail otherwise), one
+	 * line when they succeed again: not one a period (issue 27: a full
+	 * disk logged each period's failure twice) */
+	if (keep_mkdirs(d->node_dir) != 0 || keep_write_atomic(path, b.data, b.len) != 0) {
+		int e = errno ? errno : EIO;
+
+		if (e != d->state_errno)
+			keep_warn(d->prog,
+				  "unable to write '%s': %s (said once until it changes; "
+				  "readiness checks see the file grow old)",
+				  path, strerror(e));
+		d->state_errno = e;
+	} else if (d->state_errno) {
+		keep_info(d->prog, "the watch state file '%s' is written again", path);
+		d->state_errno = 0;
+	}
 	keep_buf_release(&b);
 }
 

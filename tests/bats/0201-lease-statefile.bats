@@ -108,3 +108,22 @@ start_failing() {
 	[ -s "$prom" ]
 	refute_sanitizer_reports
 }
+
+@test "node-watch: a watch state file it cannot write (full disk) is one warning, and one line when it is written again, not one a period" {
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "local files only: runs in the fs pass"
+	start_bg w env ASAN_OPTIONS="${ASAN_OPTIONS}:verify_asan_link_order=0" \
+		KEEP_STATEFAIL="rename:n1/watch:ENOSPC:while=$BATS_TEST_TMPDIR/fail" \
+		KEEP_STATEFAIL_LOG="$BATS_TEST_TMPDIR/statefail.log" \
+		LD_PRELOAD="$KEEP_TOOLDIR/statefail.so" node-watch --node-id n1 --follow
+	wait_for 20 test -s "$STATE_DIR/n1/watch"
+	touch "$BATS_TEST_TMPDIR/fail"
+	# four periods of failing writes (the heartbeat rewrites it each period)
+	wait_for 20 sh -c "[ \$(grep -c 'rename.*ENOSPC' '$BATS_TEST_TMPDIR/statefail.log') -ge 4 ]"
+	run -0 grep -c "warning: unable to write '$STATE_DIR/n1/watch': No space left on device" "$BATS_TEST_TMPDIR/w.err"
+	[ "$output" = 1 ]
+	rm "$BATS_TEST_TMPDIR/fail"
+	wait_for 20 grep -q "info: the watch state file '$STATE_DIR/n1/watch' is written again" "$BATS_TEST_TMPDIR/w.err"
+	run -0 grep -c "unable to write" "$BATS_TEST_TMPDIR/w.err"
+	[ "$output" = 1 ]
+	refute_sanitizer_reports
+}
