@@ -61,8 +61,18 @@ both_reading() {
 	echo "# not ready ${took} ms after SIGSTOP (bound 2800 + a beat)" >&3
 	[ "$took" -ge 1500 ] # not ready for the age, not at once
 	run -0 cat "$BATS_TEST_TMPDIR/status.out"
-	assert_line --regexp "^fencing node=n1 state=stalled node_watch=$nw "
-	assert_line --regexp '^status node=n1 ready=no lease=valid .*fencing=stalled'
+	# stalled from 2800 ms, killed at 3800 ms: a status taken in that
+	# second says stalled; on a machine at a load of 14 the first status
+	# that answered 18 came after the kill (fencing down, restarting): then
+	# the kill's warning below is what names the stall, and the miss is
+	# reported
+	if grep -q "^fencing node=n1 state=stalled node_watch=$nw " "$BATS_TEST_TMPDIR/status.out"; then
+		assert_line --regexp '^status node=n1 ready=no lease=valid .*fencing=stalled'
+	else
+		assert_line --regexp '^fencing node=n1 state=down node_watch=- '
+		assert_line --regexp '^status node=n1 ready=no lease=valid .*fencing=down'
+		echo "# the stalled second passed before a status answered (a loaded machine): seen down" >&3
+	fi
 	# the agent kills it (3800 ms without a beat) and restarts it, one warning
 	wait_for 10 grep -q "warning: fencing (node-watch) made no progress for [0-9]* ms (pid $nw: " \
 		"$BATS_TEST_TMPDIR/n1.err"
