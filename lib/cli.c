@@ -289,7 +289,10 @@ void keep_cli_require(const struct keep_cli *cli, const struct keep_config *c, u
 		if ((need & KEEP_NEED_STORE) && strncmp(c->store, "file://", 7) == 0) {
 			int st = stat(c->store + 7, &sb);
 
-			if (st != 0 || !S_ISDIR(sb.st_mode))
+			/* missing or not a directory; anything else (EACCES: the
+			 * wrong user) the command's start names in its own words */
+			if ((st != 0 && (errno == ENOENT || errno == ENOTDIR)) ||
+			    (st == 0 && !S_ISDIR(sb.st_mode)))
 				keep_die(KEEP_EXIT_TEMP, cli->prog,
 					 "store directory '%s': %s (a file:// store is never "
 					 "created: create it or fix store:)",

@@ -46,6 +46,13 @@ teardown() { keep_teardown; }
 	wait_line 20 n1 '^live '
 	run -0 --separate-stderr lease-status --node-id n1
 	[ -z "$stderr" ]
+	# no node id at all: said as keep-agent status's error, with its usage
+	# (it pointed at lease-status -h)
+	run -100 --separate-stderr keep-agent status
+	[ "${stderr_lines[0]}" = "keep-agent: fatal: no node id (--node-id or node_id: in the config)" ]
+	[[ "${stderr_lines[1]}" == "keep-agent: info: usage: keep-agent status "* ]]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ -z "$output" ]
 	run -15 --separate-stderr keep-agent status --node-id n11
 	[ "${lines[0]}" = "lease node=n11 phase=none" ]
 	[ "$stderr" = "lease-status: warning: no lease state for node n11 in '$STATE_DIR/n11': no node ran here under this id and state directory (nodes with state there: n1); check --node-id and --state-dir" ]
