@@ -80,6 +80,31 @@ teardown() { keep_teardown; }
 	wait_for 5 keep-agent status --node-id n1
 }
 
+@test "keep-agent: a stopped agent (SIGSTOP) is not ready (18), one warning says so; ready again once it continues" {
+	local a
+	start_bg agent keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	a=$(bg_pid agent)
+	run -0 --separate-stderr keep-agent status --node-id n1
+	assert_line --regexp "^agent node=n1 running=yes pid=$a phase=[a-z]+ stopped=no\$"
+	kill -STOP "$a"
+	# its children run on (own process groups): only the supervisor stopped
+	run -18 --separate-stderr keep-agent status --node-id n1
+	assert_line --regexp "^agent node=n1 running=yes pid=$a phase=[a-z]+ stopped=yes\$"
+	assert_line "status node=n1 ready=no lease=valid agent=yes fencing=running resolver=running listing=ok"
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[ "$stderr" = "keep-agent: warning: the agent (pid $a) is stopped (SIGSTOP, Ctrl-Z or a debugger): it restarts no child and its clean stop waits; \`kill -CONT $a\` lets it go on" ]
+	run -18 --separate-stderr keep-agent status --node-id n1 --json
+	assert_line --partial '{"type":"agent","node":"n1","running":true,'
+	assert_line --partial '"stopped":true}'
+	kill -CONT "$a"
+	wait_for 5 keep-agent status --node-id n1
+	run -0 --separate-stderr keep-agent status --node-id n1
+	assert_line --regexp "^agent node=n1 running=yes pid=$a phase=[a-z]+ stopped=no\$"
+	[ -z "$stderr" ]
+	refute_sanitizer_reports
+}
+
 @test "keep-agent: a child that keeps ending stops the node (clean stop) and exits 111" {
 	# a bindir whose owner-release --follow ends at once (the drain works)
 	local bin=$BATS_TEST_TMPDIR/bin c
