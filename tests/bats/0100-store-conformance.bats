@@ -6,6 +6,8 @@
 # so no test writes the same body twice and compares versions).
 
 load helpers/common
+# keep-store's every operation, and its errors: leak-checked at exit
+leak_checks
 
 setup() {
 	keep_setup

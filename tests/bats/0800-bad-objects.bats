@@ -9,6 +9,8 @@
 # Runs on the fs store and on a real S3 server (KEEP_TEST_STORE).
 
 load helpers/common
+# error paths, where a leak hides: every command leak-checked at exit
+leak_checks
 
 setup() {
 	keep_setup

@@ -10,6 +10,8 @@
 # the fs store only.
 
 load helpers/common
+# error paths, where a leak hides: every command leak-checked at exit
+leak_checks
 
 ROOT="$BATS_TEST_DIRNAME/../.."
 

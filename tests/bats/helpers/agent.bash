@@ -59,6 +59,8 @@ in_terminal() {
 		# the terminal's Ctrl-C reaches this shell too: it goes on to write
 		# CMD's status, whatever ended CMD
 		printf "trap ': Ctrl-C' INT\n"
+		# leak-checked at exit, as everything a test starts in the background
+		printf 'export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=1"\n'
 		printf '%q ' "$@"
 		printf '>%q 2>%q\necho $? >%q\n' "$d/$n.out" "$d/$n.err" "$d/$n.rc"
 	} >"$d/$n.sh"
