@@ -25,10 +25,15 @@ PREFIX ?= /usr/local
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 DESTDIR ?=
 CC ?= cc
+# libcurl is compiled against but not linked: the S3 backend loads it with
+# dlopen when the first S3 store opens (lib/store/curlfn_internal.h; at
+# exec, linking it cost every command 14 ms, fs store or not:
+# docs/performance.md "Exec cost")
 PKGS := libcurl openssl yaml-0.1 expat
+LINK_PKGS := openssl yaml-0.1 expat
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-# commands that never touch the store link without libcurl, OpenSSL and expat
+PKG_LIBS = $(shell pkg-config --libs $(LINK_PKGS) 2>/dev/null) -ldl
+# commands that never touch the store link without OpenSSL and expat
 # (keep, the umbrella, only runs the others)
 # (owner-check runs before every commit: its exec cost is in
 # docs/performance.md); a store call slipping in makes their link fail
@@ -223,9 +228,9 @@ install: rel build/rel/libkeep.so
 	install -m 644 $(filter-out %_internal.h,$(wildcard lib/store/*.h)) $(DESTDIR)$(INCDIR)/store/
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
 		'Name: keep' 'Description: node leases and ownership records on an object store' \
-		'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
+		'Version: $(VERSION)' 'Requires.private: $(LINK_PKGS)' \
 		'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lkeep' \
-		'Libs.private: -lm -lpthread' >$(DESTDIR)$(LIBDIR)/pkgconfig/keep.pc
+		'Libs.private: -lm -lpthread -ldl' >$(DESTDIR)$(LIBDIR)/pkgconfig/keep.pc
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
 		'Name: keep-core' \
 		'Description: keep'"'"'s sans-I/O protocol core (node lease, fencing, ownership machines)' \

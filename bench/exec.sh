@@ -2,7 +2,10 @@
 # bench/exec.sh — the exec cost of the commands an application runs before
 # every commit (owner-check) or a readiness probe runs (lease-status), now
 # that they link neither libcurl nor OpenSSL nor expat, side by side with the
-# same owner-check linked with every library as before (issue 14).
+# same owner-check linked with every library as before (issue 14); and of a
+# store command on the fs store (keep-store get), now that no command links
+# libcurl (the S3 backend loads it with dlopen when an S3 store opens), side
+# by side with the same keep-store linked with libcurl as before.
 # docs/performance.md.
 #
 #   bash bench/exec.sh               1000 runs each (BENCH_RUNS to change)
@@ -22,6 +25,10 @@ full="$DIR/owner-check-full-link"
 # shellcheck disable=SC2046 # pkg-config's flags are words
 cc "$ROOT/build/rel/obj/cmd/owner-check.o" "$ROOT/build/rel/libkeep.a" -o "$full" \
 	-Wl,--no-as-needed $(pkg-config --libs libcurl openssl yaml-0.1 expat) -lm || exit 111
+full_store="$DIR/keep-store-full-link"
+# shellcheck disable=SC2046
+cc "$ROOT/build/rel/obj/cmd/keep-store.o" "$ROOT/build/rel/libkeep.a" -o "$full_store" \
+	-Wl,--no-as-needed $(pkg-config --libs libcurl openssl yaml-0.1 expat) -ldl -lm || exit 111
 
 new_cluster exec
 node_config n1
@@ -57,3 +64,10 @@ for c in owner-check lease-status; do
 	printf '%-30s %10s %8s %s\n' "$c" "$v" "$(awk -v a="$v" -v b="$base" \
 		'BEGIN { printf "%.2f", a / b }')" "$(ldd "$BIN/$c" | grep -c '=>')"
 done
+store=(-c "$CL/n1.yaml" get nodes/n1)
+sbase=$(per_exec "$full_store" "${store[@]}")
+printf '%-30s %10s %8s %s\n' "keep-store get (libcurl linked)" "$sbase" 1.00 \
+	"$(ldd "$full_store" | grep -c '=>')"
+v=$(per_exec "$BIN/keep-store" "${store[@]}")
+printf '%-30s %10s %8s %s\n' "keep-store get" "$v" "$(awk -v a="$v" -v b="$sbase" \
+	'BEGIN { printf "%.2f", a / b }')" "$(ldd "$BIN/keep-store" | grep -c '=>')"

@@ -1,6 +1,7 @@
 /* keep — AWS credentials for the S3 store (awscreds.h, docs/s3.md
  * "Credentials"). */
 #include "awscreds.h"
+#include "curlfn_internal.h"
 
 #include <ctype.h>
 #include <curl/curl.h>

@@ -22,6 +22,7 @@
  * RGW 16.2 quirks handled (docs/s3.md): If-Match on PUT is sent unquoted
  * (a quoted one never matches), and version tokens are ETags with their
  * quotes stripped, in replies and in listings alike. */
+#include "curlfn_internal.h"
 #include "s3_internal.h"
 
 #include <ctype.h>
@@ -1768,6 +1769,8 @@ int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		return KEEP_ERR_INVAL;
 	slash = strchr(rest, '/');
 	blen = slash ? (size_t)(slash - rest) : strlen(rest);
+	if (keep_curl_load(err, errlen) != 0)
+		return KEEP_ERR_STORE;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(err, errlen, "unable to initialise libcurl");
 		return KEEP_ERR_STORE;

@@ -2,6 +2,7 @@
 # S3-only store behaviour (lib/store/s3.c, docs/s3.md): prefixes, reserved
 # bytes in keys, listings over one page, a wrong secret, and the
 # credentials-file mode check. Skipped unless KEEP_TEST_STORE=s3.
+# run-all: sanitizers
 load helpers/common
 
 setup() {
@@ -130,4 +131,35 @@ put_ok() {
 		keep-store -c "$cfg" put c/x
 	run -0 --separate-stderr keep-store --store "$STORE_URL" get c/x
 	[ "$output" = file-creds ]
+}
+
+# libcurl is loaded when the first S3 store opens, never linked
+# (lib/store/curlfn_internal.h): without it an S3 command fails with one
+# line and 111, and an fs store command does not need it at all.
+@test "libcurl is loaded for an S3 store only: missing, it is one line and 111; the fs store runs without it" {
+	load helpers/owner
+	local b
+	for b in keep-store lease-write lease-fence node-watch owner-acquire; do
+		run -0 ldd "$KEEP_BINDIR/$b"
+		[[ "$output" != *libcurl* ]]
+	done
+	run -111 --separate-stderr sysf 'dlopen:ENOENT' keep-store --store "$STORE_URL" get k
+	refute_crash
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ "$stderr" == *"fatal: unable to open store '$STORE_URL': cannot load libcurl (libcurl.so.4): "* ]]
+	mkdir "$BATS_TEST_TMPDIR/bucket"
+	run -0 --separate-stderr sysf 'dlopen:ENOENT' keep-store --store "file://$BATS_TEST_TMPDIR/bucket" put k <<<body
+	run -0 --separate-stderr sysf 'dlopen:ENOENT' keep-store --store "file://$BATS_TEST_TMPDIR/bucket" get k
+	[ "$output" = body ]
+	# the same store on S3, libcurl there: works
+	run -0 --separate-stderr keep-store --store "$STORE_URL" put k <<<body
+	run -0 --separate-stderr keep-store --store "$STORE_URL" get k
+	[ "$output" = body ]
+}
+
+@test "this file runs the sanitizer build in every pass (# run-all: sanitizers)" {
+	[ -n "${KEEP_SAN_BINDIR:-}" ] || skip "KEEP_SAN_BINDIR not set (not run by tests/run-all.sh)"
+	[ "$KEEP_BINDIR" = "$KEEP_SAN_BINDIR" ]
+	run -0 ldd "$(command -v keep-store)"
+	[[ "$output" == *libasan* ]]
 }

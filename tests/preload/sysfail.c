@@ -10,8 +10,8 @@
  *   KEEP_SYSFAIL="RULE[;RULE...]"
  *   RULE = OP:ERRNO[:OPTION...]
  *     OP      inotify_init1 | inotify_add_watch | timerfd_create |
- *             timerfd_settime | signalfd | fork | poll | kill
- *     ERRNO   EMFILE | ENFILE | ENOSPC | ENOMEM | EAGAIN | EINVAL | EPERM
+ *             timerfd_settime | signalfd | fork | poll | kill | dlopen
+ *     ERRNO   EMFILE | ENOENT | ENFILE | ENOSPC | ENOMEM | EAGAIN | EINVAL | EPERM
  *     count=N fail the first N matching calls only (default: every one)
  *     skip=N  let the first N matching calls through first
  *     while=FILE  only while FILE exists (a test turns a failure on in a
@@ -22,6 +22,8 @@
  *   KEEP_SYSFAIL_LOG=FILE  append "sysfail: PROG OP ERRNO" per injected
  *             failure (O_APPEND per line: several processes may share it)
  *
+ * dlopen fails by returning NULL (the library "is not installed": the S3
+ * backend loads libcurl with it, lib/store/curlfn_internal.h).
  * kill fails only for another process's pid (a process always signals
  * itself). Counts are per process. A malformed rule makes the library
  * write "sysfail: bad rule ..." to stderr and abort the process at load,
@@ -57,6 +59,7 @@ enum op {
 	OP_FORK,
 	OP_POLL,
 	OP_KILL,
+	OP_DLOPEN,
 	OP_COUNT,
 };
 
@@ -65,6 +68,7 @@ static const char *const op_names[OP_COUNT] = {
     "timerfd_create", "timerfd_settime",
     "signalfd",	      "fork",
     "poll",	      "kill",
+    "dlopen",
 };
 
 struct rule {
@@ -83,8 +87,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static const struct {
 	const char *n;
 	int e;
-} errnos[] = {{"EMFILE", EMFILE}, {"ENFILE", ENFILE}, {"ENOSPC", ENOSPC}, {"ENOMEM", ENOMEM},
-	      {"EAGAIN", EAGAIN}, {"EINVAL", EINVAL}, {"EPERM", EPERM}};
+} errnos[] = {{"EMFILE", EMFILE}, {"ENOENT", ENOENT}, {"ENFILE", ENFILE}, {"ENOSPC", ENOSPC},
+	      {"ENOMEM", ENOMEM}, {"EAGAIN", EAGAIN}, {"EINVAL", EINVAL}, {"EPERM", EPERM}};
 
 static const char *errno_name(int e)
 {
@@ -308,4 +312,15 @@ int kill(pid_t pid, int sig)
 		return -1;
 	}
 	return NEXT("kill", int (*)(pid_t, int))(pid, sig);
+}
+
+void *dlopen(const char *file, int mode)
+{
+	int e = should_fail(OP_DLOPEN);
+
+	if (e) {
+		errno = e;
+		return NULL;
+	}
+	return NEXT("dlopen", void *(*)(const char *, int))(file, mode);
 }
