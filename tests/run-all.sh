@@ -15,6 +15,13 @@
 #         failure or interrupt; CEPH_CONF (that server's ceph.conf, or
 #         the caller's for $S3_ENDPOINT) lets a test make a second S3 user
 #         with radosgw-admin (tests/bats/0117-s3-bucket-policy.bats).
+#         KEEP_TEST_S3_BUILD=DIR: the S3 pass runs DIR's commands and
+#         tools (make check: build/relfi, the release flags with fault
+#         injection, no sanitizers), but for the files with a line
+#         `# run-all: sanitizers` (the S3 backend's own: conformance,
+#         replies through the fault proxy, credentials), which run
+#         BUILD_DIR's there too; the fs pass runs BUILD_DIR's throughout
+#         (docs/testing.md "Sanitizers"). Default: BUILD_DIR for both.
 #         KEEP_TEST_JOBS=1 runs every file one after the other, as before
 #         (no GNU parallel needed); KEEP_TEST_ONLY=RE runs only the files
 #         whose name matches the extended regex RE.
@@ -46,6 +53,14 @@ case $MODE in unit | bats | sim | all) ;; *) usage ;; esac
 	exit 100
 }
 BUILD=$(cd "$1" && pwd)
+S3_BUILD=$BUILD
+if [ -n "${KEEP_TEST_S3_BUILD:-}" ]; then
+	[ -d "$KEEP_TEST_S3_BUILD/bin" ] || {
+		echo "run-all: KEEP_TEST_S3_BUILD: no build directory '$KEEP_TEST_S3_BUILD/bin' (make relfi-bin)" >&2
+		exit 100
+	}
+	S3_BUILD=$(cd "$KEEP_TEST_S3_BUILD" && pwd)
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 100
 
@@ -185,18 +200,22 @@ list_files() {
 }
 
 # run_bats STORE JOBS LIST : bats over the files of LIST (one a line), JOBS
-# files at a time.
+# files at a time; the S3 pass with $S3_BUILD's commands (KEEP_SAN_BINDIR:
+# tests/bats/helpers/common.bash runs the files marked `# run-all:
+# sanitizers` with BUILD_DIR's).
 run_bats() {
 	if [ ! -s "$3" ]; then
 		echo "1..0"
 		return 0
 	fi
+	bindir=$BUILD/bin
+	[ "$1" != s3 ] || bindir=$S3_BUILD/bin
 	if [ "$2" -gt 1 ]; then
-		tr '\n' '\0' <"$3" | KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 xargs -0 \
-			bats --tap --timing --jobs "$2" --no-parallelize-within-files
+		tr '\n' '\0' <"$3" | KEEP_BINDIR="$bindir" KEEP_SAN_BINDIR="$BUILD/bin" \
+			KEEP_TEST_STORE=$1 xargs -0 bats --tap --timing --jobs "$2" --no-parallelize-within-files
 	else
-		tr '\n' '\0' <"$3" | KEEP_BINDIR="$BUILD/bin" KEEP_TEST_STORE=$1 xargs -0 \
-			bats --tap --timing
+		tr '\n' '\0' <"$3" | KEEP_BINDIR="$bindir" KEEP_SAN_BINDIR="$BUILD/bin" \
+			KEEP_TEST_STORE=$1 xargs -0 bats --tap --timing
 	fi
 }
 
@@ -338,6 +357,9 @@ run_all_bats() {
 	bg_pass fs fs "$JOBS" "$TMP/files.side"
 	s3=0
 	s3_ready && s3=1
+	if [ "$s3" = 1 ] && [ "$S3_BUILD" != "$BUILD" ]; then
+		echo "# the S3 pass runs $S3_BUILD (the files marked \`# run-all: sanitizers\`: $BUILD)"
+	fi
 	[ "$s3" = 0 ] || bg_pass s3 s3 "$JOBS" "$TMP/files.side"
 	FOLLOW=1 show_pass "bats (fs)" fs "$TMP/files.side"
 	[ "$s3" = 0 ] || show_pass "bats (s3)" s3 "$TMP/files.side"

@@ -5,6 +5,7 @@
 # Store-agnostic: versions are opaque (an S3 ETag repeats for equal bodies,
 # so no test writes the same body twice and compares versions).
 
+# run-all: sanitizers
 load helpers/common
 # keep-store's every operation, and its errors: leak-checked at exit
 leak_checks

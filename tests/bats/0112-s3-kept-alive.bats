@@ -9,6 +9,7 @@
 # one connection for many requests, and TCP_QUICKACK set for each reply.
 # s3 only.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

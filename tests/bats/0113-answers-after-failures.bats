@@ -10,6 +10,7 @@
 #   - a fence refused by a 409 while the node did not write is `failed
 #     reason=conflict-unchanged`, never `alive`
 
+# run-all: sanitizers
 load helpers/common
 
 setup() { keep_setup; }

@@ -8,6 +8,7 @@
 # made with radosgw-admin (CEPH_CONF names the server's ceph.conf).
 
 # shellcheck disable=SC2154 # output: set by bats' run
+# run-all: sanitizers
 load helpers/common
 
 DOC="$BATS_TEST_DIRNAME/../../docs/operations.md"

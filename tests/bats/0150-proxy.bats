@@ -4,6 +4,7 @@
 # counts, probabilities, re-reading, bodies, a clean stop. S3 pass only:
 # the proxy sits in front of the real server.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

@@ -5,6 +5,7 @@
 # Timings (ms): ttl 3000, grace 1500, safety 600, skew 300, period 1000:
 # a write every 1000, each attempt bounded by 800, valid 2400 after a send.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

@@ -4,6 +4,7 @@
 # (ADR 0020 §3: an acquire with an unknown outcome is released if it
 # landed). S3 pass only (tests/tools/s3proxy.c).
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

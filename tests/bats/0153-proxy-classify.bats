@@ -4,6 +4,7 @@
 # S3 fault proxy in front of the real server and read by keep-store. S3
 # pass only (tests/tools/s3proxy.c).
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

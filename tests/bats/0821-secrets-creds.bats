@@ -6,6 +6,7 @@
 # a refused request, on a malformed source), in the state directory or in
 # the metrics file. The companion of 0820-secrets.bats (static keys).
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

@@ -7,6 +7,7 @@
 # server needed) on the fs pass. No AWS_* key in the environment: HOME is
 # the test's own.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

@@ -6,6 +6,7 @@
 # clear line and its exit code. Against the real S3 server on the s3 pass;
 # the refusals made before any request on the fs pass.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

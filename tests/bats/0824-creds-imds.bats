@@ -9,6 +9,7 @@
 # each wrong answer failing with one clear line and its exit code. Against
 # the real S3 server on the s3 pass; the refusals on the fs pass.
 
+# run-all: sanitizers
 load helpers/common
 
 setup() {

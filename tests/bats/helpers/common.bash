@@ -4,6 +4,9 @@
 #   KEEP_BINDIR       the build's bin dir (sanitizer build); put first on PATH
 #   KEEP_TOOLDIR      test programs and LD_PRELOAD libraries (default: beside bin/)
 #   KEEP_TEST_STORE   fs | s3 — which store this run uses
+#   KEEP_SAN_BINDIR   the sanitizer build's bin dir, where KEEP_BINDIR is
+#                     another build (make check's S3 pass: build/relfi); a
+#                     file with a line `# run-all: sanitizers` runs it
 #   S3_ENDPOINT S3_ACCESS_KEY S3_SECRET_KEY S3_REGION S3_BUCKET  (s3 runs)
 #
 # keep_setup gives every test its own empty store (a fresh directory, or a
@@ -14,6 +17,10 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+if [ -n "${KEEP_SAN_BINDIR:-}" ] && [ "$KEEP_SAN_BINDIR" != "${KEEP_BINDIR:-}" ] &&
+	grep -q '^# run-all: sanitizers' "$BATS_TEST_FILENAME"; then
+	export KEEP_BINDIR=$KEEP_SAN_BINDIR
+fi
 export PATH="${KEEP_BINDIR:?KEEP_BINDIR not set}:$PATH"
 # test tools and LD_PRELOAD libraries built from tests/tools, tests/preload
 export KEEP_TOOLDIR="${KEEP_TOOLDIR:-${KEEP_BINDIR%/bin}/tools}"
