@@ -14,7 +14,10 @@
  *                              now + MS, until it times out; prints
  *                              waited_ms=.. (raw CLOCK_BOOTTIME, as above)
  *                              and wakes=.. (the returns it took)
- * exit 0, or 100 on a usage error. */
+ * Every form first loads libcurl as an S3 store does (dlopen,
+ * lib/store/curlfn_internal.h), so that its clock calls are bound as in a
+ * command that talks to S3 (0270 checks they bind to the shim).
+ * exit 0, or 100 on a usage error; 111 when libcurl cannot be loaded. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../lib/clock.h"
+#include "../../lib/store/curlfn_internal.h"
 
 static int64_t ms(clockid_t id)
 {
@@ -47,7 +51,12 @@ static int64_t raw_boot_ms(void)
 int main(int argc, char **argv)
 {
 	struct timeval tv;
+	char err[256];
 
+	if (keep_curl_load(err, sizeof(err)) != 0) {
+		fprintf(stderr, "clocks: %s\n", err);
+		return 111;
+	}
 	if (argc == 1) {
 		gettimeofday(&tv, NULL);
 		printf("monotonic_ms=%lld boottime_ms=%lld realtime_ms=%lld gettimeofday_ms=%lld "
