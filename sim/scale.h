@@ -64,6 +64,7 @@ void scale_opts_defaults(struct scale_opts *o, int64_t nodes);
  *   cluster_requests_per_s=.. cluster_keys_listed_per_period=..
  *   s3_usd_month=.. r2_usd_month=.. death_to_fence_ms=.. over_floor_ms=..
  *   fencers=.. fence_reads=.. fence_writes=.. fences_landed=..
+ *   start_candidates=.. false_candidates=..
  * 0; 1 when the run broke a rule it checks (no fence within the bound, a
  * fence before the floor, a node lost at steady state: a line `scale-model
  * error: ...` on out); -1 out of memory. */
