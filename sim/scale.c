@@ -711,7 +711,11 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		return -1;
 	}
 	/* warm-up: every lease through its start check (ttl + grace) and
-	 * live, then two periods so every watch has seen every write */
+	 * live, then three periods: every watch has seen every node by one
+	 * period after its first write, and a watch that first saw a node
+	 * right after one of its writes may take it for a candidate up to
+	 * write_every + attempt_timeout later (start_candidates;
+	 * docs/scale.md "Candidates at the start of a watch") */
 	warm = 0;
 	for (;;) {
 		bool all = true;
@@ -729,7 +733,7 @@ int scale_run(const struct scale_opts *o, FILE *out)
 			return 1;
 		}
 	}
-	warm += 2 * period;
+	warm += 3 * period;
 	if (run_until(&s, warm, false) != 0)
 		goto nomem;
 	/* the counted window */

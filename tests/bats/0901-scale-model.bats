@@ -39,8 +39,8 @@ within() {
 
 @test "keep-sim --scale 20: 1 PUT, 1 LIST page per node and period; the dead node fenced at its floor" {
 	# the sanitizer build: 20 nodes are well under a second of CPU
-	run -0 keep-sim --scale 20 --periods 5
-	assert_output --regexp '^scale-model mode=full nodes=20 played=20 periods=5 period_ms=3000 jitter_ms=20 '
+	run -0 keep-sim --scale 20
+	assert_output --regexp '^scale-model mode=full nodes=20 played=20 periods=10 period_ms=3000 jitter_ms=20 '
 	# one renewal a write period (ADR 0020 §1: write_every = min(period,
 	# ttl/3) = 3000 ms from the previous send): per 3000 ms counted, 1 less
 	# the lateness of the wake-ups (0..20 ms each, 10 on average: 0.3 %)
@@ -63,6 +63,8 @@ within() {
 	[ "$(field fences_landed)" = 1 ]
 	# every other node watched it and raced to fence it
 	[ "$(field fencers)" = 19 ]
+	# no live node was ever a candidate once every watch had started
+	[ "$(field false_candidates)" = 0 ]
 }
 
 @test "keep-sim --scale 2500 --sample 4: ceil(N / 1000) LIST pages a node and period, every lease played" {
@@ -75,6 +77,7 @@ within() {
 	[ "$(field fences_landed)" = 1 ]
 	# the sample's 4 watches race; the 2496 others are not played
 	[ "$(field fencers)" = 4 ]
+	[ "$(field false_candidates)" = 0 ]
 }
 
 @test "keep-sim --scale: bad arguments get one line and exit 100" {
