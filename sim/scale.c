@@ -489,8 +489,9 @@ static int watch_pass(struct scale *s, struct swatch *w)
 		}
 		listed++;
 		c->bytes_recv += b->list_entry;
-		if (k == w->node)
-			continue; /* its own key: listed, not watched */
+		/* its own key too, as node-watch's read_all: the watch never
+		 * takes it for a candidate (fence.c), but its body is read by
+		 * the same rule */
 		tok(ltok, sizeof(ltok), b->ver);
 		tok(ptok, sizeof(ptok), p->listed);
 		tok(bver, sizeof(bver), p->body_ver);

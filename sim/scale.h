@@ -47,15 +47,21 @@ struct scale_opts {
 /* "full". Never NULL. */
 const char *scale_mode_name(enum scale_mode m);
 
-/* 0, or -1 when name is not a mode. */
+/* Parse a mode's name (borrowed) into *out: 0, or -1 when it is not a
+ * mode. */
 int scale_mode_parse(const char *name, enum scale_mode *out);
 
-/* Fill the defaults for N nodes: mode full, SCALE_PERIODS_DEFAULT periods,
- * every watch played up to SCALE_FULL_MAX nodes, else SCALE_SAMPLE_DEFAULT,
- * jitter SCALE_JITTER_DEFAULT_MS, seed 1. */
+/* Fill *o (caller-owned) with the defaults for N nodes: mode full,
+ * SCALE_PERIODS_DEFAULT periods, every watch played up to SCALE_FULL_MAX
+ * nodes, else SCALE_SAMPLE_DEFAULT, jitter SCALE_JITTER_DEFAULT_MS, seed 1. */
 void scale_opts_defaults(struct scale_opts *o, int64_t nodes);
 
-/* Run the model once and print its line to out:
+/* Run the model once (ADR 0020 §1 the lease, §2 the watch and the peer
+ * fence, as lib/core implements them) and print its line to out (borrowed;
+ * nothing else is written there). Counts are per node and per period_ms
+ * of the counted window; rates per second; bytes are payload bytes; times
+ * in ms on the model's clock; $ per 30-day month at the list prices in
+ * scale.c (docs/scale.md):
  *   scale-model mode=M nodes=N played=S periods=P period_ms=.. jitter_ms=..
  *   put_per_node_period=.. get_per_node_period=.. list_pages_per_node_period=..
  *   keys_listed_per_node_period=.. requests_per_node_period=..
@@ -65,9 +71,11 @@ void scale_opts_defaults(struct scale_opts *o, int64_t nodes);
  *   s3_usd_month=.. r2_usd_month=.. death_to_fence_ms=.. over_floor_ms=..
  *   fencers=.. fence_reads=.. fence_writes=.. fences_landed=..
  *   start_candidates=.. false_candidates=..
- * 0; 1 when the run broke a rule it checks (no fence within the bound, a
- * fence before the floor, a node lost at steady state: a line `scale-model
- * error: ...` on out); -1 out of memory. */
+ * 0; 1 when the run broke a rule it checks (a lease not live at steady
+ * state, a live node taken for a stale candidate at steady state, no fence
+ * within ttl + grace + 10 periods of the death, a fence before the dead
+ * node's last written_at + ttl + grace: a line `scale-model error: ...` on
+ * out); -1 out of memory. */
 int scale_run(const struct scale_opts *o, FILE *out);
 
 #endif
