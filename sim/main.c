@@ -31,7 +31,7 @@ static const char USAGE[] =
     "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
     "                 every broken model is caught within 1000 seeds\n"
     "\n"
-    "The scale model (docs/scale.md): N nodes (2..1000000) at the default timings,\n"
+    "The scale model (docs/scale.md): N nodes (2..100000) at the default timings,\n"
     "every store request counted, one node killed; one line `scale-model ...`.\n"
     "  --scale N      nodes in the cluster\n"
     "  --periods P    heartbeat periods counted at steady state (default 10)\n"
@@ -188,7 +188,7 @@ int main(int argc, char **argv)
 		} else if (strcmp(a, "--scale") == 0) {
 			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &scale_n) || scale_n < 2 ||
 			    scale_n > SCALE_NODES_MAX)
-				return usage_error("--scale needs a number of nodes, 2 to 1000000");
+				return usage_error("--scale needs a number of nodes, 2 to 100000");
 			have_scale = true;
 		} else if (strcmp(a, "--periods") == 0) {
 			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &periods) || periods == 0 ||

@@ -31,7 +31,7 @@ enum scale_mode {
 
 #define SCALE_SAMPLE_DEFAULT 100   /* watches played above SCALE_FULL_MAX nodes */
 #define SCALE_FULL_MAX 1000	   /* nodes whose watches are all played by default */
-#define SCALE_NODES_MAX 1000000	   /* most nodes modelled */
+#define SCALE_NODES_MAX 100000	   /* most nodes modelled (KEEP_WATCH_PEERS_MAX) */
 #define SCALE_PERIODS_DEFAULT 10   /* periods counted at steady state */
 #define SCALE_JITTER_DEFAULT_MS 20 /* a process wakes up to this late (ms) */
 

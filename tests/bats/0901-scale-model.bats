@@ -82,7 +82,9 @@ within() {
 
 @test "keep-sim --scale: bad arguments get one line and exit 100" {
 	run -100 --separate-stderr keep-sim --scale 1
-	[ "${stderr_lines[0]}" = "keep-sim: --scale needs a number of nodes, 2 to 1000000" ]
+	[ "${stderr_lines[0]}" = "keep-sim: --scale needs a number of nodes, 2 to 100000" ]
+	run -100 --separate-stderr keep-sim --scale 100001
+	[ "${stderr_lines[0]}" = "keep-sim: --scale needs a number of nodes, 2 to 100000" ]
 	run -100 --separate-stderr keep-sim --periods 5
 	[ "${stderr_lines[0]}" = "keep-sim: --periods, --sample, --jitter-ms and --mode need --scale" ]
 	run -100 --separate-stderr keep-sim --scale 10 --mode ring
