@@ -13,7 +13,7 @@ setup() {
 
 # scale_model ARGS... : keep-sim of the release build when no source of it
 # is newer than it (as 0900's sim_check: N = 1,000 is 5 s of CPU
-# optimised, about ten times that under ASan+UBSan), else the sanitizer
+# optimised, 28 s and 860 MB under ASan+UBSan), else the sanitizer
 # build's.
 scale_model() {
 	local rel="${KEEP_BINDIR%/*/bin}/rel/bin/keep-sim" root="$BATS_TEST_DIRNAME/../.."
