@@ -6,10 +6,13 @@
 #include <string.h>
 
 #include "../lib/exitcode.h"
+#include "scale.h"
 #include "sim.h"
 
 static const char USAGE[] =
     "usage: keep-sim [--seeds N] [--seed S] [--broken NAME] [--verbose] [--check]\n"
+    "       keep-sim --scale N [--periods P] [--sample S] [--jitter-ms J] [--mode full]\n"
+    "                [--seed S]\n"
     "\n"
     "  --seeds N      run seeds 0..N-1 (default 200, or $KEEP_SIM_SEEDS)\n"
     "  --seed S       run seed S only\n"
@@ -28,8 +31,19 @@ static const char USAGE[] =
     "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
     "                 every broken model is caught within 1000 seeds\n"
     "\n"
-    "exit: 0 no violation (--check: every test ok); 1 a violation (--check: a\n"
-    "      test not ok); 100 usage\n";
+    "The scale model (docs/scale.md): N nodes (2..100000) at the default timings,\n"
+    "every store request counted, one node killed; one line `scale-model ...`.\n"
+    "  --scale N      nodes in the cluster\n"
+    "  --periods P    heartbeat periods counted at steady state (default 10)\n"
+    "  --sample S     watches played (default: all up to 1000 nodes, else 100);\n"
+    "                 every lease is played, S watches against the full bucket\n"
+    "  --jitter-ms J  a process wakes 0..J ms late (default 20)\n"
+    "  --mode M       how nodes watch their peers: full (the only mode today)\n"
+    "  --seed S       start phases, jitter and the death's phase (default 1)\n"
+    "\n"
+    "exit: 0 no violation (--check: every test ok; --scale: the run kept its\n"
+    "      rules); 1 a violation (--check: a test not ok; --scale: a rule broken,\n"
+    "      named on a `scale-model error:` line); 100 usage; 111 out of memory\n";
 
 #define DEFAULT_SEEDS 200
 /* --check: a broken model must be caught within this many seeds (most are
@@ -145,6 +159,10 @@ int main(int argc, char **argv)
 	const char *env = getenv("KEEP_SIM_SEEDS");
 	struct sim_result r;
 	int i;
+	uint64_t scale_n = 0, periods = 0, sample = 0, jitter = 0;
+	bool have_scale = false, have_periods = false, have_sample = false, have_jitter = false;
+	enum scale_mode mode = SCALE_FULL;
+	bool have_mode = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 1; i < argc; i++) {
@@ -167,12 +185,60 @@ int main(int argc, char **argv)
 			verbose = true;
 		} else if (strcmp(a, "--check") == 0) {
 			check = true;
+		} else if (strcmp(a, "--scale") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &scale_n) || scale_n < 2 ||
+			    scale_n > SCALE_NODES_MAX)
+				return usage_error("--scale needs a number of nodes, 2 to 100000");
+			have_scale = true;
+		} else if (strcmp(a, "--periods") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &periods) || periods == 0 ||
+			    periods > 10000)
+				return usage_error("--periods needs a number, 1 to 10000");
+			have_periods = true;
+		} else if (strcmp(a, "--sample") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &sample) || sample == 0)
+				return usage_error("--sample needs a positive number");
+			have_sample = true;
+		} else if (strcmp(a, "--jitter-ms") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &jitter) || jitter > 1000)
+				return usage_error("--jitter-ms needs a number of ms, 0 to 1000");
+			have_jitter = true;
+		} else if (strcmp(a, "--mode") == 0) {
+			if (i + 1 >= argc || scale_mode_parse(argv[++i], &mode))
+				return usage_error("--mode needs a known watch mode: full");
+			have_mode = true;
 		} else {
 			return usage_error("unknown argument");
 		}
 	}
 	if (!have_seeds && env && *env && (parse_u64(env, &nseeds) || nseeds == 0))
 		return usage_error("KEEP_SIM_SEEDS must be a positive number");
+	if (have_scale) {
+		struct scale_opts so;
+		int rc;
+
+		if (check || b != SIM_REAL || verbose || have_seeds)
+			return usage_error(
+			    "--scale takes no --check, --broken, --verbose or --seeds");
+		scale_opts_defaults(&so, (int64_t)scale_n);
+		so.mode = mode;
+		if (have_periods)
+			so.periods = (int64_t)periods;
+		if (have_sample)
+			so.sample = (int64_t)sample;
+		if (have_jitter)
+			so.jitter_ms = (int64_t)jitter;
+		if (have_seed)
+			so.seed = seed;
+		rc = scale_run(&so, stdout);
+		if (rc < 0) {
+			fprintf(stderr, "keep-sim: out of memory\n");
+			return KEEP_EXIT_TEMP;
+		}
+		return rc ? KEEP_EXIT_NO : KEEP_EXIT_OK;
+	}
+	if (have_periods || have_sample || have_jitter || have_mode)
+		return usage_error("--periods, --sample, --jitter-ms and --mode need --scale");
 	if (check) {
 		if (have_seed || b != SIM_REAL || verbose)
 			return usage_error("--check takes no --seed, --broken or --verbose");
