@@ -26,9 +26,14 @@
 #   1. a new cluster (a directory, or a new prefix in the bucket), N nodes
 #      started, until each lease-write printed `live` and each node-watch's
 #      last listing found the N nodes (keep_nodes_listed), then one period;
-#   2. the window: every process's keep_store_requests_total (their metrics
-#      files) and CPU time (/proc/PID/stat) at its start and end, RSS
-#      (/proc/PID/status) at its end;
+#   2. the window, a whole number of write periods (BENCH_WINDOW rounded:
+#      10 periods of 3 s), so that a node writing and listing once a period
+#      counts the same whatever its phase (the nodes start together, their
+#      phases cluster: a window of 10.03 periods counted 11 writes of most
+#      nodes in one run and 10 in the next): every process's
+#      keep_store_requests_total (their metrics files) and CPU time
+#      (/proc/PID/stat) at its start and end, the ends read that many
+#      periods after the starts; RSS (/proc/PID/status) at its end;
 #   3. BENCH_KILLS kills, one after another: every process of one node
 #      killed with SIGKILL (a crashed host loses all three), then the wait
 #      for a peer's lease-fence to print `fenced node=ID`; the fence's time
@@ -87,6 +92,9 @@ done
 . "$(dirname "$0")/perf-lib.sh"
 
 WRITE_EVERY=$((PERIOD < TTL / 3 ? PERIOD : TTL / 3))
+WINDOW_P=$(((WINDOW * 1000 + PERIOD / 2) / PERIOD)) # the window in periods
+[ "$WINDOW_P" -ge 1 ] || WINDOW_P=1
+WINDOW_MS=$((WINDOW_P * PERIOD))
 ATTEMPT=$(((TTL - SAFETY) / 3))
 SETTLE_MS=$((WRITE_EVERY + 2 * ATTEMPT + 1000))
 HZ=$(getconf CLK_TCK)
@@ -142,7 +150,7 @@ field() { sed -n "s/^$1 //p" "$CL/victim.body"; }
 
 # one_run N : the run of N nodes; prints its line
 one_run() {
-	local N=$1 nodes=() pids n i p end w0 w1 g0 p0 l0 o0 g1 p1 l1 o1 c0 c1 rss
+	local N=$1 nodes=() pids n i p end w0 t0 t1 g0 p0 l0 o0 g1 p1 l1 o1 c0 c1 rss
 	local v t_kill f0 f1 fat fby wat left
 	new_cluster "scale-$N"
 	echo "# N=$N store $STORE, dir $CL" >&2
@@ -160,14 +168,18 @@ one_run() {
 	ms_sleep "$PERIOD"
 	mapfile -t pids < <(cluster_pids "${nodes[@]}")
 
-	# the window
+	# the window: the counters read at w0 and again at w0 + WINDOW_MS (each
+	# file's two reads that far apart, when both reads take as long), the
+	# CPU times just after them (over the time measured between)
+	w0=$(ms_now)
 	read -r g0 p0 l0 o0 <<<"$(requests "${nodes[@]}")"
 	c0=$(cpu_ticks "${pids[@]}")
-	w0=$(ms_now)
-	nap "$WINDOW"
-	w1=$(ms_now)
-	c1=$(cpu_ticks "${pids[@]}")
+	t0=$(ms_now)
+	left=$((w0 + WINDOW_MS - t0))
+	[ "$left" -le 0 ] || ms_sleep "$left"
 	read -r g1 p1 l1 o1 <<<"$(requests "${nodes[@]}")"
+	c1=$(cpu_ticks "${pids[@]}")
+	t1=$(ms_now)
 	rss=$(rss_kib "${pids[@]}")
 	gone "${pids[@]}" && {
 		echo "bench: N=$N: every process ended during the window" >&2
@@ -228,7 +240,7 @@ one_run() {
 	fi
 	[ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$CL/bucket" "$CL/state"
 
-	awk -v S="$STORE_KIND" -v M="$MODE" -v N="$N" -v per="$PERIOD" -v ms=$((w1 - w0)) \
+	awk -v S="$STORE_KIND" -v M="$MODE" -v N="$N" -v per="$PERIOD" -v ms="$WINDOW_MS" -v cms=$((t1 - t0)) \
 		-v g=$((g1 - g0)) -v p=$((p1 - p0)) -v l=$((l1 - l0)) -v o=$((o1 - o0)) \
 		-v cpu=$((c1 - c0)) -v hz="$HZ" -v rss="$rss" -v K="$KILLS" \
 		-v fm="$(sort -n "$CL/fence_ms" | tr '\n' ' ')" \
@@ -240,14 +252,14 @@ one_run() {
 		na = split(at, a, " "); sa = 0; for (i = 1; i <= na; i++) sa += a[i]
 		no = split(ov, o2, " ")
 		printf "scale store=%s mode=%s nodes=%d requests_per_node_period=%.3f put=%.3f get=%.3f list=%.3f", S, M, N, (g + p + l + o) / d, p / d, g / d, l / d
-		printf " cpu_pct_per_node=%.3f rss_kib_per_node=%d", 100 * cpu / hz / (ms / 1000) / N, rss / N
+		printf " cpu_pct_per_node=%.3f rss_kib_per_node=%d", 100 * cpu / hz / (cms / 1000) / N, rss / N
 		printf " fence_median_ms=%d fence_p99_ms=%d fence_attempts_per_death=%.1f", median(fm), p99(fm), na ? sa / na : 0
 		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%d\n", K, na, no ? o2[1] : -1, ms / 1000, 1 + int((N + 999) / 1000)
 	}'
 }
 
 echo "# $(machine)"
-echo "# mode $MODE; timing: ttl ${TTL} ms, grace ${GRACE} ms, period ${PERIOD} ms; window ${WINDOW} s; ${KILLS} kills a run; build $BIN"
+echo "# mode $MODE; timing: ttl ${TTL} ms, grace ${GRACE} ms, period ${PERIOD} ms; window ${WINDOW_MS} ms (${WINDOW_P} periods); ${KILLS} kills a run; build $BIN"
 echo "# commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 for N in $NODES_LIST; do
 	one_run "$N" || exit 111
