@@ -59,11 +59,15 @@
 #   list=.. cpu_pct_per_node=.. rss_kib_per_node=.. fence_median_ms=..
 #   fence_p99_ms=.. fence_attempts_per_death=.. kills=K fenced=F
 #   over_floor_min_ms=.. window_s=.. expected_per_node_period=E
+#   lease_ran_out=R
 # over_floor_min_ms: the least of fenced_at_ms - (written_at_ms + ttl +
 # grace) over the kills, on the fencer's clock alone: never below 0 (no
 # fence before the floor, ADR 0020 §2); expected_per_node_period: the
 # protocol's 1 PUT + ceil(N/1000) LIST pages (+ a GET per changed body,
-# none at steady state). Lines starting with # say what it does (stderr:
+# none at steady state); lease_ran_out: the `ran-out` lines of the nodes'
+# lease-writes from their start to the window's end: not 0 means this host
+# did not hold N nodes (writes later than the validity), and the line is
+# no steady state (docs/performance.md, "Scale"). Lines starting with # say what it does (stderr:
 # each kill). Exit: 0; 100 usage; 111 a run failed (a node not live, a
 # fence that did not come, a process left); 130 interrupted (SIGINT or
 # SIGTERM: every process it started is killed first, and the bucket
@@ -151,7 +155,7 @@ field() { sed -n "s/^$1 //p" "$CL/victim.body"; }
 # one_run N : the run of N nodes; prints its line
 one_run() {
 	local N=$1 nodes=() pids n i p end w0 t0 t1 g0 p0 l0 o0 g1 p1 l1 o1 c0 c1 rss
-	local v t_kill f0 f1 fat fby wat left
+	local v t_kill f0 f1 fat fby wat left ro
 	new_cluster "scale-$N"
 	echo "# N=$N store $STORE, dir $CL" >&2
 	for i in $(seq 1 "$N"); do nodes+=("n$i"); done
@@ -181,6 +185,8 @@ one_run() {
 	c1=$(cpu_ticks "${pids[@]}")
 	t1=$(ms_now)
 	rss=$(rss_kib "${pids[@]}")
+	ro=$(cat "$CL"/log/*.lw.out | grep -c '^ran-out ')
+	[ "$ro" -eq 0 ] || echo "bench: warning: N=$N: $ro lease run-outs by the window's end: this host does not hold $N nodes" >&2
 	gone "${pids[@]}" && {
 		echo "bench: N=$N: every process ended during the window" >&2
 		return 1
@@ -242,7 +248,7 @@ one_run() {
 
 	awk -v S="$STORE_KIND" -v M="$MODE" -v N="$N" -v per="$PERIOD" -v ms="$WINDOW_MS" -v cms=$((t1 - t0)) \
 		-v g=$((g1 - g0)) -v p=$((p1 - p0)) -v l=$((l1 - l0)) -v o=$((o1 - o0)) \
-		-v cpu=$((c1 - c0)) -v hz="$HZ" -v rss="$rss" -v K="$KILLS" \
+		-v cpu=$((c1 - c0)) -v hz="$HZ" -v rss="$rss" -v K="$KILLS" -v ro="$ro" \
 		-v fm="$(sort -n "$CL/fence_ms" | tr '\n' ' ')" \
 		-v at="$(tr '\n' ' ' <"$CL/attempts")" -v ov="$(sort -n "$CL/over" | tr '\n' ' ')" '
 	function median(s,  a, n) { n = split(s, a, " "); return n ? a[int((n + 1) / 2)] : -1 }
@@ -254,7 +260,7 @@ one_run() {
 		printf "scale store=%s mode=%s nodes=%d requests_per_node_period=%.3f put=%.3f get=%.3f list=%.3f", S, M, N, (g + p + l + o) / d, p / d, g / d, l / d
 		printf " cpu_pct_per_node=%.3f rss_kib_per_node=%d", 100 * cpu / hz / (cms / 1000) / N, rss / N
 		printf " fence_median_ms=%d fence_p99_ms=%d fence_attempts_per_death=%.1f", median(fm), p99(fm), na ? sa / na : 0
-		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%d\n", K, na, no ? o2[1] : -1, ms / 1000, 1 + int((N + 999) / 1000)
+		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%d lease_ran_out=%d\n", K, na, no ? o2[1] : -1, ms / 1000, 1 + int((N + 999) / 1000), ro
 	}'
 }
 
