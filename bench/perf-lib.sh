@@ -35,11 +35,22 @@ DIR=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/keep-bench.XXXXXX")}
 mkdir -p "$DIR"
 PIDS=()
 
+S3_CLUSTERS=() # s3:// stores made by new_cluster and not yet emptied
+
 bench_cleanup() {
-	local p
+	local p s
 	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	sleep 0.3
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	# every object a run left under its prefix in the bucket, once the
+	# processes writing there are gone
+	for p in "${PIDS[@]}"; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+	done
+	for s in "${S3_CLUSTERS[@]}"; do store_clean "$s"; done
 	[ "${BENCH_KEEP:-0}" = 1 ] || rm -rf "$DIR"
 }
 trap bench_cleanup EXIT
@@ -68,7 +79,28 @@ new_cluster() {
 		STORE="file://$CL/bucket"
 	else
 		STORE="s3://${S3_BUCKET:-keep-test}/bench-$1-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+		S3_CLUSTERS+=("$STORE")
 	fi
+}
+
+# store_clean STORE : delete every object of STORE, an s3:// prefix a run
+# made (nothing for a directory: it goes with $DIR); call it once the
+# processes that write there are gone. Prints how many objects it deleted
+# and could not delete to stderr when any could not be.
+store_clean() {
+	local k n=0 bad=0 keep=() pass
+	case $1 in s3://*) ;; *) return 0 ;; esac
+	# twice: a request a killed process had sent may land after the first
+	for pass in 1 2; do
+		bad=0
+		while read -r k; do
+			if keep-store --store "$1" del "$k" --force >/dev/null 2>&1; then n=$((n + 1)); else bad=$((bad + 1)); fi
+		done < <(keep-store --store "$1" list 2>/dev/null | sed -n 's/^object key=\([^ ]*\) .*/\1/p')
+		[ "$pass" = 2 ] || sleep 0.5
+	done
+	[ "$bad" -eq 0 ] || echo "bench: $1: $bad of $((n + bad)) objects not deleted" >&2
+	for k in "${S3_CLUSTERS[@]}"; do [ "$k" = "$1" ] || keep+=("$k"); done
+	S3_CLUSTERS=("${keep[@]}")
 }
 
 # node_config NODE : $CL/NODE.yaml, metrics in $CL/NODE.<command>.prom

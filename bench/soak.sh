@@ -610,7 +610,17 @@ rand_ms() {
 	[ "$hi" -ge "$lo" ] || hi=$lo
 	echo $((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
 }
-ms_sleep() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
+# nap SECONDS : a sleep that SIGINT and SIGTERM cut short (bash runs a trap
+# only once its foreground command ended: a foreground sleep held a Ctrl-C
+# for up to 45 s); cleanup kills the sleep
+NAP=
+nap() {
+	sleep "$1" &
+	NAP=$!
+	wait "$NAP"
+	NAP=
+}
+ms_sleep() { nap "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 event() { echo "$(now_us) $*" >>"$DIR/log/events"; } # NODE KIND DETAILS
 yes_if() { if [ "$@" ]; then echo yes; else echo no; fi; }
 
@@ -748,23 +758,39 @@ ev_step() { # NODE: the wall clock steps by +-d, and back after a while
 	log "step $1: wall clock $d ms for $h ms, then back"
 }
 
-# on any exit: nothing stays stopped, the proxy is stopped
+# on any exit (the end, an error, Ctrl-C, SIGTERM): nothing stays stopped
+# and nothing the soak started runs on. The restart loops end first (no
+# restart after this); the workers run under setsid, in process groups of
+# their own that a terminal's Ctrl-C or a SIGTERM of this script does not
+# reach, so each is killed by its group; each agent gets its clean stop
+# (SIGTERM), and whatever of a node still runs 10 s later is killed; then
+# the proxy is stopped. At the normal end all of it is already gone.
+pids=()
 cleanup() {
-	local n w p
+	local n w p end left
+	touch "$DIR/stop"
+	[ -z "$NAP" ] || kill "$NAP" 2>/dev/null
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for n in $NODES; do
 		rm -f "$DIR/$n.asleep"
 		for p in $(node_pids "$n"); do kill -CONT "$p" 2>/dev/null; done
-		w=$(alive "$DIR/$n.worker") && kill -CONT -- "-$w" 2>/dev/null
+		w=$(alive "$DIR/$n.worker") && kill -KILL -- "-$w" 2>/dev/null
+		p=$(alive "$DIR/$n.agent") && kill -TERM "$p" 2>/dev/null
 	done
+	end=$((SECONDS + 10))
+	while left=$(pgrep -f -- "$DIR/s[123].yaml") && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
+	# shellcheck disable=SC2086 # one pid a word
+	[ -z "$left" ] || kill -KILL $left 2>/dev/null
 	soak_proxy_stop
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # ---- run -------------------------------------------------------------------------
 shim_probe
 soak_net_start
 log "dir $DIR, store $STORE, ${SECONDS_TOTAL} s, $ACTORS actors, an event every ~${EVENT_EVERY} s: ${KINDS[*]}${BREAK:+ (broken on purpose: $BREAK)}"
-pids=()
 for n in $NODES; do
 	supervise_agent "$n" 2>>"$DIR/log/$n.supervisor" &
 	pids+=($!)
@@ -820,7 +846,7 @@ while more; do
 	wait_s=$((EVENT_EVERY / 2 + RANDOM % (EVENT_EVERY + 1)))
 	left=$((SECONDS_TOTAL - (SECONDS - start)))
 	[ "$wait_s" -lt "$left" ] || [ "$left" -le 0 ] || wait_s=$left
-	sleep "$wait_s"
+	nap "$wait_s"
 	more || break
 	# the next kind: rounds of every kind once, each round shuffled
 	if [ "${#bag[@]}" -eq 0 ]; then
