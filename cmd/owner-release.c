@@ -250,7 +250,8 @@ int main(int argc, char **argv)
 
 		keep_metrics_init(&m, NULL, x.cfg.node_id);
 		keep_metrics_set_prog(&m, follow ? x.cfg.metrics_textfile : NULL, prog);
-		keep_metrics_declare_requests(&m); /* every counter from 0 */
+		keep_metrics_set_app(&m, x.cfg.app); /* each root's resolver its own file */
+		keep_metrics_declare_requests(&m);   /* every counter from 0 */
 		rl.metrics = &m;
 		rl.stats = &stats;
 		worst = resolve(&x, follow ? KEEP_RES_FOLLOW : KEEP_RES_PASS, 0, stores, nstores);

@@ -154,14 +154,26 @@ with_apps() {
 	refute_sanitizer_reports
 }
 
-@test "apps: keep-agent drains every root of apps: on a clean stop" {
+@test "apps: keep-agent drains every root of apps: on a clean stop; each root's resolver writes its own metrics" {
 	with_apps billing search
+	mkdir "$BATS_TEST_TMPDIR/m"
+	printf 'metrics:\n  textfile: %s\n' "$BATS_TEST_TMPDIR/m/keep.prom" >>"$KEEP_CONFIG"
 	run -0 lease-status --node-id n1 --paths
 	assert_line "apps billing search"
 	start_bg agent keep-agent --node-id n1
 	wait_for 30 keep-agent status --node-id n1
-	# a resolver per root
+	# a resolver per root, each with its file and its app label
 	grep -q 'resolvers of the application roots (billing search)' "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 20 test -s "$BATS_TEST_TMPDIR/m/keep.owner-release.billing.prom"
+	wait_for 20 test -s "$BATS_TEST_TMPDIR/m/keep.owner-release.search.prom"
+	wait_for 20 test -s "$BATS_TEST_TMPDIR/m/keep.owner-release.prom"
+	grep -q '^keep_holds{node="n1",app="billing"} ' "$BATS_TEST_TMPDIR/m/keep.owner-release.billing.prom"
+	grep -q '^keep_holds{node="n1"} ' "$BATS_TEST_TMPDIR/m/keep.owner-release.prom"
+	run -1 grep -c 'app=' "$BATS_TEST_TMPDIR/m/keep.owner-release.prom"
+	[ "$output" = 0 ]
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$BATS_TEST_TMPDIR/m/keep.owner-release.billing.prom"
+	fi
 	run -0 owner-acquire --node-id n1 t/c/a
 	run -0 owner-acquire --node-id n1 --app billing t/c/a t/c/b
 	run -0 owner-acquire --node-id n1 --app search t/c/a
