@@ -210,3 +210,22 @@ with_apps() {
 	[[ "$output" == "owner key=t/c/a state=held node=n2 "* ]]
 	refute_sanitizer_reports
 }
+
+@test "apps: owner-commit in a root writes its objects under apps/ROOT/; the default root may not write under apps/" {
+	start_node n1 n1
+	run -0 owner-acquire --node-id n1 --app billing t/c/a
+	echo data >"$BATS_TEST_TMPDIR/d"
+	run -0 owner-commit --node-id n1 --app billing t/c/a 1 app/state <"$BATS_TEST_TMPDIR/d"
+	run -0 keep-store stat apps/billing/app/state
+	run -1 keep-store stat app/state
+	run -0 --separate-stderr owner-commit --app billing --get app/state
+	[ "$output" = data ]
+	run -1 owner-commit --get app/state
+	# the default root's holder may not reach into a root by the key
+	run -0 owner-acquire --node-id n1 t/c/a
+	run -100 --separate-stderr owner-commit --node-id n1 t/c/a 1 apps/billing/app/state <"$BATS_TEST_TMPDIR/d"
+	[[ "$stderr" == *"is under one of keep's own names (nodes, owners, leases, wal, snapshot, probe, cluster, apps)"* ]]
+	run -0 --separate-stderr owner-commit --app billing --get app/state
+	[ "$output" = data ]
+	refute_sanitizer_reports
+}
