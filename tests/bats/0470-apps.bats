@@ -229,3 +229,26 @@ with_apps() {
 	[ "$output" = data ]
 	refute_sanitizer_reports
 }
+
+@test "apps: upgrade-mark forget keeps a created fence that a record of any root names, and says it read the roots" {
+	inst=0123456789abcdef0123456789abcdef
+	run -0 lease-fence --create n9
+	run -0 lease-fence --create n8
+	printf 'wasmkeep-owner 1\nheld n9 %s\ngeneration 1\n' "$inst" |
+		keep-store put apps/billing/owners/t/c/z --if-none-match
+	printf 'wasmkeep-owner 1\nheld n8 %s\ngeneration 1\n' "$inst" |
+		keep-store put apps/search/owners/t/c/y --if-none-match
+	run -1 --separate-stderr upgrade-mark forget n9
+	[ "$output" = "kept node=n9 reason=named key=t/c/z app=billing" ]
+	run -0 keep-store stat nodes/n9
+	# n8: named in search only; once search's record no longer names it, it goes
+	run -1 --separate-stderr upgrade-mark forget n8
+	[ "$output" = "kept node=n8 reason=named key=t/c/y app=search" ]
+	printf 'wasmkeep-owner 1\nnobody\ngeneration 1\n' |
+		keep-store put apps/search/owners/t/c/y --if-match "$(keep-store stat apps/search/owners/t/c/y | sed 's/.* version=//')"
+	run -0 --separate-stderr upgrade-mark forget n8
+	assert_output --regexp '^forgot node=n8 format=3 written_at_ms=[0-9]+ checked_records=2$'
+	[[ "$stderr" == *"none of the 2 ownership records under owners/ and the application roots' apps/ROOT/owners/ names n8: removing it"* ]]
+	run -1 keep-store stat nodes/n8
+	refute_sanitizer_reports
+}
