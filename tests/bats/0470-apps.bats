@@ -252,3 +252,26 @@ with_apps() {
 	run -1 keep-store stat nodes/n8
 	refute_sanitizer_reports
 }
+
+@test "apps: lease-write's own stop ends an orphaned job of an application root before it writes released" {
+	with_apps billing
+	# the worker: a child of CMD (CMD dies with owner-run, the worker runs on
+	# holding the root's run lock), its pid in wpid
+	printf '#!/bin/sh\necho $$ >"$1"\nwhile :; do sleep 1 & wait; done\n' >"$BATS_TEST_TMPDIR/worker"
+	chmod +x "$BATS_TEST_TMPDIR/worker"
+	start_bg agent keep-agent --node-id n1
+	wait_line 30 agent '^live '
+	start_bg r owner-run --node-id n1 --app billing t/c/job -- \
+		sh -c '"$0" "$1"; true' "$BATS_TEST_TMPDIR/worker" "$BATS_TEST_TMPDIR/wpid"
+	wait_for 10 test -s "$BATS_TEST_TMPDIR/wpid"
+	worker=$(cat "$BATS_TEST_TMPDIR/wpid")
+	# the root's run lock, where the root's files are
+	[ -n "$(ls "$STATE_DIR/n1/runs/apps/billing")" ]
+	kill -KILL "$(bg_pid agent)" "$(bg_pid r)"
+	# lease-write's released shows on the agent's stdout (lease-write's
+	# too): the worker must be gone by then
+	wait_line 20 agent '^released node=n1 '
+	run -0 refute_alive "$worker"
+	run -0 grep -q '^released ' <(keep-store get nodes/n1)
+	refute_sanitizer_reports
+}
