@@ -636,7 +636,8 @@ static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked, size_t
 	for (i = 0; !rc && i < *nroots; i++) {
 		struct ctx y = *x;
 
-		snprintf(y.cfg.app, sizeof(y.cfg.app), "%s", roots[i]);
+		_Static_assert(sizeof(y.cfg.app) == sizeof(roots[i]), "a root's buffer");
+		memcpy(y.cfg.app, roots[i], sizeof(y.cfg.app)); /* NUL-terminated there */
 		y.store = keep_store_open_or_die(prog, &y.cfg, NULL);
 		rc = fence_unnamed_root(&y, id, &c);
 		keep_store_free(y.store);
