@@ -143,6 +143,12 @@ static int print_paths(const struct keep_config *cfg, const char *dir)
 	printf("node %s\ndir %s\nmetrics %s\nperiod_ms %lld\nstall_ms %lld\nlog_timestamps %s\n",
 	       cfg->node_id, dir, m.path, (long long)cfg->timing.period_ms,
 	       (long long)stall_ms(cfg), keep_log_ts_name(cfg->log_timestamps));
+	/* apps: the application roots, space-separated (no root holds a
+	 * space: keep_app_root_valid), "-" when none (ADR 0022) */
+	fputs("apps", stdout);
+	for (size_t i = 0; i < cfg->napps; i++)
+		printf(" %s", cfg->apps[i]);
+	fputs(cfg->napps ? "\n" : " -\n", stdout);
 	keep_metrics_release(&m);
 	return KEEP_EXIT_OK;
 }

@@ -663,6 +663,9 @@ int main(int argc, char **argv)
 	keep_cli_watch_parse(&cli, argc, argv, &o);
 	if (optind != argc)
 		keep_cli_usage_error(&cli, "unexpected argument '%s'", argv[optind]);
+	if (cli.app)
+		keep_cli_usage_error(&cli, "--app: nodes/ is shared by every application root "
+					   "(owner-watch --app lists a root's records)");
 	d.fmt = keep_line_out_format();
 	keep_cli_setup(&cli, &d.cfg, KEEP_NEED_STORE);
 	if (d.cfg.node_id[0] && keep_config_node_dir(&d.cfg, d.node_dir, sizeof(d.node_dir)) != 0)

@@ -30,7 +30,8 @@
 
 static const char usage[] =
     "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                     [--jobs N] [--stats] [--wait[=DURATION]] [KEY...]\n"
+    "                     [--app ROOT] [--jobs N] [--stats] [--wait[=DURATION]]\n"
+    "                     [KEY...]\n"
     "\n"
     "Acquire the ownership record owners/KEY for this node (KEY is\n"
     "tenant/class/name; with no KEY, keys are read from stdin, one a line).\n"
@@ -65,6 +66,9 @@ static const char usage[] =
     "  error key=K reason=..             not held: store, state-dir, bad-record,\n"
     "                                    bad-lease, record-missing, invalid-key,\n"
     "                                    interrupted (--wait, not tried)\n"
+    "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
     "\n"
     "exit (the first that applies over all keys): 100 bad key or usage;\n"
     "17 a record or leases/ object keep cannot read, or a record deleted by\n"
@@ -113,6 +117,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_WAIT = 0x2000 };
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     KEEP_CLI_APP_LONGOPT,
 					     KEEP_CLI_BATCH_LONGOPTS,
 					     {"wait", optional_argument, NULL, OPT_WAIT},
 					     {NULL, 0, NULL, 0}};

@@ -19,8 +19,8 @@
 #include "../lib/statedir.h"
 
 static const char usage[] =
-    "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] [--json] KEY\n"
-    "                   GENERATION\n"
+    "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] [--app ROOT]\n"
+    "                   [--json] KEY GENERATION\n"
     "\n"
     "Exit 0 only if this node holds KEY at exactly GENERATION, acquired by\n"
     "the current lease-write instance with no lapse of the node lease since,\n"
@@ -30,6 +30,9 @@ static const char usage[] =
     "No store I/O.\n"
     "  --json  the line as one JSON object, ok a boolean (docs/formats.md)\n"
     "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
+    "\n"
     "exit: 0 the grant may act; 1 no such hold (none, another generation, an\n"
     "earlier instance, a lapse since, its release pending); 14 the lease ran\n"
     "out; 10..13, 15 the lease is not valid (as lease-status); 100 usage.\n";
@@ -38,7 +41,8 @@ static const char *prog = "owner-check";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, KEEP_CLI_APP_LONGOPT, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_buf b;

@@ -26,7 +26,8 @@
 
 static const char usage[] =
     "usage: owner-commit [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                    [--if-version V] [--json] [--stats] KEY GENERATION OBJECT <DATA\n"
+    "                    [--app ROOT] [--if-version V] [--json] [--stats]\n"
+    "                    KEY GENERATION OBJECT <DATA\n"
     "       owner-commit [...] --claim [--json] [--stats] KEY GENERATION OBJECT\n"
     "       owner-commit [-c FILE] [--store URL] --get [--show] [--json] OBJECT\n"
     "\n"
@@ -62,6 +63,9 @@ static const char usage[] =
     "  error key=K object=O reason=store|contention\n"
     "  fence object=O key=K generation=G version=V size=N sha256=H\n"
     "        meta_owner=K|- meta_generation=G|-               --get\n"
+    "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
     "\n"
     "exit: 0 committed, claimed or read; 1 refused (no such grant: no-hold,\n"
     "other-generation, old-instance, lapsed, releasing; changed), the store\n"
@@ -230,6 +234,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    KEEP_CLI_LONGOPTS,
+	    KEEP_CLI_APP_LONGOPT,
 	    {"stats", no_argument, NULL, KEEP_OPT_STATS},
 	    {"claim", no_argument, NULL, OPT_CLAIM},
 	    {"get", no_argument, NULL, OPT_GET},

@@ -38,7 +38,7 @@
 
 static const char usage[] =
     "usage: owner-release [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                     [--jobs N] [--stats] [KEY...]\n"
+    "                     [--app ROOT] [--jobs N] [--stats] [KEY...]\n"
     "       owner-release [common flags] --all [--wait-ms MS]\n"
     "       owner-release [common flags] --pending [--follow]\n"
     "\n"
@@ -65,6 +65,9 @@ static const char usage[] =
     "nothing sent, the resolver retries it), and once no process of the key's\n"
     "job (owner-run's run lock) lives: they get SIGTERM, SIGKILL after the job's\n"
     "--kill-after; one that outlives it keeps the release pending.\n"
+    "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
     "\n"
     "exit: 0 done (nothing left pending); 1 no hold of a KEY; 20 releases\n"
     "still pending; 100 usage; 111 state directory or store unusable, a\n"
@@ -189,6 +192,7 @@ int main(int argc, char **argv)
 {
 	enum { OPT_ALL = 0x2000, OPT_PENDING, OPT_FOLLOW, OPT_WAIT };
 	static const struct option opts[] = {KEEP_CLI_LONGOPTS,
+					     KEEP_CLI_APP_LONGOPT,
 					     {"all", no_argument, NULL, OPT_ALL},
 					     {"pending", no_argument, NULL, OPT_PENDING},
 					     {"follow", no_argument, NULL, OPT_FOLLOW},
@@ -246,7 +250,8 @@ int main(int argc, char **argv)
 
 		keep_metrics_init(&m, NULL, x.cfg.node_id);
 		keep_metrics_set_prog(&m, follow ? x.cfg.metrics_textfile : NULL, prog);
-		keep_metrics_declare_requests(&m); /* every counter from 0 */
+		keep_metrics_set_app(&m, x.cfg.app); /* each root's resolver its own file */
+		keep_metrics_declare_requests(&m);   /* every counter from 0 */
 		rl.metrics = &m;
 		rl.stats = &stats;
 		worst = resolve(&x, follow ? KEEP_RES_FOLLOW : KEEP_RES_PASS, 0, stores, nstores);

@@ -69,7 +69,8 @@
 
 static const char usage[] =
     "usage: owner-run [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
-    "                 [--wait[=DURATION]] [--kill-after=MS] KEY -- CMD [ARGS...]\n"
+    "                 [--app ROOT] [--wait[=DURATION]] [--kill-after=MS]\n"
+    "                 KEY -- CMD [ARGS...]\n"
     "\n"
     "Acquire KEY (as owner-acquire; --wait as owner-acquire --wait: through\n"
     "store errors too, until DURATION), run CMD in its own process group with\n"
@@ -93,6 +94,9 @@ static const char usage[] =
     "      owner-check's; T when the job was sent SIGTERM, boot clock)\n"
     "  exited key=K status=S                           (S: CMD's exit status)\n"
     "and the release's line (released, pending, dropped, ...).\n"
+    "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
     "\n"
     "exit: CMD's status (128 + N when killed by signal N); 21 the grant ended\n"
     "(CMD was stopped, or never started); 128 + N signal N came before CMD\n"
@@ -450,6 +454,7 @@ int main(int argc, char **argv)
 	enum { OPT_WAIT = 0x2000, OPT_KILL_AFTER };
 	static const struct option opts[] = {
 	    KEEP_CLI_LONGOPTS,
+	    KEEP_CLI_APP_LONGOPT,
 	    {"wait", optional_argument, NULL, OPT_WAIT},
 	    {"kill-after", required_argument, NULL, OPT_KILL_AFTER},
 	    {NULL, 0, NULL, 0}};

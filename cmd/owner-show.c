@@ -19,7 +19,7 @@
 #include "../lib/storecmd.h"
 
 static const char usage[] =
-    "usage: owner-show [-c FILE] [--store URL] [--json] KEY\n"
+    "usage: owner-show [-c FILE] [--app ROOT] [--store URL] [--json] KEY\n"
     "\n"
     "Print who owns KEY (tenant/class/name):\n"
     "  owner key=K state=held|nobody|absent node=N instance=I generation=G\n"
@@ -30,6 +30,9 @@ static const char usage[] =
     "  --json  the line as one JSON object, same fields, free a boolean\n"
     "          (docs/formats.md)\n"
     "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
+    "\n"
     "exit: 0 shown; 1 the store refused a read (403, no such bucket); 17 the\n"
     "record is not ours; 100 usage; 111 a read failed for now (timeout, 5xx).\n";
 
@@ -37,7 +40,8 @@ static const char *prog = "owner-show";
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {KEEP_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    KEEP_CLI_LONGOPTS, KEEP_CLI_APP_LONGOPT, {NULL, 0, NULL, 0}};
 	struct keep_cli cli;
 	struct keep_config cfg;
 	struct keep_store *store;

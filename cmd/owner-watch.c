@@ -29,7 +29,7 @@
 
 static const char usage[] =
     "usage: owner-watch [-c FILE] [--store URL] [--follow | --once [--table]]\n"
-    "                   [--json] [--stats] [--check] [PREFIX]\n"
+    "                   [--app ROOT] [--json] [--stats] [--check] [PREFIX]\n"
     "\n"
     "Follow the ownership records owners/PREFIX... (PREFIX: the start of a\n"
     "tenant/class/name key; none: every record). Each heartbeat period, list\n"
@@ -57,6 +57,9 @@ static const char usage[] =
     "            put=N delete=N list=N ok=N conflict=N not_found=N refused=N\n"
     "            ambiguous=N prog=owner-watch`\n"
     "  --check   validate the configuration, print `configuration OK`, exit\n"
+    "\n"
+    "--app ROOT  the records of application root ROOT (apps/ROOT/owners/...;\n"
+    "            [a-z0-9][a-z0-9_-]{0,31}); none: the default root (owners/...)\n"
     "\n"
     "exit: 0 done (--once) or stopped by a signal; 17 a record is not ours or\n"
     "malformed (--once); 100 usage or configuration; 111 a listing or a read\n"

@@ -491,7 +491,7 @@ static int actors(struct ctx *x, char **argv, int argc, bool all)
  * (keep_upgrade_forget_fence_record), saying how many were checked. 0 when
  * none names it (*checked: records read); else the exit code, with the
  * `kept` line said (1: a record names id, or one could not be read). */
-static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked)
+static int fence_unnamed_root(struct ctx *x, const char *id, int64_t *checked)
 {
 	struct keep_owner_rec rec;
 	struct keep_owner_read orr;
@@ -518,6 +518,8 @@ static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked)
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "unreadable");
 		keep_line_str(&b, "key", l.skipped[0].key);
+		if (x->cfg.app[0])
+			keep_line_str(&b, "app", x->cfg.app);
 		keep_line_end(&b);
 		keep_warn(prog,
 			  "the listing of " KEEP_OWNER_PREFIX " skipped %zu key(s) it cannot read: "
@@ -551,6 +553,8 @@ static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked)
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", fr == KEEP_FORGET_REC_NAMED ? "named" : "unreadable");
 		keep_line_str(&b, "key", key);
+		if (x->cfg.app[0])
+			keep_line_str(&b, "app", x->cfg.app);
 		keep_line_end(&b);
 		if (fr == KEEP_FORGET_REC_NAMED) {
 			keep_info(prog,
@@ -570,6 +574,78 @@ static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked)
 	return rc;
 }
 
+/* The roots of the bucket (ADR 0022): every ROOT of an apps/ROOT/owners/
+ * key, each once, into roots (at most max; more are refused: 1, said).
+ * 0, or the exit code of the listing's failure. */
+static int list_app_roots(struct ctx *x, char (*roots)[KEEP_APP_ROOT_MAX + 1], size_t max,
+			  size_t *n)
+{
+	struct keep_list l;
+	struct keep_reply r;
+	size_t i, k;
+
+	*n = 0;
+	keep_list_init(&l);
+	keep_store_list(x->store, "apps/", &l, &r);
+	if (r.outcome != KEEP_STORE_OK) {
+		keep_warn(prog, "unable to list apps/: %s: %s", keep_outcome_name(r.outcome),
+			  r.detail[0] ? r.detail : "-");
+		keep_list_release(&l);
+		return keep_exit_of_reply(&r);
+	}
+	for (i = 0; i < l.n; i++) {
+		const char *root = l.v[i].key + 5, *slash = strchr(root, '/');
+		char name[KEEP_APP_ROOT_MAX + 1];
+		size_t len = slash ? (size_t)(slash - root) : 0;
+
+		if (!slash || len > KEEP_APP_ROOT_MAX || strncmp(slash, "/owners/", 8) != 0)
+			continue;
+		memcpy(name, root, len);
+		name[len] = '\0';
+		if (!keep_app_root_valid(name))
+			continue;
+		for (k = 0; k < *n && strcmp(roots[k], name) != 0; k++)
+			;
+		if (k < *n)
+			continue;
+		if (*n == max) {
+			keep_warn(prog, "over %zu application roots under apps/: the fence stays",
+				  max);
+			keep_list_release(&l);
+			return KEEP_EXIT_NO;
+		}
+		snprintf(roots[(*n)++], sizeof(roots[0]), "%s", name);
+	}
+	keep_list_release(&l);
+	return 0;
+}
+
+/* fence_unnamed_root over the default root and every application root of
+ * the bucket (a record of any root may name id: nodes/ is shared). */
+static int fence_unnamed(struct ctx *x, const char *id, int64_t *checked, size_t *nroots)
+{
+	static char roots[256][KEEP_APP_ROOT_MAX + 1];
+	int64_t c = 0;
+	size_t i;
+	int rc;
+
+	*nroots = 0;
+	rc = fence_unnamed_root(x, id, checked);
+	if (!rc)
+		rc = list_app_roots(x, roots, sizeof(roots) / sizeof(roots[0]), nroots);
+	for (i = 0; !rc && i < *nroots; i++) {
+		struct ctx y = *x;
+
+		_Static_assert(sizeof(y.cfg.app) == sizeof(roots[i]), "a root's buffer");
+		memcpy(y.cfg.app, roots[i], sizeof(y.cfg.app)); /* NUL-terminated there */
+		y.store = keep_store_open_or_die(prog, &y.cfg, NULL);
+		rc = fence_unnamed_root(&y, id, &c);
+		keep_store_free(y.store);
+		*checked += c;
+	}
+	return rc;
+}
+
 /* Forget one node. quiet: --stale (no line for format-3 objects). */
 static int forget_one(struct ctx *x, const char *id, bool quiet)
 {
@@ -580,6 +656,7 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 	struct keep_buf b;
 	char k[KEEP_NODE_ID_MAX + 8];
 	int64_t left = 0, checked = -1;
+	size_t nroots = 0;
 	int rc;
 
 	keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o, &nr);
@@ -615,14 +692,15 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 			return KEEP_EXIT_OK;
 		}
 		keep_buf_release(&b);
-		rc = fence_unnamed(x, id, &checked);
+		rc = fence_unnamed(x, id, &checked, &nroots);
 		if (rc)
 			return rc;
 		keep_info(prog,
 			  "nodes/%s is an operator's fence created over an absent object; none of "
 			  "the %lld ownership records under " KEEP_OWNER_PREFIX
-			  " names %s: removing it",
-			  id, (long long)checked, id);
+			  "%s names %s: removing it",
+			  id, (long long)checked,
+			  nroots ? " and the application roots' apps/ROOT/owners/" : "", id);
 		keep_buf_init(&b, KEEP_LINE_MAX);
 		break;
 	case KEEP_FORGET_FORMAT3:

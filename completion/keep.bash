@@ -46,6 +46,15 @@ _keep_nodes() {
 	timeout 3 "$w" --once "${_keep_common[@]}" 2>/dev/null | sed -n 's/^node id=\([^ ]*\).*/\1/p'
 }
 
+# _keep_apps : the application roots in the bucket (the ROOT of every
+# apps/ROOT/ key: keep-store list apps/), quietly
+_keep_apps() {
+	local k
+	k=$(command -v keep-store) || return 0
+	timeout 3 "$k" "${_keep_common[@]}" list apps/ 2>/dev/null |
+		sed -n 's|^object key=apps/\([a-z0-9_-]*\)/.*|\1|p' | sort -u
+}
+
 # _keep_words : _kw (the words) and _kc (the index of the current one) from
 # COMP_WORDS and COMP_CWORD, with the words bash split at ':' joined again
 # (`file:///x` comes as `file` `:` `///x`)
@@ -151,6 +160,10 @@ _keep_complete() {
 		COMPREPLY=($(compgen -W "$(_keep_nodes)" -- "$cur"))
 		return
 		;;
+	--app)
+		COMPREPLY=($(compgen -W "$(_keep_apps)" -- "$cur"))
+		return
+		;;
 	--wait-ms | --if-match | --if-version | --seed | --seeds | --go-fd | --kill-after)
 		return
 		;;
@@ -164,7 +177,7 @@ _keep_complete() {
 	# positional arguments
 	for ((i = 1; i < _kc; i++)); do
 		case ${_kw[i]} in
-		-c | --config | --store | --node-id | --state-dir | --wait-ms | --if-match | --if-version | --go-fd | --kill-after) ((i++)) ;;
+		-c | --config | --store | --node-id | --state-dir | --app | --wait-ms | --if-match | --if-version | --go-fd | --kill-after) ((i++)) ;;
 		-*) ;;
 		*) ((nargs++)) ;;
 		esac

@@ -77,6 +77,9 @@ bool keep_cli_common_opt(struct keep_cli *cli, int opt, const char *arg)
 	case KEEP_OPT_STATE_DIR:
 		cli->state_dir = state_dir_flag(cli, arg);
 		return true;
+	case KEEP_OPT_APP:
+		cli->app = arg;
+		return true;
 	case KEEP_OPT_VERSION:
 		printf("%s (keep) %s\n", cli->prog, keep_version());
 		fflush(stdout);
@@ -186,8 +189,21 @@ void keep_cli_load_config(const struct keep_cli *cli, struct keep_config *c)
 		set_flag(cli, "--node-id", c->node_id, sizeof(c->node_id), cli->node_id);
 	if (cli->state_dir)
 		set_flag(cli, "--state-dir", c->state_dir, sizeof(c->state_dir), cli->state_dir);
+	if (cli->app) {
+		if (!keep_app_root_valid(cli->app))
+			keep_cli_usage_error(
+			    cli,
+			    "--app '%.40s' is not a valid application root (want "
+			    "[a-z0-9][a-z0-9_-]{0,%d}; no --app is the default root)",
+			    cli->app, KEEP_APP_ROOT_MAX - 1);
+		set_flag(cli, "--app", c->app, sizeof(c->app), cli->app);
+	}
 	if (keep_config_check(c, err, sizeof(err)))
 		keep_die(KEEP_EXIT_USAGE, cli->prog, "invalid configuration: %s", err);
+	/* the root's holds, pending entries, locks and run locks (lib/holds.h) */
+	if (keep_holds_set_app(c->app) != 0)
+		keep_die(KEEP_EXIT_USAGE, cli->prog, "invalid configuration: application root '%s'",
+			 c->app);
 	keep_log_set_timestamps(c->log_timestamps);
 	keep_log_set_event_timestamps(cli->timestamps || c->log_event_timestamps);
 }
@@ -363,7 +379,7 @@ int keep_cli_invalid_key(const char *prog, const char *key)
 void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct keep_watch_opts *o)
 {
 	static const struct option opts[] = {
-	    KEEP_CLI_LONGOPTS, KEEP_CLI_WATCH_LONGOPTS, {NULL, 0, NULL, 0}};
+	    KEEP_CLI_LONGOPTS, KEEP_CLI_WATCH_LONGOPTS, KEEP_CLI_APP_LONGOPT, {NULL, 0, NULL, 0}};
 	int c;
 
 	memset(o, 0, sizeof(*o));

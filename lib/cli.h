@@ -32,7 +32,15 @@ enum {
 	KEEP_OPT_JSON,	     /* the common --json */
 	KEEP_OPT_VERSION,    /* --version */
 	KEEP_OPT_TIMESTAMPS, /* --timestamps */
+	KEEP_OPT_APP,	     /* --app ROOT (KEEP_CLI_APP_LONGOPT) */
 };
+
+/* --app ROOT: the application root of the ownership commands (owner-*,
+ * ADR 0022; docs/ownership.md "Several applications on one cluster"). */
+#define KEEP_CLI_APP_LONGOPT                                                                       \
+	{                                                                                          \
+		"app", required_argument, NULL, KEEP_OPT_APP                                       \
+	}
 
 /* --once, --follow, --table, --stats and --check: the options of the two
  * watchers (node-watch, owner-watch; docs/fencing.md, docs/ownership.md),
@@ -72,6 +80,7 @@ struct keep_cli {
 	const char *store;	 /* flag values or NULL (borrowed from argv) */
 	const char *node_id;
 	const char *state_dir;
+	const char *app; /* --app value or NULL (borrowed from argv) */
 	bool check_only; /* --check was given (commands that list it in their options) */
 	int jobs;	 /* --jobs N (1..KEEP_BATCH_JOBS_MAX), 1 when not given */
 	bool stats;	 /* --stats was given */
@@ -107,7 +116,8 @@ struct keep_watch_opts {
 
 /* Parse argv for a watcher (node-watch, owner-watch): the common options
  * and KEEP_CLI_WATCH_LONGOPTS into *o (zeroed first; o->json is the common
- * --json). A usage error (exit 100) for --once with --follow, --table
+ * --json); --app (KEEP_CLI_APP_LONGOPT) into cli->app, which node-watch
+ * refuses. A usage error (exit 100) for --once with --follow, --table
  * without --once, --table with --json. optind is then the first operand. */
 void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct keep_watch_opts *o);
 

@@ -173,8 +173,43 @@ static int set_log_ts(struct loader *ld, const yaml_node_t *n, const char *key,
 	return 0;
 }
 
+/* apps: a sequence of application roots (keep_app_root_valid), at most
+ * KEEP_APPS_MAX, no duplicates; [] is none. */
+static int set_apps(struct loader *ld, yaml_document_t *doc, const yaml_node_t *n)
+{
+	struct keep_config *c = ld->c;
+	const yaml_node_item_t *it;
+	int rc = 0;
+
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fail(ld, n, "'apps' must be a list of application roots");
+	c->napps = 0;
+	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		const yaml_node_t *v = yaml_document_get_node(doc, *it);
+		const char *r;
+		size_t i;
+
+		if (!v)
+			return fail(ld, n, "malformed list");
+		if (!(r = scalar(ld, v, "apps", &rc)))
+			return rc;
+		if (!keep_app_root_valid(r))
+			return fail(ld, v,
+				    "'apps': '%.40s' is not a valid application root (want "
+				    "[a-z0-9][a-z0-9_-]{0,%d})",
+				    r, KEEP_APP_ROOT_MAX - 1);
+		for (i = 0; i < c->napps; i++)
+			if (strcmp(c->apps[i], r) == 0)
+				return fail(ld, v, "'apps': '%s' is listed twice", r);
+		if (c->napps == KEEP_APPS_MAX)
+			return fail(ld, v, "'apps': more than %d roots", KEEP_APPS_MAX);
+		snprintf(c->apps[c->napps++], sizeof(c->apps[0]), "%s", r);
+	}
+	return 0;
+}
+
 /* Field kinds of the schema. */
-enum kind { K_STR, K_MS, K_BOOL, K_MAP, K_LOGTS };
+enum kind { K_STR, K_MS, K_BOOL, K_MAP, K_LOGTS, K_APPS };
 
 struct field {
 	const char *key;
@@ -229,7 +264,8 @@ static const struct field top_fields[] = {
     STR("node_id", node_id),	      STR("store", store),
     STR("state_dir", state_dir),      {"lease", K_MAP, 0, 0, lease_fields},
     {"s3", K_MAP, 0, 0, s3_fields},   {"metrics", K_MAP, 0, 0, metrics_fields},
-    {"log", K_MAP, 0, 0, log_fields}, {NULL, K_STR, 0, 0, NULL},
+    {"log", K_MAP, 0, 0, log_fields}, {"apps", K_APPS, 0, 0, NULL},
+    {NULL, K_STR, 0, 0, NULL},
 };
 
 /* state_dir: absolute (every command resolves it the same way, whatever
@@ -322,6 +358,9 @@ static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *
 		case K_LOGTS:
 			rc = set_log_ts(ld, v, f->key,
 					(enum keep_log_ts *)(void *)((char *)ld->c + f->off));
+			break;
+		case K_APPS:
+			rc = set_apps(ld, doc, v);
 			break;
 		case K_MAP:
 		default:
@@ -486,6 +525,12 @@ int keep_config_check(const struct keep_config *c, char *err, size_t errlen)
 			 "%s%snode id '%.64s' is not valid (want [A-Za-z0-9._-]{1,%d}, not "
 			 "starting with '.')",
 			 where, sep, c->node_id, KEEP_NODE_ID_MAX);
+		return KEEP_ERR_CONFIG;
+	}
+	if (c->app[0] && !keep_app_root_valid(c->app)) {
+		snprintf(err, errlen,
+			 "application root '%.40s' is not valid (want [a-z0-9][a-z0-9_-]{0,%d})",
+			 c->app, KEEP_APP_ROOT_MAX - 1);
 		return KEEP_ERR_CONFIG;
 	}
 	if (c->store[0] && keep_store_url_check(c->store, why, sizeof(why)) != 0) {

@@ -25,6 +25,8 @@
  *     timeout_ms: 10000
  *   metrics:
  *     textfile: /var/lib/prometheus/node-exporter/keep.prom   # "" = none
+ *   apps: [billing, search]          # application roots the agent drains and resolves
+ *                                    # besides the default one (ADR 0022)
  *   log:
  *     timestamps: auto               # auto | always | never (lib/log.h)
  *     event_timestamps: false        # stdout's lines end with ts=
@@ -40,6 +42,7 @@
 #include "store/store.h"
 
 #define KEEP_PATH_MAX 1024 /* bytes, NUL excluded: longest path or URL accepted */
+#define KEEP_APPS_MAX 16   /* entries: the most application roots in `apps:` */
 
 struct keep_config {
 	char path[KEEP_PATH_MAX + 1]; /* the file loaded, "" if none */
@@ -56,6 +59,13 @@ struct keep_config {
 	char metrics_textfile[KEEP_PATH_MAX + 1];
 	enum keep_log_ts log_timestamps; /* log.timestamps (lib/log.h) */
 	bool log_event_timestamps;	 /* log.event_timestamps */
+	/* The application root of this command (--app ROOT; ADR 0022,
+	 * docs/ownership.md): "" is the default root (today's keys). */
+	char app[KEEP_APP_ROOT_MAX + 1];
+	/* `apps:`: the roots besides the default one that the agent drains
+	 * and resolves (keep_app_root_valid each, no duplicates). */
+	char apps[KEEP_APPS_MAX][KEEP_APP_ROOT_MAX + 1];
+	size_t napps;
 };
 
 /* Defaults: node_id "", store "", state_dir "/var/lib/keep", ADR timings,
@@ -71,10 +81,10 @@ void keep_config_defaults(struct keep_config *c);
 int keep_config_load(struct keep_config *c, const char *path, char *err, size_t errlen);
 
 /* Final validation after flags were applied: timings (keep_timing_check),
- * node id syntax if set, the store URL if set (keep_store_url_check: its
- * syntax and kind, no I/O; what opening the store would refuse), state_dir
- * absolute. Every command runs it, `--check` too: a configuration it
- * passes is one the commands accept. 0 or KEEP_ERR_CONFIG. */
+ * node id syntax if set, the application root (app) if set, the store URL if set
+ * (keep_store_url_check: its syntax and kind, no I/O; what opening the store would refuse),
+ * state_dir absolute. Every command runs it, `--check` too: a configuration it passes is one the
+ * commands accept. 0 or KEEP_ERR_CONFIG. */
 int keep_config_check(const struct keep_config *c, char *err, size_t errlen);
 
 /* Fill store options borrowing c's strings (valid while c lives). */

@@ -126,8 +126,8 @@ int keep_fenced_decode(const char *buf, size_t len, struct keep_fence *f, char *
 
 bool keep_fenced_object_allowed(const char *object, const char **why)
 {
-	static const char *const names[] = {"nodes",	"owners", "leases", "wal",
-					    "snapshot", "probe",  "cluster"};
+	static const char *const names[] = {"nodes",	"owners", "leases",  "wal",
+					    "snapshot", "probe",  "cluster", "apps"};
 	size_t i, seg;
 
 	if (why)
@@ -142,7 +142,7 @@ bool keep_fenced_object_allowed(const char *object, const char **why)
 		if (seg == strlen(names[i]) && memcmp(object, names[i], seg) == 0) {
 			if (why)
 				*why = "under one of keep's own names (nodes, owners, leases, wal, "
-				       "snapshot, probe, cluster)";
+				       "snapshot, probe, cluster, apps)";
 			return false;
 		}
 	return true;

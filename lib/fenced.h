@@ -70,9 +70,11 @@ int keep_fenced_decode(const char *buf, size_t len, struct keep_fence *f, char *
 
 /* May an application commit a fenced object at this store key? Not under
  * keep's own names: a key whose first segment is nodes, owners, leases,
- * wal, snapshot, probe or cluster (the node leases, the records, the
+ * wal, snapshot, probe, cluster or apps (the node leases, the records, the
  * markers, the segment keys the upgrade seeds generations from, the
- * store probe's scratch keys, the cluster object; on the fs store a file
+ * store probe's scratch keys, the cluster object, the application roots
+ * of ADR 0022: an object of the default root there would be another
+ * root's key; on the fs store a file
  * named like one of those directories would also block it). The key's
  * syntax is the store's (keep_key_valid, store/store.h), checked apart.
  * NULL is refused. true when allowed; false with a static reason in *why

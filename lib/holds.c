@@ -34,6 +34,32 @@ void keep_holds_key_hash(const char *key, char out[65])
 	keep_sha256_hex(key, strlen(key), out);
 }
 
+/* "/apps/ROOT" while this process serves an application root, else "" */
+static char app_sub[80];
+
+int keep_holds_set_app(const char *root)
+{
+	int r;
+
+	if (!root || !*root) {
+		app_sub[0] = '\0';
+		return 0;
+	}
+	if (strchr(root, '/') || strcmp(root, ".") == 0 || strcmp(root, "..") == 0)
+		return KEEP_ERR_INVAL;
+	r = snprintf(app_sub, sizeof(app_sub), "/apps/%s", root);
+	if (r < 0 || (size_t)r >= sizeof(app_sub)) {
+		app_sub[0] = '\0';
+		return KEEP_ERR_TOOBIG;
+	}
+	return 0;
+}
+
+const char *keep_holds_app_sub(void)
+{
+	return app_sub;
+}
+
 static int path_of(char *out, size_t n, const char *node_dir, const char *sub, const char *key,
 		   const char *suffix)
 {
@@ -41,7 +67,7 @@ static int path_of(char *out, size_t n, const char *node_dir, const char *sub, c
 	int r;
 
 	keep_holds_key_hash(key, h);
-	r = snprintf(out, n, "%s/%s/%s%s", node_dir, sub, h, suffix ? suffix : "");
+	r = snprintf(out, n, "%s/%s%s/%s%s", node_dir, sub, app_sub, h, suffix ? suffix : "");
 	return (r < 0 || (size_t)r >= n) ? KEEP_ERR_TOOBIG : 0;
 }
 
@@ -61,7 +87,7 @@ int keep_holds_init(const char *node_dir)
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		int r = snprintf(p, sizeof(p), "%s/%s", node_dir, subs[i]);
+		int r = snprintf(p, sizeof(p), "%s/%s%s", node_dir, subs[i], app_sub);
 
 		if (r < 0 || (size_t)r >= sizeof(p))
 			return KEEP_ERR_TOOBIG;
@@ -349,7 +375,7 @@ enum keep_sd keep_hold_remove(const char *node_dir, const char *key)
 enum keep_sd keep_holds_sync(const char *node_dir)
 {
 	char p[PATH_MAX];
-	int r = snprintf(p, sizeof(p), "%s/holds", node_dir);
+	int r = snprintf(p, sizeof(p), "%s/holds%s", node_dir, app_sub);
 
 	if (r < 0 || (size_t)r >= sizeof(p))
 		return unchanged(ENAMETOOLONG);
@@ -425,7 +451,7 @@ static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_f
 	*n = 0;
 	if (bad)
 		*bad = 0;
-	r = snprintf(dir, sizeof(dir), "%s/%s", node_dir, sub);
+	r = snprintf(dir, sizeof(dir), "%s/%s%s", node_dir, sub, app_sub);
 	if (r < 0 || (size_t)r >= sizeof(dir))
 		return KEEP_ERR_TOOBIG;
 	d = opendir(dir);
@@ -435,7 +461,9 @@ static int list_dir(const char *node_dir, const char *sub, size_t elem, decode_f
 		struct keep_buf b;
 		int rc;
 
-		if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp."))
+		/* apps/: the application roots' own entries (keep_holds_set_app) */
+		if (e->d_name[0] == '.' || strstr(e->d_name, ".tmp.") ||
+		    strcmp(e->d_name, "apps") == 0)
 			continue;
 		r = snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
 		if (r < 0 || (size_t)r >= sizeof(p))

@@ -31,7 +31,23 @@
 /* struct keep_hold, struct keep_pending and enum keep_sd are the ownership
  * machines' vocabulary (core/ownio.h). */
 
-/* Create holds/, pending/ and locks/ under node_dir (mode 0700). */
+/* The application root this process serves (ADR 0022; docs/ownership.md
+ * "Several applications on one cluster"): root's holds, pending entries,
+ * locks and run locks live in holds/apps/ROOT/, pending/apps/ROOT/,
+ * locks/apps/ROOT/ and runs/apps/ROOT/ of the node's directory; the lease
+ * state, the draining mark and the fence record stay node_dir's own (one
+ * lease, every root). root NULL or "" is the default root (the
+ * directories themselves, today's layout). Process-wide: a command serves
+ * one root (one --app), set once before any other call of this file or of
+ * lib/runlock.h. 0; KEEP_ERR_INVAL (a '/' in root, "." or ".."; validate
+ * with keep_app_root_valid first); KEEP_ERR_TOOBIG. */
+int keep_holds_set_app(const char *root);
+/* "/apps/ROOT" for the root set by keep_holds_set_app, "" for the default
+ * root (static storage). */
+const char *keep_holds_app_sub(void);
+
+/* Create holds/, pending/ and locks/ under node_dir (mode 0700), each
+ * with the application root's subdirectory (keep_holds_set_app). */
 int keep_holds_init(const char *node_dir);
 
 /* The file-name hash of key: 64 lowercase hex + NUL into out (>= 65 bytes). */

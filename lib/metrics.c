@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "err.h"
 #include "statedir.h"
+#include "vocab.h"
 
 /* Every series keep writes, with its HELP text (docs/metrics.md says
  * more; tests/bats/0740-metrics.bats holds the two together). */
@@ -77,6 +78,35 @@ void keep_metrics_set_prog(struct keep_metrics *m, const char *textfile, const c
 			     prog, dot);
 	if (n < 0 || (size_t)n >= sizeof(m->path))
 		m->path[0] = '\0';
+}
+
+void keep_metrics_set_app(struct keep_metrics *m, const char *root)
+{
+	char path[sizeof(m->path)];
+	const char *dot, *slash;
+	int n;
+
+	m->app[0] = '\0';
+	if (!root || !*root)
+		return;
+	if (!keep_app_root_valid(root) || strlen(root) >= sizeof(m->app)) {
+		m->path[0] = '\0';
+		return;
+	}
+	snprintf(m->app, sizeof(m->app), "%s", root);
+	if (!m->path[0])
+		return;
+	dot = strrchr(m->path, '.');
+	slash = strrchr(m->path, '/');
+	if (!dot || (slash && dot < slash))
+		n = snprintf(path, sizeof(path), "%s.%s", m->path, root);
+	else
+		n = snprintf(path, sizeof(path), "%.*s.%s%s", (int)(dot - m->path), m->path, root,
+			     dot);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		m->path[0] = '\0';
+	else
+		memcpy(m->path, path, (size_t)n + 1);
 }
 
 static int find(struct keep_metrics *m, const char *name, const char *labels, bool gauge)
@@ -178,7 +208,8 @@ void keep_metrics_flush(struct keep_metrics *m)
 
 			if (strcmp(m->s[j].name, m->s[i].name) != 0)
 				continue;
-			keep_buf_addf(&b, "%s{node=\"%s\"%s%s} ", m->s[j].name, m->node,
+			keep_buf_addf(&b, "%s{node=\"%s\"%s%s%s%s%s} ", m->s[j].name, m->node,
+				      m->app[0] ? ",app=\"" : "", m->app, m->app[0] ? "\"" : "",
 				      m->s[j].labels[0] ? "," : "", m->s[j].labels);
 			if (m->s[j].ms) /* seconds, to the ms */
 				keep_buf_addf(&b, "%s%" PRId64 ".%03" PRId64 "\n", v < 0 ? "-" : "",

@@ -29,6 +29,7 @@
 struct keep_metrics {
 	char path[1200]; /* "" = disabled */
 	char node[80];
+	char app[40]; /* the application root labelling every series ("": none) */
 	bool dirty;
 	int n;
 	struct {
@@ -45,6 +46,15 @@ struct keep_metrics {
 void keep_metrics_init(struct keep_metrics *m, const char *textfile, const char *node);
 /* Set the process name inserted into the file name (default: none). */
 void keep_metrics_set_prog(struct keep_metrics *m, const char *textfile, const char *prog);
+/* The application root of the process (ADR 0022; docs/metrics.md): every
+ * series gets the label app="ROOT" after node, and the file name gets
+ * ".ROOT" after the process name (keep.owner-release.billing.prom: the
+ * resolver of each root writes its own file). Call after
+ * keep_metrics_set_prog. root NULL or "": the default root, no label and
+ * the file name unchanged (today's series). root is copied; a root that
+ * is not valid (keep_app_root_valid) or that makes the path too long
+ * disables the file. */
+void keep_metrics_set_app(struct keep_metrics *m, const char *root);
 /* Add v to counter name (created at 0). Silently ignored past KEEP_METRICS_MAX. */
 void keep_metrics_inc(struct keep_metrics *m, const char *name, int64_t v);
 /* Set gauge name to v. */

@@ -26,9 +26,19 @@
 
 /* ---- the file ------------------------------------------------------------------ */
 
-static int runs_dir(char *out, size_t n, const char *node_dir)
+/* node_dir/runs: every root's run locks (the default root's files, and
+ * apps/ROOT/ for each application root) */
+static int runs_base(char *out, size_t n, const char *node_dir)
 {
 	int r = snprintf(out, n, "%s/runs", node_dir);
+
+	return r < 0 || (size_t)r >= n ? KEEP_ERR_TOOBIG : 0;
+}
+
+/* the run locks of the root this process serves (keep_holds_set_app) */
+static int runs_dir(char *out, size_t n, const char *node_dir)
+{
+	int r = snprintf(out, n, "%s/runs%s", node_dir, keep_holds_app_sub());
 
 	return r < 0 || (size_t)r >= n ? KEEP_ERR_TOOBIG : 0;
 }
@@ -39,7 +49,7 @@ static int run_path(char *out, size_t n, const char *node_dir, const char *key)
 	int r;
 
 	keep_holds_key_hash(key, h);
-	r = snprintf(out, n, "%s/runs/%s", node_dir, h);
+	r = snprintf(out, n, "%s/runs%s/%s", node_dir, keep_holds_app_sub(), h);
 	return r < 0 || (size_t)r >= n ? KEEP_ERR_TOOBIG : 0;
 }
 
@@ -274,20 +284,41 @@ static bool hex64_name(const char *s)
 	return s[64] == '\0';
 }
 
-void keep_runs_probe(const char *node_dir, struct keep_run_view *v)
+/* Call fn(arg, dir) for base (a runs/ directory) and each application
+ * root's directory under it (base/apps/ROOT). An apps/ that cannot be read
+ * (not ENOENT) is passed as such: fn then sees its opendir fail. */
+static void each_runs_dir(const char *base, void (*fn)(void *arg, const char *dir), void *arg)
 {
-	char d[PATH_MAX], p[PATH_MAX + 80];
-	struct keep_run_view one;
+	char a[PATH_MAX], p[PATH_MAX + 80];
 	struct dirent *e;
 	DIR *dir;
 
-	memset(v, 0, sizeof(*v));
-	v->kill_after_ms = -1;
-	if (runs_dir(d, sizeof(d), node_dir) != 0) {
-		v->held = true;
-		v->err = ENAMETOOLONG;
+	fn(arg, base);
+	if (snprintf(a, sizeof(a), "%s/apps", base) >= (int)sizeof(a))
+		return;
+	dir = opendir(a);
+	if (!dir) {
+		if (errno != ENOENT)
+			fn(arg, a);
 		return;
 	}
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.' ||
+		    snprintf(p, sizeof(p), "%s/%s", a, e->d_name) >= (int)sizeof(p))
+			continue;
+		fn(arg, p);
+	}
+	closedir(dir);
+}
+
+/* keep_runs_probe's work on one directory, added into v (the arg) */
+static void probe_dir(void *arg, const char *d)
+{
+	struct keep_run_view *v = arg, one;
+	char p[PATH_MAX + 80];
+	struct dirent *e;
+	DIR *dir;
+
 	dir = opendir(d);
 	if (!dir) {
 		if (errno != ENOENT) {
@@ -314,6 +345,20 @@ void keep_runs_probe(const char *node_dir, struct keep_run_view *v)
 			v->generation = one.generation;
 	}
 	closedir(dir);
+}
+
+void keep_runs_probe(const char *node_dir, struct keep_run_view *v)
+{
+	char d[PATH_MAX];
+
+	memset(v, 0, sizeof(*v));
+	v->kill_after_ms = -1;
+	if (runs_base(d, sizeof(d), node_dir) != 0) {
+		v->held = true;
+		v->err = ENAMETOOLONG;
+		return;
+	}
+	each_runs_dir(d, probe_dir, v);
 }
 
 int keep_runs_list(const char *node_dir, struct keep_run_entry **out, size_t *n)
@@ -500,6 +545,19 @@ static bool is_owner(const struct pinfo *pi, const struct run_owner *o)
 /* Does process pi hold the run lock wanted: the file want (prefix false)
  * or any job's file under the directory want + "/" (prefix true), other
  * than as the owner-run that file names? */
+/* A run lock's path under runs/: HEX64, or apps/ROOT/HEX64 (an
+ * application root's). */
+static bool run_file_name(const char *rel)
+{
+	const char *slash;
+
+	if (strncmp(rel, "apps/", 5) != 0)
+		return hex64_name(rel);
+	rel += 5;
+	slash = strchr(rel, '/');
+	return slash && slash > rel && rel[0] != '.' && hex64_name(slash + 1);
+}
+
 static bool holds_run_lock(const struct pinfo *pi, const char *want, bool prefix)
 {
 	char path[64], link[PATH_MAX];
@@ -525,7 +583,7 @@ static bool holds_run_lock(const struct pinfo *pi, const char *want, bool prefix
 		link[n] = '\0';
 		if (prefix) {
 			if (strncmp(link, want, wl) != 0 || link[wl] != '/' ||
-			    !hex64_name(link + wl + 1))
+			    !run_file_name(link + wl + 1))
 				continue;
 		} else if (strcmp(link, want) != 0) {
 			continue;
@@ -613,38 +671,48 @@ static void send_all(struct pinfo *v, size_t n, int sig, struct keep_run_sig *ou
  * process started before it can have inherited the descriptor, so the scan
  * skips them (the store's servers, the system's daemons: their descriptor
  * tables are the slow part of a scan). 0: unknown (no filter). */
-static int64_t earliest_owner(const char *want, bool dir, struct run_owner *owner)
+/* earliest_owner's scan of one directory: arg is its int64_t m (-1 none
+ * yet, 0 unknown: every process is a candidate) */
+static void earliest_dir(void *arg, const char *want)
 {
+	int64_t *m = arg;
 	char p[PATH_MAX + 80];
 	struct keep_run_view rv;
 	struct run_owner o;
 	struct dirent *e;
-	int64_t m = -1;
 	DIR *d;
 
-	if (!dir) {
-		read_run(want, &rv, owner);
-		return owner->start > 0 ? owner->start : 0;
-	}
 	d = opendir(want);
 	if (!d)
-		return 0;
+		return;
 	while ((e = readdir(d))) {
 		if (!hex64_name(e->d_name) ||
 		    snprintf(p, sizeof(p), "%s/%.64s", want, e->d_name) >= (int)sizeof(p))
 			continue;
 		if (!read_run(p, &rv, &o)) {
-			m = 0;
+			*m = 0;
 			continue;
 		}
 		if (rv.generation == 0)
 			continue; /* no job */
 		if (o.start <= 0)
-			m = 0;
-		else if (m < 0 || (m > 0 && o.start < m))
-			m = o.start;
+			*m = 0;
+		else if (*m < 0 || (*m > 0 && o.start < *m))
+			*m = o.start;
 	}
 	closedir(d);
+}
+
+static int64_t earliest_owner(const char *want, bool dir, struct run_owner *owner)
+{
+	struct keep_run_view rv;
+	int64_t m = -1;
+
+	if (!dir) {
+		read_run(want, &rv, owner);
+		return owner->start > 0 ? owner->start : 0;
+	}
+	each_runs_dir(want, earliest_dir, &m); /* every root's (runs/apps/ROOT) */
 	return m > 0 ? m : 0;
 }
 
@@ -658,7 +726,7 @@ int keep_run_signal(const char *node_dir, const char *key, int sig, struct keep_
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	r = key ? run_path(p, sizeof(p), node_dir, key) : runs_dir(p, sizeof(p), node_dir);
+	r = key ? run_path(p, sizeof(p), node_dir, key) : runs_base(p, sizeof(p), node_dir);
 	if (r != 0)
 		return r;
 	if (!realpath(p, want))

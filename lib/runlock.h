@@ -65,7 +65,9 @@ void keep_run_lock_drop(int fd);
  * freed on it). Never fails. */
 void keep_run_probe(const char *node_dir, const char *key, struct keep_run_view *v);
 
-/* Probe every run lock of the node (every file of runs/) into *v: v->nlocks the locks
+/* Probe every run lock of the node (every file of runs/ and of each
+ * application root's runs/apps/ROOT/, whatever root this process serves:
+ * the lease is the node's) into *v: v->nlocks the locks
  * held by a JOB (a generation recorded, or an older owner-run's file),
  * v->held when there is one, v->kill_after_ms the largest of theirs (-1:
  * none readable). A lock held by an owner-run that has not started CMD
@@ -88,8 +90,8 @@ struct keep_run_sig {
 };
 
 /* Send sig to every process other than the caller that holds key's run
- * lock (key NULL: every run lock of the node that a job holds, as
- * keep_runs_probe counts them), found by a scan of /proc. 0, or
+ * lock (key NULL: every run lock of the node that a job holds, every
+ * application root's included, as keep_runs_probe counts them), found by a scan of /proc. 0, or
  * KEEP_ERR_IO when /proc cannot be read (nothing signalled). */
 int keep_run_signal(const char *node_dir, const char *key, int sig, struct keep_run_sig *out);
 

@@ -26,6 +26,12 @@ struct keep_store *keep_store_open_or_die(const char *prog, const struct keep_co
 
 	keep_config_store_opts(cfg, &so);
 	rc = keep_store_open(cfg->store, &so, &s, err, sizeof(err));
+	if (rc == 0 && cfg->app[0]) {
+		/* the application root's keys (ADR 0022): apps/ROOT/... */
+		rc = keep_store_app_root(s, cfg->app, &s);
+		if (rc)
+			snprintf(err, sizeof(err), "application root '%s' refused", cfg->app);
+	}
 	if (rc == 0 && stats) {
 		rc = keep_store_counted(s, stats, &s);
 		if (rc)

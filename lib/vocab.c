@@ -1,6 +1,8 @@
 /* keep — the shared words (vocab.h). */
 #include "vocab.h"
 
+#include <string.h>
+
 #include "exitcode.h"
 
 const char *keep_outcome_name(enum keep_outcome o)
@@ -34,4 +36,23 @@ int keep_exit_of_outcome(enum keep_outcome o, bool not_ours)
 		break;
 	}
 	return KEEP_EXIT_TEMP;
+}
+
+bool keep_app_root_valid(const char *root)
+{
+	size_t i, n;
+
+	if (!root)
+		return false;
+	n = strnlen(root, KEEP_APP_ROOT_MAX + 1);
+	if (n == 0 || n > KEEP_APP_ROOT_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = root[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (!alnum && (i == 0 || (c != '-' && c != '_')))
+			return false;
+	}
+	return true;
 }

@@ -44,4 +44,14 @@ enum keep_cond {
 	KEEP_COND_IF_MATCH, /* replace only if the current version is the given token (If-Match) */
 };
 
+/* ---- an application root (ADR 0022; docs/ownership.md "Several applications
+ * on one cluster") ---- */
+
+#define KEEP_APP_ROOT_MAX 32 /* bytes, NUL excluded: longest application root */
+
+/* An application root's syntax: 1..KEEP_APP_ROOT_MAX bytes of [a-z0-9_-],
+ * the first a letter or digit (a path segment on every store and a
+ * metrics label value as it is). true when valid. */
+bool keep_app_root_valid(const char *root);
+
 #endif

@@ -272,6 +272,21 @@ int keep_store_fs_open(const char *rest, const struct keep_store_opts *opts,
 		       struct keep_store **out, char *err, size_t errlen);
 int keep_store_s3_open(const char *rest, const struct keep_store_opts *opts,
 		       struct keep_store **out, char *err, size_t errlen);
+/* ---- an application's root (ADR 0022; docs/ownership.md "Several
+ * applications on one cluster") ---- */
+
+/* keep_app_root_valid and KEEP_APP_ROOT_MAX: ../vocab.h */
+
+/* Wrap inner (ownership passes to the wrapper, freed on error too) so that
+ * every key but the shared ones is the application root's: KEY is stored
+ * at apps/ROOT/KEY, except nodes/... and the cluster object, which every
+ * root shares. A LIST of a prefix under the root returns its keys with
+ * apps/ROOT/ cut off (the callers see the keys they asked for). root is
+ * copied. 0; KEEP_ERR_INVAL (root not valid); KEEP_ERR_NOMEM. A key too
+ * long once under the root is refused locally (KEEP_ERR_INVAL, the reply
+ * REFUSED), nothing sent. */
+int keep_store_app_root(struct keep_store *inner, const char *root, struct keep_store **out);
+
 /* Wrap inner (ownership passes to the wrapper) with the fault injector
  * reading rules from path on every call. Test builds only. */
 int keep_store_fault_wrap(struct keep_store *inner, const char *path, struct keep_store **out,

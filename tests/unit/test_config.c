@@ -130,6 +130,38 @@ TEST(unknown_key)
 	CHECK_EQ_INT(load_s("metrics:\n  port: 9100\n"), KEEP_ERR_CONFIG);
 }
 
+TEST(apps_list)
+{
+	struct keep_config c;
+	char err[256];
+
+	CHECK_EQ_INT(load("apps: [billing, search-eu]\n", &c), 0);
+	CHECK_EQ_INT(c.napps, 2);
+	CHECK_EQ_STR(c.apps[0], "billing");
+	CHECK_EQ_STR(c.apps[1], "search-eu");
+	CHECK_EQ_INT(load("apps:\n  - a\n  - b_2\n", &c), 0);
+	CHECK_EQ_INT(c.napps, 2);
+	CHECK_EQ_INT(load("apps: []\n", &c), 0);
+	CHECK_EQ_INT(c.napps, 0);
+	CHECK_EQ_INT(load_s("apps: billing\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, ":1: 'apps' must be a list of application roots") != NULL);
+	CHECK_EQ_INT(load_s("apps: [a, Bad]\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "'apps': 'Bad' is not a valid application root") != NULL);
+	CHECK_EQ_INT(load_s("apps: [a, a]\n"), KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "'apps': 'a' is listed twice") != NULL);
+	CHECK_EQ_INT(load_s("apps: [[a]]\n"), KEEP_ERR_CONFIG);
+	CHECK_EQ_INT(load_s("apps: [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, b0, b1, b2, b3, b4, "
+			    "b5, b6]\n"),
+		     KEEP_ERR_CONFIG);
+	CHECK(strstr(last_err, "more than 16 roots") != NULL);
+	/* --app: checked with the rest (keep_config_check) */
+	keep_config_defaults(&c);
+	snprintf(c.app, sizeof(c.app), "%s", "Bad");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), KEEP_ERR_CONFIG);
+	snprintf(c.app, sizeof(c.app), "%s", "good");
+	CHECK_EQ_INT(keep_config_check(&c, err, sizeof(err)), 0);
+}
+
 TEST(duplicate_key)
 {
 	CHECK_EQ_INT(load_s("node_id: n1\nnode_id: n2\n"), KEEP_ERR_CONFIG);
@@ -359,6 +391,7 @@ int main(void)
 {
 	RUN(defaults);
 	RUN(good_file_loads);
+	RUN(apps_list);
 	RUN(empty_and_comment_only);
 	RUN(unknown_key);
 	RUN(duplicate_key);

@@ -1,0 +1,130 @@
+/* Unit tests: application roots (ADR 0022): keep_app_root_valid
+ * (lib/vocab.c) and the root's store wrapper (store/approot.c) over the fs
+ * store. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/err.h"
+#include "../../lib/store/store.h"
+#include "../../lib/vocab.h"
+#include "unit.h"
+
+static char base[] = "/tmp/keep-test-approot-XXXXXX";
+
+TEST(root_syntax)
+{
+	CHECK(keep_app_root_valid("billing"));
+	CHECK(keep_app_root_valid("a"));
+	CHECK(keep_app_root_valid("0"));
+	CHECK(keep_app_root_valid("search-eu_2"));
+	CHECK(keep_app_root_valid("abcdefghijklmnopqrstuvwxyz012345"));	  /* 32 bytes */
+	CHECK(!keep_app_root_valid("abcdefghijklmnopqrstuvwxyz0123456")); /* 33 */
+	CHECK(!keep_app_root_valid(""));
+	CHECK(!keep_app_root_valid(NULL));
+	CHECK(!keep_app_root_valid("Billing"));
+	CHECK(!keep_app_root_valid("-x"));
+	CHECK(!keep_app_root_valid("_x"));
+	CHECK(!keep_app_root_valid("a/b"));
+	CHECK(!keep_app_root_valid(".."));
+	CHECK(!keep_app_root_valid("a.b"));
+	CHECK(!keep_app_root_valid("a b"));
+}
+
+static struct keep_store *open_fs(void)
+{
+	struct keep_store *s = NULL;
+	char err[256];
+
+	if (keep_store_fs_open(base, NULL, &s, err, sizeof(err)) != 0) {
+		printf("# open %s: %s\n", base, err);
+		exit(2);
+	}
+	return s;
+}
+
+static void put(struct keep_store *s, const char *key, const char *body)
+{
+	struct keep_reply r;
+
+	keep_store_put(s, key, body, strlen(body), KEEP_COND_IF_NONE_MATCH, NULL, &r);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+}
+
+static bool has(struct keep_store *s, const char *key)
+{
+	struct keep_reply r;
+
+	keep_store_head(s, key, &r);
+	return r.outcome == KEEP_STORE_OK;
+}
+
+TEST(keys_under_the_root_nodes_and_cluster_shared)
+{
+	struct keep_store *raw = open_fs(), *b = NULL, *c = NULL;
+	struct keep_list l;
+	struct keep_reply r;
+
+	CHECK_EQ_INT(keep_store_app_root(open_fs(), "billing", &b), 0);
+	CHECK_EQ_INT(keep_store_app_root(open_fs(), "search", &c), 0);
+	put(b, "owners/t/c/a", "b");
+	put(c, "owners/t/c/a", "c");
+	put(raw, "owners/t/c/a", "default");
+	put(b, "nodes/n1", "node");
+	put(b, "leases/t/c/a", "mark");
+	CHECK(has(raw, "apps/billing/owners/t/c/a"));
+	CHECK(has(raw, "apps/search/owners/t/c/a"));
+	CHECK(has(raw, "apps/billing/leases/t/c/a"));
+	CHECK(has(raw, "nodes/n1")); /* shared: not under the root */
+	CHECK(!has(raw, "apps/billing/nodes/n1"));
+	CHECK(has(c, "nodes/n1"));
+	put(raw, "cluster", "x");
+	CHECK(has(b, "cluster"));
+	/* a listing under a root: its keys only, apps/ROOT/ cut off */
+	keep_list_init(&l);
+	keep_store_list(b, "owners/", &l, &r);
+	CHECK_EQ_INT(r.outcome, KEEP_STORE_OK);
+	CHECK_EQ_INT(l.n, 1);
+	if (l.n == 1)
+		CHECK_EQ_STR(l.v[0].key, "owners/t/c/a");
+	keep_list_release(&l);
+	keep_list_init(&l);
+	keep_store_list(b, "", &l, &r);
+	CHECK_EQ_INT(l.n, 2); /* leases/t/c/a, owners/t/c/a: not the shared keys */
+	keep_list_release(&l);
+	keep_list_init(&l);
+	keep_store_list(b, "nodes/", &l, &r);
+	CHECK_EQ_INT(l.n, 1);
+	keep_list_release(&l);
+	/* the default root's listing of owners/ never sees a root */
+	keep_list_init(&l);
+	keep_store_list(raw, "owners/", &l, &r);
+	CHECK_EQ_INT(l.n, 1);
+	keep_list_release(&l);
+	keep_store_free(c);
+	/* a root refused: the inner store is freed, nothing opened */
+	CHECK_EQ_INT(keep_store_app_root(open_fs(), "Bad", &c), KEEP_ERR_INVAL);
+	CHECK(c == NULL);
+	keep_store_free(b);
+	keep_store_free(raw);
+}
+
+int main(void)
+{
+	char cmd[600];
+	int rc;
+
+	unsetenv("KEEP_FAULT_FILE");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	RUN(root_syntax);
+	RUN(keys_under_the_root_nodes_and_cluster_shared);
+	rc = unit_done();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	if (system(cmd) != 0)
+		return 2;
+	return rc;
+}
