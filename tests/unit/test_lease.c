@@ -449,6 +449,75 @@ TEST(a_stale_read_of_our_own_older_write_is_neither_adopted_nor_a_loss)
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
 }
 
+/* The same stale cache, one period stale, answers with the last write the
+ * store acknowledged itself (its written_at and its token): the conflict
+ * on that very token says the store holds something newer, so the read
+ * proves nothing either. Adopting it wrote again at once on that token,
+ * got the conflict again, and looped (issue 28: 390-475 PUTs in 8 s, also
+ * while ran out). */
+TEST(a_stale_read_of_our_last_acknowledged_write_after_its_conflict_is_not_adopted)
+{
+	struct keep_lease_event e;
+	int64_t acked_wa, t0;
+	int reads = 0, writes = 0, stale = 0;
+
+	go_live();
+	run_until_io(); /* the renewal */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	acked_wa = act.obj.written_at_ms;
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	now += 5;
+	run_until_io(); /* the next renewal: an operator fenced us meanwhile */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "v2");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_CONFLICT, "");
+	now += 5;
+	t0 = now;
+	while (now < t0 + 8000) {
+		run_until_io();
+		if (act.kind == KEEP_LACT_DONE)
+			break;
+		if (act.kind == KEEP_LACT_WRITE) {
+			writes++;
+			keep_lease_on_write(&sm, now + 5, KEEP_STORE_CONFLICT, "");
+			now += 5;
+			continue;
+		}
+		CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+		reads++;
+		{
+			struct keep_node_obj o = obj(KEEP_NODE_LIVE, ME, acked_wa);
+
+			keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_OK, "v2", &o, 0);
+		}
+		while (keep_lease_poll_event(&sm, &e)) {
+			CHECK(e.kind != KEEP_LEV_ADOPTED);
+			if (e.kind == KEEP_LEV_READ_STALE)
+				stale++;
+		}
+	}
+	printf("# 8 s of reads showing the acknowledged write: %d reads, %d writes\n", reads,
+	       writes);
+	CHECK_EQ_INT(writes, 0);
+	CHECK_EQ_INT(stale, reads);
+	/* the failed-read pacing of docs/lease.md "Retries", at T (write
+	 * every 1000 ms, attempt 800 ms, floor 50 ms): at most 7 doubling
+	 * steps from the floor, 16 at the floor in the last attempt before
+	 * the validity ends, then every half write period while ran out
+	 * (16 in 8 s): 39; the loop made 1,600 */
+	CHECK(reads <= 7 + 16 + 16);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_RAN_OUT); /* the validity passed meanwhile */
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	{
+		struct keep_node_obj o = obj(KEEP_NODE_FENCED, ME, acked_wa);
+
+		keep_lease_on_read(&sm, now, WALL0 + now, KEEP_STORE_OK, "v9", &o, 0);
+	}
+	next();
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_FENCED);
+}
+
 TEST(conflict_showing_fenced_is_lost_fenced)
 {
 	struct keep_node_obj o = obj(KEEP_NODE_FENCED, ME, WALL0);
@@ -1263,5 +1332,6 @@ int main(void)
 	RUN(a_wall_clock_behind_the_last_written_at_waits_until_it_passes_it);
 	RUN(a_wall_clock_more_than_ttl_plus_grace_behind_gives_up_writing_nothing);
 	RUN(a_stale_read_of_our_own_older_write_is_neither_adopted_nor_a_loss);
+	RUN(a_stale_read_of_our_last_acknowledged_write_after_its_conflict_is_not_adopted);
 	return unit_done();
 }
