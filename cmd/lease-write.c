@@ -425,6 +425,8 @@ static void do_read(struct driver *d, const struct keep_lease_action *act)
 	keep_store_set_timeout(d->store, act->timeout_ms);
 	keep_node_read(d->store, d->cfg.node_id, KEEP_NODE_READ_V3_ONLY, &obj, &nr);
 	keep_metrics_store(&d->metrics, "get", nr.reply.outcome);
+	if (nr.reply.throttled)
+		keep_metrics_throttled(&d->metrics, "get");
 	if (nr.reply.outcome == KEEP_STORE_OK && nr.derr)
 		keep_warn(d->prog, "nodes/%s is not a valid node lease: %s", d->cfg.node_id,
 			  nr.why);
@@ -453,6 +455,8 @@ static void do_write(struct driver *d, const struct keep_lease_action *act)
 			       act->cond == KEEP_COND_IF_MATCH ? act->if_match : NULL, &r);
 	}
 	keep_metrics_store(&d->metrics, "put", r.outcome);
+	if (r.throttled)
+		keep_metrics_throttled(&d->metrics, "put");
 	if (r.outcome != KEEP_STORE_OK)
 		keep_warn(d->prog, "lease write nodes/%s: %s: %s", d->cfg.node_id,
 			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");

@@ -26,6 +26,8 @@ static const struct {
     {"keep_clock_steps_total", "Wall-clock steps seen by lease-write (each ended every hold)."},
     {"keep_start_check_wait_seconds", "Wait left of the start check (0 outside it)."},
     {"keep_store_requests_total", "Store requests by operation and classified outcome."},
+    {"keep_store_throttled_total",
+     "Store replies that throttled the request (503 SlowDown, 429), by operation."},
     {"keep_nodes_listed", "Node objects found by the last listing of nodes/."},
     {"keep_watch_list_failures_total", "Listings of nodes/ that failed."},
     {"keep_watch_listing_failing_seconds",
@@ -170,6 +172,25 @@ void keep_metrics_declare_requests(struct keep_metrics *m)
 				 keep_req_op_name(op), keep_outcome_name(o));
 			find(m, "keep_store_requests_total", labels, false);
 		}
+	for (op = 0; op < KEEP_REQ_OPS; op++) {
+		char labels[32];
+
+		snprintf(labels, sizeof(labels), "op=\"%s\"", keep_req_op_name(op));
+		find(m, "keep_store_throttled_total", labels, false);
+	}
+}
+
+void keep_metrics_throttled(struct keep_metrics *m, const char *op)
+{
+	char labels[32];
+	int i;
+
+	snprintf(labels, sizeof(labels), "op=\"%s\"", op);
+	i = find(m, "keep_store_throttled_total", labels, false);
+	if (i >= 0) {
+		m->s[i].value++;
+		m->dirty = true;
+	}
 }
 
 void keep_metrics_store(struct keep_metrics *m, const char *op, enum keep_outcome o)
@@ -235,9 +256,11 @@ void keep_reqstats_init(struct keep_reqstats *st)
 {
 	int i, j;
 
-	for (i = 0; i < KEEP_REQ_OPS; i++)
+	for (i = 0; i < KEEP_REQ_OPS; i++) {
 		for (j = 0; j < KEEP_REQ_OUTCOMES; j++)
 			atomic_store_explicit(&st->n[i][j], 0, memory_order_relaxed);
+		atomic_store_explicit(&st->throttled[i], 0, memory_order_relaxed);
+	}
 }
 
 const char *keep_req_op_name(enum keep_req_op op)
@@ -252,6 +275,20 @@ void keep_reqstats_add(struct keep_reqstats *st, enum keep_req_op op, enum keep_
 	if ((unsigned)op >= KEEP_REQ_OPS || (unsigned)o >= KEEP_REQ_OUTCOMES)
 		return;
 	atomic_fetch_add_explicit(&st->n[op][o], 1, memory_order_relaxed);
+}
+
+void keep_reqstats_throttled(struct keep_reqstats *st, enum keep_req_op op)
+{
+	if ((unsigned)op < KEEP_REQ_OPS)
+		atomic_fetch_add_explicit(&st->throttled[op], 1, memory_order_relaxed);
+}
+
+int64_t keep_reqstats_throttled_op(const struct keep_reqstats *st, enum keep_req_op op)
+{
+	if ((unsigned)op >= KEEP_REQ_OPS)
+		return 0;
+	return atomic_load_explicit(&((struct keep_reqstats *)st)->throttled[op],
+				    memory_order_relaxed);
 }
 
 static int64_t cell(const struct keep_reqstats *st, int op, int o)
@@ -334,4 +371,16 @@ void keep_reqstats_to_metrics(const struct keep_reqstats *st, struct keep_metric
 				m->dirty = true;
 			}
 		}
+	for (op = 0; op < KEEP_REQ_OPS; op++) {
+		char labels[32];
+		int64_t v = keep_reqstats_throttled_op(st, op);
+		int i;
+
+		snprintf(labels, sizeof(labels), "op=\"%s\"", keep_req_op_name(op));
+		i = find(m, "keep_store_throttled_total", labels, false);
+		if (i >= 0 && m->s[i].value != v) {
+			m->s[i].value = v;
+			m->dirty = true;
+		}
+	}
 }

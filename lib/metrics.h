@@ -41,6 +41,11 @@ struct keep_metrics {
 	} s[KEEP_METRICS_MAX];
 };
 
+/* Count one reply the store throttled to op ("get", "put", ...:
+ * keep_store_throttled_total{op}; issue 28), for a command that counts its
+ * requests itself (lease-write). */
+void keep_metrics_throttled(struct keep_metrics *m, const char *op);
+
 /* textfile: the configured path ("" or NULL disables); prog is inserted
  * before the extension. node labels every series. */
 void keep_metrics_init(struct keep_metrics *m, const char *textfile, const char *node);
@@ -97,6 +102,7 @@ enum keep_req_op {
 
 struct keep_reqstats {
 	_Atomic int64_t n[KEEP_REQ_OPS][KEEP_REQ_OUTCOMES];
+	_Atomic int64_t throttled[KEEP_REQ_OPS]; /* replies the store throttled (issue 28) */
 };
 
 /* Zero every counter. */
@@ -105,6 +111,10 @@ void keep_reqstats_init(struct keep_reqstats *st);
 const char *keep_req_op_name(enum keep_req_op op);
 /* Count one request (thread-safe). */
 void keep_reqstats_add(struct keep_reqstats *st, enum keep_req_op op, enum keep_outcome o);
+/* Count one throttled reply (struct keep_reply.throttled; thread-safe),
+ * and read the count of one operation. */
+void keep_reqstats_throttled(struct keep_reqstats *st, enum keep_req_op op);
+int64_t keep_reqstats_throttled_op(const struct keep_reqstats *st, enum keep_req_op op);
 /* Totals: every request; one operation (any outcome); one outcome (any op). */
 int64_t keep_reqstats_total(const struct keep_reqstats *st);
 int64_t keep_reqstats_op(const struct keep_reqstats *st, enum keep_req_op op);
@@ -114,6 +124,12 @@ int64_t keep_reqstats_outcome(const struct keep_reqstats *st, enum keep_outcome 
  * in *st (borrowed: it must outlive the store). Ownership of inner passes
  * to the wrapper, also on failure (then freed); keep_store_free(*out)
  * frees both. The wrapper passes its timeout_ms down on every call.
+ * Throttled replies (issue 28; docs/s3.md "Throttling") are counted, and
+ * the wrapper backs off: after n throttled replies in a row, the next
+ * request of this handle waits a full-jitter delay (lib/core/throttle.h
+ * keep_backoff_ms, base KEEP_BACKOFF_BASE_MS, cap KEEP_BACKOFF_CAP_MS, ms)
+ * before it is sent; a reply not throttled ends the run. lease-write does
+ * not use the wrapper: the node lease keeps its schedule.
  * 0 or KEEP_ERR_NOMEM. */
 int keep_store_counted(struct keep_store *inner, struct keep_reqstats *st, struct keep_store **out);
 
@@ -125,7 +141,8 @@ void keep_reqstats_format(const struct keep_reqstats *st, struct keep_buf *out);
  * records). */
 void keep_reqstats_print(const struct keep_reqstats *st, const char *prog);
 /* Copy the counters into m as keep_store_requests_total{op,outcome}
- * (every pair seen so far; the metric's values become the counters'). */
+ * (every pair seen so far; the metric's values become the counters') and
+ * keep_store_throttled_total{op} (every op, from 0). */
 void keep_reqstats_to_metrics(const struct keep_reqstats *st, struct keep_metrics *m);
 
 #endif

@@ -26,7 +26,7 @@ static const char USAGE[] =
     "                 fence-dated-on-judging-clock, readback-ignores-version,\n"
     "                 commit-without-condition, fence-in-metadata-only,\n"
     "                 release-ignores-job, lease-ignores-jobs,\n"
-    "                 fence-readback-takes-live\n"
+    "                 fence-readback-takes-live, adopt-stale-read\n"
     "  --verbose      trace every step to stdout (with --seed)\n"
     "  --check        CI mode, TAP output: the real model passes its seeds, and\n"
     "                 every broken model is caught within 1000 seeds\n"

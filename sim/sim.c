@@ -56,6 +56,22 @@
 #include "../lib/sha256.h"
 
 #define MAX_NODES 4
+#define NHIST 16 /* states of nodes/<id> kept for stale reads */
+/* The lease's request pacing (docs/lease.md "Retries"), checked on every
+ * lease request a process sends: no more than RATE_MAX in any window of
+ * RATE_PERIODS write periods. The machine's schedule in such a window, a
+ * failed write and its re-read counted as two: a burst at the floor
+ * spacing (attempt / 16) only within the last attempt before the validity
+ * ends (17 attempts), a backoff doubling from the floor to the write
+ * period (at most 9 steps), two attempts a write period while ran out (8)
+ * and the renewals (4): 38, 76 requests; of seeds 0-299 one sent more than
+ * 26 (seed 223, 27 when first past it), none more than 76. The
+ * loop of issue 28 (a stale read adopted, written over at once) made 220
+ * in such a window on RGW; here the scheduler's lost replies and
+ * timeouts slow it below the bound, and the check on refused versions
+ * (lease_step) catches it. */
+#define RATE_PERIODS 4
+#define RATE_MAX 76
 #define MAX_ACTORS 4
 #define MAX_PROCS 48
 #define MAX_PEND 64
@@ -306,6 +322,12 @@ struct proc {
 		int64_t written_at, true_send;
 	} wsend[16]; /* its recent lease writes (the checker's true send times) */
 	int nwsend;
+	int64_t lsend[RATE_MAX + 1]; /* true send times of its last lease requests (ring) */
+	int nlsend;
+	char refused_ver[VER_LEN]; /* the last version a lease write of it was refused on
+				      (a conflict reply), "" */
+	int64_t refused_at;	   /* ... the true time of that reply */
+	int fast_resends;	   /* re-sends of it in a row within half a retry floor */
 	int64_t paused_until, cut_until;
 	bool lost; /* the machine said LOST */
 
@@ -392,6 +414,9 @@ enum ev_kind {
 	E_CGRANT,    /* a = proc, b = the commit's mid: its grant check reads the state dir */
 	E_CSEND,     /* a = request, b = proc: a commit's PUT sent after a pause */
 	E_OPRERUN,   /* a = operator fence: lease-fence NODE run again after an exit 111 */
+	E_STALE,     /* a = node, b = duration: from the next fence of nodes/<a> that lands,
+		      * its own lease reads of it are served by a replica that stopped up
+		      * to a period before the fence (issue 28) */
 	E_END,
 };
 
@@ -453,6 +478,21 @@ struct sim {
 	char orphan_ver[MAX_ACTORS][VER_LEN];
 	bool stop;
 	int njobs; /* jobs started */
+	/* nodes/<id>'s history, for the stale-read fault (issue 28): the
+	 * last NHIST states with the true time each began */
+	struct {
+		int64_t t;
+		bool exists;
+		char ver[VER_LEN];
+		struct keep_node_obj o;
+	} nhist[MAX_NODES][NHIST];
+	int nhist_n[MAX_NODES];
+	/* a replica or cache that stopped at a fence: until stale_until[n]
+	 * (true time), the node's own lease reads of nodes/<n> see the object
+	 * as it was at stale_at[n], up to a period before the fence landed */
+	int64_t stale_until[MAX_NODES], stale_at[MAX_NODES];
+	int64_t stale_armed[MAX_NODES]; /* E_STALE seen: a window this long starts when a
+					   fence of the node lands */
 };
 
 #define P(s, i) ((s)->procs[(i)])
@@ -772,6 +812,44 @@ static void fence_landed(struct sim *s, uint64_t fid)
 }
 
 /* Apply a request at the bucket, atomically, now. */
+/* nodes/<n> changed at s->now: remember the new state for stale reads. */
+static void node_hist(struct sim *s, int n)
+{
+	int i = s->nhist_n[n] < NHIST ? s->nhist_n[n]++ : NHIST - 1;
+
+	if (i == NHIST - 1 && s->nhist_n[n] == NHIST)
+		memmove(&s->nhist[n][0], &s->nhist[n][1], (NHIST - 1) * sizeof(s->nhist[n][0]));
+	s->nhist[n][i].t = s->now;
+	s->nhist[n][i].exists = s->nodes[n].exists;
+	memcpy(s->nhist[n][i].ver, s->nodes[n].ver, VER_LEN);
+	s->nhist[n][i].o = s->nodes[n].o;
+}
+
+/* A read of nodes/<idx> by q's sender, served by the stale replica
+ * (E_STALE): the node's own lease reads during the window see the state
+ * as it was at stale_at. true when it answered. */
+static bool stale_read(struct sim *s, struct req *q)
+{
+	int n = q->idx, i;
+
+	if (q->proc < 0 || q->task != T_LEASE || P(s, q->proc)->node != n ||
+	    s->now >= s->stale_until[n])
+		return false;
+	for (i = s->nhist_n[n] - 1; i >= 0; i--)
+		if (s->nhist[n][i].t <= s->stale_at[n])
+			break;
+	if (i < 0)
+		return false;
+	q->out = s->nhist[n][i].exists ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
+	if (s->nhist[n][i].exists) {
+		memcpy(q->ver, s->nhist[n][i].ver, VER_LEN);
+		q->nread = s->nhist[n][i].o;
+	}
+	tr(s, "stale replica answers a read of nodes/n%d with its state of t=%" PRId64, n + 1,
+	   s->nhist[n][i].t);
+	return true;
+}
+
 static void bucket_apply(struct sim *s, struct req *q)
 {
 	struct nslot *n;
@@ -795,6 +873,8 @@ static void bucket_apply(struct sim *s, struct req *q)
 		return;
 	case TG_NODE:
 		n = &s->nodes[q->idx];
+		if (!q->write && stale_read(s, q))
+			return;
 		if (!q->write) {
 			q->out = n->exists ? KEEP_STORE_OK : KEEP_STORE_NOT_FOUND;
 			if (n->exists) {
@@ -814,10 +894,20 @@ static void bucket_apply(struct sim *s, struct req *q)
 		n->exists = true;
 		n->o = q->nbody;
 		new_version(s, n->ver);
+		node_hist(s, q->idx);
 		memcpy(q->ver, n->ver, VER_LEN);
 		q->applied = true;
 		if (q->nbody.state == KEEP_NODE_FENCED)
 			s->res->fences++;
+		if (q->nbody.state == KEEP_NODE_FENCED && s->stale_armed[q->idx]) {
+			s->stale_until[q->idx] = s->now + s->stale_armed[q->idx];
+			s->stale_at[q->idx] = s->now - 1 - rng_range(&s->rng, 0, s->t.period_ms);
+			tr(s,
+			   "a stale replica serves n%d's reads of nodes/n%d as of t=%" PRId64
+			   " for %" PRId64 " ms",
+			   q->idx + 1, q->idx + 1, s->stale_at[q->idx], s->stale_armed[q->idx]);
+			s->stale_armed[q->idx] = 0;
+		}
 		if (q->fid)
 			fence_landed(s, q->fid);
 		return;
@@ -1429,6 +1519,35 @@ static void drain_lease_events(struct sim *s, struct proc *p)
 	}
 }
 
+/* The lease's smallest retry spacing, docs/lease.md "Retries": an
+ * attempt's bound / 16, clamped to 10..250 ms (the checker's statement of
+ * the documented rule). */
+static int64_t retry_floor_ms(const struct sim *s)
+{
+	int64_t f = keep_timing_attempt_timeout_ms(&s->t) / 16;
+
+	return f < 10 ? 10 : f > 250 ? 250 : f;
+}
+
+/* p sends a lease request now: check the pacing (RATE_MAX requests in
+ * RATE_PERIODS write periods at most, true time). */
+static void lease_paced(struct sim *s, struct proc *p)
+{
+	int64_t win = RATE_PERIODS * keep_timing_write_every_ms(&s->t), n = 0;
+	int i;
+
+	p->lsend[p->nlsend % (RATE_MAX + 1)] = s->now;
+	p->nlsend++;
+	for (i = 0; i < p->nlsend && i < RATE_MAX + 1; i++)
+		if (p->lsend[(p->nlsend - 1 - i) % (RATE_MAX + 1)] > s->now - win)
+			n++;
+	if (n > RATE_MAX)
+		violation(s,
+			  "n%d.%d sent %" PRId64 " lease requests in %" PRId64
+			  " ms (at most %d in %d write periods)",
+			  p->node + 1, p->no, n, win, RATE_MAX, RATE_PERIODS);
+}
+
 static void lease_step(struct sim *s, struct proc *p)
 {
 	struct keep_lease_action act;
@@ -1446,6 +1565,8 @@ static void lease_step(struct sim *s, struct proc *p)
 	}
 	keep_lease_next(&p->sm, mono, wall, &act);
 	drain_lease_events(s, p);
+	if (p->sm.phase == KEEP_LEASE_CHECK)
+		p->refused_ver[0] = '\0'; /* a start check reads afresh */
 	switch (act.kind) {
 	case KEEP_LACT_WAIT: {
 		int64_t until = act.until_mono_ms;
@@ -1455,10 +1576,34 @@ static void lease_step(struct sim *s, struct proc *p)
 		return;
 	}
 	case KEEP_LACT_READ:
+		lease_paced(s, p);
 		qi = mk_req(s, pi, T_LEASE, false, TG_NODE, p->node);
 		send_req(s, qi, act.timeout_ms);
 		return;
 	case KEEP_LACT_WRITE:
+		lease_paced(s, p);
+		if (act.cond == KEEP_COND_IF_MATCH && p->refused_ver[0] &&
+		    strcmp(act.if_match, p->refused_ver) == 0) {
+			/* the store refused this version to this process: a retry
+			 * on it keeps the failed-write pacing. One may come sooner
+			 * (the last moment a whole attempt still fits before the
+			 * validity ends), never three in a row (a stale read
+			 * adopted and written over at once looped: issue 28) */
+			if (s->now - p->refused_at < retry_floor_ms(s) / 2)
+				p->fast_resends++;
+			else
+				p->fast_resends = 0;
+			if (p->fast_resends >= 3) {
+				violation(s,
+					  "n%d.%d writes nodes/n%d If-Match %s again %" PRId64
+					  " ms after the store refused it, %d times in a row "
+					  "(retry floor %" PRId64 " ms)",
+					  p->node + 1, p->no, p->node + 1, act.if_match,
+					  s->now - p->refused_at, p->fast_resends,
+					  retry_floor_ms(s));
+				return;
+			}
+		}
 		qi = mk_req(s, pi, T_LEASE, true, TG_NODE, p->node);
 		s->reqs[qi].cond = act.cond;
 		snprintf(s->reqs[qi].if_match, VER_LEN, "%s", act.if_match);
@@ -1519,6 +1664,12 @@ static void lease_reply(struct sim *s, struct proc *p, struct req *q, enum keep_
 {
 	int64_t mono = p_mono(p, s->now), wall = p_wall(p, s->now);
 
+	if (q->write && out == KEEP_STORE_CONFLICT && q->cond == KEEP_COND_IF_MATCH) {
+		if (strcmp(p->refused_ver, q->if_match) != 0)
+			p->fast_resends = 0;
+		snprintf(p->refused_ver, VER_LEN, "%s", q->if_match);
+		p->refused_at = s->now;
+	}
 	if (q->write) {
 		if (s->broken == SIM_B_VALIDITY_REPLY && out == KEEP_STORE_OK)
 			p->sm.sent_mono_ms = mono; /* perturbation: validity from the reply */
@@ -1531,6 +1682,14 @@ static void lease_reply(struct sim *s, struct proc *p, struct req *q, enum keep_
 		if (s->broken == SIM_B_ADOPT_ANY && out == KEEP_STORE_OK && !check &&
 		    p->sm.readback && o.format == 3 && o.state == KEEP_NODE_LIVE)
 			memcpy(o.instance, p->inst, sizeof(o.instance)); /* perturbation */
+		if (s->broken == SIM_B_ADOPT_STALE && out == KEEP_STORE_OK && !check &&
+		    p->sm.readback && o.format == 3 && o.state == KEEP_NODE_LIVE &&
+		    strcmp(o.instance, p->inst) == 0 && o.written_at_ms <= p->sm.written_at_ms) {
+			/* perturbation: the rule before issue 28, a stale read of our
+			 * own write adopted (and written over at once) */
+			p->sm.written_at_ms = o.written_at_ms;
+			p->sm.version[0] = '\0';
+		}
 		keep_lease_on_read(&p->sm, mono, wall, out, out == KEEP_STORE_OK ? q->ver : "",
 				   out == KEEP_STORE_OK ? &o : NULL, 0);
 		if (s->broken == SIM_B_NO_START_WAIT && check && p->sm.phase == KEEP_LEASE_CHECK &&
@@ -3318,6 +3477,17 @@ static void schedule_faults(struct sim *s)
 		if (rng_pm(&s->rng, 400))
 			push_ev(s, at + rng_range(&s->rng, 1, s->t.ttl_ms), E_CRASH, nd, 0);
 	}
+	if (rng_pm(&s->rng, 500)) {
+		/* issue 28: an operator fences a node whose own reads of
+		 * nodes/<id> a replica serves one period stale for a while (8 s
+		 * in the issue): the lease must neither adopt the stale body
+		 * nor loop on it (lease_paced), and must end lost */
+		int64_t at = AT();
+		int nd = NODE();
+
+		push_ev(s, at, E_OPFENCE, nd, 0);
+		push_ev(s, at, E_STALE, nd, rng_range(&s->rng, tt, 2 * tt));
+	}
 #undef AT
 #undef NODE
 }
@@ -3498,6 +3668,7 @@ static void dispatch(struct sim *s, struct ev *e)
 		/* a mistake: an operator deletes nodes/<a>, then fences it */
 		if (s->nodes[e->a].exists) {
 			s->nodes[e->a].exists = false;
+			node_hist(s, e->a);
 			tr(s, "operator deletes nodes/n%d (%.8s written_at=%" PRId64 ")", e->a + 1,
 			   s->nodes[e->a].o.instance, s->nodes[e->a].o.written_at_ms);
 		}
@@ -3582,6 +3753,9 @@ static void dispatch(struct sim *s, struct ev *e)
 	case E_RUNKILL:
 		job_runkill(s, e->a);
 		return;
+	case E_STALE:
+		s->stale_armed[e->a] = e->b; /* from the fence's landing */
+		return;
 	case E_END:
 		s->stop = true;
 		return;
@@ -3615,6 +3789,7 @@ const char *sim_broken_name(enum sim_broken b)
 	    [SIM_B_RELEASE_IGNORES_JOB] = "release-ignores-job",
 	    [SIM_B_LEASE_IGNORES_JOBS] = "lease-ignores-jobs",
 	    [SIM_B_FENCE_READBACK_LIVE] = "fence-readback-takes-live",
+	    [SIM_B_ADOPT_STALE] = "adopt-stale-read",
 	};
 	if ((unsigned)b < SIM_B_COUNT)
 		return n[b];

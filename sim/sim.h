@@ -62,6 +62,9 @@ enum sim_broken {
 				      * an unchanged live object (the fence's instance and
 				      * written_at) for the fence: reported fenced while the
 				      * node still runs */
+	SIM_B_ADOPT_STALE,	     /* a conflict re-read served by a stale replica (our own
+				      * live write, not newer than the last one acknowledged)
+				      * is adopted and written over at once (issue 28) */
 	SIM_B_COUNT,
 };
 

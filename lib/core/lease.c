@@ -740,18 +740,25 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		e->wait_ms = sm->next_read_mono_ms - now;
 		return;
 	}
-	if (!derr && is_ours_live(sm, o) && o->written_at_ms < sm->written_at_ms) {
+	if (!derr && is_ours_live(sm, o) &&
+	    (o->written_at_ms < sm->written_at_ms ||
+	     (o->written_at_ms == sm->written_at_ms && version && sm->version[0] &&
+	      strcmp(version, sm->version) == 0))) {
 		/* our own live object, but older than a write we know landed
-		 * (acknowledged or adopted; our written_at never goes back): a
-		 * stale replica or cache answered. It proves neither our write
-		 * nor a loss: re-read, paced as a failed read (adopting it and
-		 * writing again at once on its version looped at 55 writes a
-		 * second behind a cache serving one period stale: issue 28) */
+		 * (acknowledged or adopted; our written_at never goes back), or
+		 * that very write under the version the failed If-Match named:
+		 * a stale replica or cache answered, or the conflict changed
+		 * nothing. It proves neither our write nor a loss: keep the
+		 * write we hold and retry it on the failed-write pacing, never
+		 * at once (adopting it and writing again at once looped at 55
+		 * writes a second behind a cache serving one period stale:
+		 * issue 28); a read that shows something newer decides */
 		sm->failures++;
-		sm->next_read_mono_ms = now + retry_delay(sm, now);
+		sm->readback = false;
+		sm->next_write_mono_ms = now + retry_delay(sm, now);
 		e = push(sm, KEEP_LEV_READ_STALE);
 		e->written_at_ms = o->written_at_ms;
-		e->wait_ms = sm->next_read_mono_ms - now;
+		e->wait_ms = sm->next_write_mono_ms - now;
 		return;
 	}
 	sm->readback = false;

@@ -1,8 +1,15 @@
 /* keep — the request-counting store wrapper (metrics.h keep_store_counted):
  * every operation is the inner store's, counted into a struct keep_reqstats.
  * Apart from metrics.c so that a command writing metrics links no store
- * (lease-status: docs/design.md "Layers"). */
+ * (lease-status: docs/design.md "Layers"). It is also where a command backs
+ * off from a throttling store (issue 28): lib/core/throttle.h decides the
+ * delay, this driver sleeps it before the next request. */
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "../core/throttle.h"
 
 #include "../err.h"
 #include "../metrics.h"
@@ -14,6 +21,7 @@ struct counted {
 	struct keep_store pub;
 	struct keep_store *inner; /* owned */
 	struct keep_reqstats *st; /* borrowed */
+	int64_t throttled;	  /* throttled replies in a row (0: not throttled) */
 };
 
 static struct counted *counted_of(struct keep_store *s)
@@ -21,11 +29,36 @@ static struct counted *counted_of(struct keep_store *s)
 	return s->impl;
 }
 
+/* Sleep ms (a signal ends it early: the command reacts to it). */
+static void nap_ms(int64_t ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	if (ms > 0)
+		nanosleep(&ts, NULL);
+}
+
+/* The inner store, ready for the next request: after throttled replies,
+ * the full-jitter backoff first (never more than half the call's bound,
+ * which the request then keeps the rest of). */
 static struct keep_store *inner_of(struct keep_store *s)
 {
 	struct counted *c = counted_of(s);
+	int64_t bound = s->timeout_ms, wait = 0;
+	uint64_t rnd = 0;
 
-	c->inner->timeout_ms = s->timeout_ms;
+	if (c->throttled > 0) {
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+			rnd = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
+		wait =
+		    keep_backoff_ms(c->throttled, rnd, KEEP_BACKOFF_BASE_MS, KEEP_BACKOFF_CAP_MS);
+		if (bound > 0 && wait > bound / 2)
+			wait = bound / 2;
+		nap_ms(wait);
+		if (bound > 0)
+			bound -= wait;
+	}
+	c->inner->timeout_ms = bound;
 	keep_store_set_on_page(c->inner, s->on_page, s->on_page_arg);
 	return c->inner;
 }
@@ -33,8 +66,17 @@ static struct keep_store *inner_of(struct keep_store *s)
 static int count_rc(struct keep_store *s, enum keep_req_op op, int rc,
 		    const struct keep_reply *reply)
 {
-	if (rc == 0)
-		keep_reqstats_add(counted_of(s)->st, op, reply->outcome);
+	struct counted *c = counted_of(s);
+
+	if (rc == 0) {
+		keep_reqstats_add(c->st, op, reply->outcome);
+		if (reply->throttled) {
+			keep_reqstats_throttled(c->st, op);
+			c->throttled++;
+		} else {
+			c->throttled = 0;
+		}
+	}
 	return rc;
 }
 

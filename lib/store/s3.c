@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "../clock.h"
+#include "../core/throttle.h"
 #include "../err.h"
 #include "awscreds.h"
 #include "store.h"
@@ -1312,6 +1313,8 @@ static int s3_request(struct keep_store *st, const struct s3_req *rq, struct s3_
 		keep_reply_set(reply, o, (int)res->status, "%ld %s", res->status, res->code);
 	else
 		keep_reply_set(reply, o, (int)res->status, "HTTP %ld", res->status);
+	/* 503 SlowDown, 429: a state of the store, beside the outcome (issue 28) */
+	reply->throttled = keep_throttle_reply(res->status, res->code);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const
 	r->version[0] = '\0';
 	r->detail[0] = '\0';
 	r->not_ours = false;
+	r->throttled = false;
 	if (fmt) {
 		va_start(ap, fmt);
 		vsnprintf(r->detail, sizeof(r->detail), fmt, ap);

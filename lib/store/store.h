@@ -47,6 +47,13 @@ struct keep_reply {
 	 * format). Readers report it as not ours (exit 17, as for a body that
 	 * does not decode), never as a store failure: retrying cannot help. */
 	bool not_ours;
+	/* the store throttled the request (S3 503 SlowDown or any 503, 429:
+	 * lib/core/throttle.h keep_throttle_reply), beside the outcome, which
+	 * stays AMBIGUOUS for the protocol's decisions (a throttled PUT may
+	 * have been applied on some stores: docs/s3.md "Throttling"); counted
+	 * in keep_store_throttled_total{op} and backed off by the counting
+	 * wrapper (metrics.h keep_store_counted) */
+	bool throttled;
 };
 
 struct keep_list_entry {

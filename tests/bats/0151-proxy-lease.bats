@@ -57,11 +57,15 @@ assert_still_live() {
 }
 
 @test "proxy lease: a 409 answered without forwarding is not a fence: the re-read finds our own live object" {
-	proxy_rule 'put nodes/n1 error 409 count=1'
-	wait_line 10 n1 '^adopted '
+	proxy_rule 'put nodes/n1 error 409 count=1' 'put nodes/n1 late 0'
+	# the re-read shows the very write the node holds: the conflict changed
+	# nothing (or a stale replica answered); that write is retried on the
+	# failed-write pacing, not at once (issue 28), and lands
+	wait_line 10 n1 '^read-stale .*retry_ms=[1-9]'
+	proxy_wait 10 1 forwarded action=late status=200
 	[ "$(proxy_faults_count error put)" = 1 ]
 	assert_still_live
-	# and the renewals go on from the adopted version
+	# and the renewals go on from the version it holds
 	proxy_rule 'put nodes/n1 delay 0'
 	proxy_wait 10 3 fault action=delay
 	assert_still_live

@@ -15,7 +15,7 @@
  * one a line in the rules file, re-read whenever it changes (inode, size or
  * mtime):
  *
- *   OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME]
+ *   OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS]
  *
  *   OP          get | head | put | del | list | *   (list: a GET of the
  *               bucket; its key is the prefix= query parameter)
@@ -41,10 +41,19 @@
  *               reset-after      forward, then reset the connection
  *               hang             neither forward nor answer; wait for the
  *                                client to give up
+ *               stale MS         get only: answer as a replica or cache that
+ *                                missed every write of the last MS ms would:
+ *                                200 with the body, ETag and x-amz-meta-*
+ *                                of the newest PUT of the key that went
+ *                                through the proxy (2xx) at least MS ms
+ *                                ago, not forwarded; when the proxy saw no
+ *                                such PUT the rule does not fire (issue 28)
  *   count=N     the rule fires for the next N matching requests only
  *   p=P         it fires with probability P (0..1, up to 6 decimals); a
  *               matching rule that does not fire lets later rules match
  *   until=PATH  late only: see above
+ *   for=MS      the rule fires only within MS ms after the rules file was
+ *               (re)read: a fault window the proxy times itself
  *   code=NAME   the S3 error code in an error answer's body (default by
  *               status: 404 NoSuchKey, 409 ConditionalRequestConflict, ...)
  *
@@ -103,9 +112,9 @@ static const char USAGE[] =
     "  -n         check the rules file and exit (0 ok, 100 malformed)\n"
     "\n"
     "Prints 'listening port=PORT upstream=URL seed=SEED' on stdout when ready.\n"
-    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [until=PATH]\n"
+    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS] [until=PATH]\n"
     "  OP: get head put del list *   ACTION: delay MS, late MS, lose, error STATUS,\n"
-    "  error-after STATUS, drop, reset, reset-after, hang (docs/testing.md)\n"
+    "  error-after STATUS, drop, reset, reset-after, hang, stale MS (docs/testing.md)\n"
     "exit: 0 stopped by SIGTERM/SIGINT; 100 usage; 111 cannot listen\n";
 
 #define HEAD_MAX 65536		 /* bytes: largest request or response head */
@@ -146,6 +155,7 @@ enum action {
 	A_RESET,
 	A_RESET_AFTER,
 	A_HANG,
+	A_STALE,
 };
 
 static const struct {
@@ -163,6 +173,7 @@ static const struct {
     {"reset", A_RESET, false, 0, 0},
     {"reset-after", A_RESET_AFTER, false, 0, 0},
     {"hang", A_HANG, false, 0, 0},
+    {"stale", A_STALE, true, 0, 86400000},
 };
 
 struct rule {
@@ -175,6 +186,7 @@ struct rule {
 	uint32_t p_million; /* probability in millionths (1000000: always) */
 	char code[64];	    /* S3 error code for error answers; "" default */
 	char until[512];    /* late/delay: the hold also ends once this path exists */
+	long long for_ms;   /* fires only this long after the file was read; 0 always */
 };
 
 /* The rules as last read, guarded by rules_mu. */
@@ -187,9 +199,31 @@ static struct {
 	ino_t ino;
 	off_t size;
 	struct timespec mtim;
-	size_t bad_line; /* 0: the file parsed; else the malformed line */
-	uint64_t rng;	 /* splitmix64 state for p= draws */
+	size_t bad_line;   /* 0: the file parsed; else the malformed line */
+	uint64_t rng;	   /* splitmix64 state for p= draws */
+	int64_t loaded_ms; /* mono ms the file was last read (for=) */
 } rules = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* The PUTs that went through the proxy and were acknowledged (2xx), for
+ * the stale action: the last WRITES_KEPT of every key, guarded by
+ * writes_mu. */
+#define WRITES_KEPT 16
+struct put_seen {
+	int64_t at_ms;	/* mono ms of the acknowledgement */
+	char etag[256]; /* the reply's ETag header value, as sent */
+	char *meta;	/* owned: the request's x-amz-meta-* header lines, CRLF each */
+	char *body;	/* owned */
+	size_t len;
+	char ctype[128]; /* the request's Content-Type */
+};
+struct key_writes {
+	char key[2048];
+	struct put_seen w[WRITES_KEPT];
+	int n;
+	struct key_writes *next;
+};
+static pthread_mutex_t writes_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct key_writes *writes;
 
 /* ---- small helpers ----------------------------------------------------------- */
 
@@ -303,7 +337,7 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 {
 	const char *t[RULE_TOKENS];
 	size_t tl[RULE_TOKENS], nt = 0, i = 0, k, a;
-	bool seen_count = false, seen_p = false, seen_code = false;
+	bool seen_count = false, seen_p = false, seen_code = false, seen_for = false;
 
 	while (i < n) {
 		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
@@ -391,6 +425,12 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 				}
 			memcpy(r->code, t[k] + 5, tl[k] - 5);
 			seen_code = true;
+		} else if (tl[k] > 4 && memcmp(t[k], "for=", 4) == 0 && !seen_for) {
+			if (!parse_num(t[k] + 4, tl[k] - 4, 1, 86400000, &r->for_ms)) {
+				*why = "want for=MS, MS 1..86400000";
+				return -1;
+			}
+			seen_for = true;
 		} else if (tl[k] > 6 && memcmp(t[k], "until=", 6) == 0 && !r->until[0] &&
 			   r->act == A_LATE) {
 			if (tl[k] - 6 >= sizeof(r->until) || t[k][6] != '/') {
@@ -399,10 +439,15 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 			}
 			memcpy(r->until, t[k] + 6, tl[k] - 6);
 		} else {
-			*why = "unknown or repeated option (count=N p=P code=NAME; until=PATH for "
-			       "late)";
+			*why =
+			    "unknown or repeated option (count=N p=P code=NAME for=MS; until=PATH "
+			    "for late)";
 			return -1;
 		}
+	}
+	if (r->act == A_STALE && !tok_is(t[0], tl[0], "get")) {
+		*why = "stale answers get only";
+		return -1;
 	}
 	return 1;
 }
@@ -549,6 +594,7 @@ static void rules_refresh_locked(void)
 	}
 	rules.v = v;
 	rules.n = nv;
+	rules.loaded_ms = mono_ms();
 	if (cfg.verbose)
 		fprintf(stderr, "%s: %zu rule(s) from '%s'\n", prog, nv, cfg.rules_path);
 }
@@ -560,12 +606,15 @@ static bool rule_matches(const struct rule *r, const char *op, const char *key)
 	return strncmp(key, r->prefix, strlen(r->prefix)) == 0;
 }
 
+static bool have_stale_write(const char *key, int64_t older_than_ms);
+
 /* What to do with a request (op, key): *hit gets the rule that fired (act
  * A_NONE: forward as is). Returns the malformed line of the rules file, or
  * 0. Consumes one use of a counted rule. */
 static size_t rules_decide(const char *op, const char *key, struct rule *hit)
 {
 	size_t i, bad;
+	int64_t now = mono_ms();
 
 	memset(hit, 0, sizeof(*hit));
 	hit->act = A_NONE;
@@ -575,6 +624,10 @@ static size_t rules_decide(const char *op, const char *key, struct rule *hit)
 	for (i = 0; !bad && i < rules.n; i++) {
 		struct rule *r = &rules.v[i];
 		if (r->count == 0 || !rule_matches(r, op, key))
+			continue;
+		if (r->for_ms && now - rules.loaded_ms >= r->for_ms)
+			continue;
+		if (r->act == A_STALE && !have_stale_write(key, r->arg))
 			continue;
 		if (r->p_million < 1000000 &&
 		    splitmix64(&rules.rng) % 1000000 >= (uint64_t)r->p_million)
@@ -1110,6 +1163,167 @@ static int answer(struct conn *c, int status, const char *code, const char *mess
 	return rc ? -1 : 0;
 }
 
+/* The value of header name in m's head into out ("" when absent or too
+ * long). */
+static void head_value(const struct msg *m, const char *name, char *out, size_t n)
+{
+	const char *p = m->raw.data, *end = p + m->head_len, *eol;
+	size_t nl = strlen(name);
+
+	out[0] = '\0';
+	for (; p < end; p = eol + 1) {
+		size_t vl;
+		const char *v;
+
+		eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			return;
+		if ((size_t)(eol - p) <= nl || p[nl] != ':' || strncasecmp(p, name, nl) != 0)
+			continue;
+		v = p + nl + 1;
+		while (v < eol && (*v == ' ' || *v == '\t'))
+			v++;
+		vl = (size_t)(eol - v);
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == ' '))
+			vl--;
+		if (vl < n) {
+			memcpy(out, v, vl);
+			out[vl] = '\0';
+		}
+		return;
+	}
+}
+
+/* Is there an acknowledged PUT of key at least older_than_ms old? */
+static bool have_stale_write(const char *key, int64_t older_than_ms)
+{
+	struct key_writes *k;
+	int64_t now = mono_ms();
+	bool yes = false;
+
+	pthread_mutex_lock(&writes_mu);
+	for (k = writes; k && !yes; k = k->next)
+		if (!strcmp(k->key, key))
+			for (int i = 0; i < k->n && !yes; i++)
+				yes = now - k->w[i].at_ms >= older_than_ms;
+	pthread_mutex_unlock(&writes_mu);
+	return yes;
+}
+
+/* Remember an acknowledged PUT on c (its request and reply): the stale
+ * action answers with it later. Chunked bodies are not kept. */
+static void record_put(struct conn *c)
+{
+	struct key_writes *k;
+	struct put_seen w;
+	const char *p, *end;
+	struct keep_buf meta;
+
+	if (c->req.chunked || !c->key[0])
+		return;
+	memset(&w, 0, sizeof(w));
+	w.at_ms = mono_ms();
+	head_value(&c->resp, "ETag", w.etag, sizeof(w.etag));
+	head_value(&c->req, "Content-Type", w.ctype, sizeof(w.ctype));
+	if (!w.etag[0])
+		return;
+	keep_buf_init(&meta, HEAD_MAX);
+	p = c->req.raw.data;
+	end = p + c->req.head_len;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			break;
+		if (eol - p > 11 && strncasecmp(p, "x-amz-meta-", 11) == 0 &&
+		    (keep_buf_add(&meta, p, (size_t)(eol - p + 1)) != 0)) {
+			keep_buf_release(&meta);
+			return;
+		}
+		p = eol + 1;
+	}
+	w.len = c->req.raw.len - c->req.head_len;
+	w.body = malloc(w.len + 1);
+	w.meta = malloc(meta.len + 1);
+	if (!w.body || !w.meta) {
+		free(w.body);
+		free(w.meta);
+		keep_buf_release(&meta);
+		return;
+	}
+	memcpy(w.body, c->req.raw.data + c->req.head_len, w.len);
+	if (meta.len)
+		memcpy(w.meta, meta.data, meta.len);
+	w.meta[meta.len] = '\0';
+	keep_buf_release(&meta);
+	pthread_mutex_lock(&writes_mu);
+	for (k = writes; k && strcmp(k->key, c->key) != 0; k = k->next)
+		;
+	if (!k && (k = calloc(1, sizeof(*k))) != NULL) {
+		snprintf(k->key, sizeof(k->key), "%s", c->key);
+		k->next = writes;
+		writes = k;
+	}
+	if (!k) {
+		pthread_mutex_unlock(&writes_mu);
+		free(w.body);
+		free(w.meta);
+		return;
+	}
+	if (k->n == WRITES_KEPT) {
+		free(k->w[0].body);
+		free(k->w[0].meta);
+		memmove(&k->w[0], &k->w[1], (WRITES_KEPT - 1) * sizeof(k->w[0]));
+		k->n--;
+	}
+	k->w[k->n++] = w;
+	pthread_mutex_unlock(&writes_mu);
+}
+
+/* The server answered c's request with status (0: no reply): an
+ * acknowledged PUT is remembered for the stale action. */
+static void seen_reply(struct conn *c, int status)
+{
+	if (!strcmp(c->op, "put") && status >= 200 && status < 300)
+		record_put(c);
+}
+
+/* Answer c's GET as a replica that missed the last older_than_ms ms of
+ * writes: the newest acknowledged PUT of the key at least that old. 0, 1
+ * when there is none (nothing sent), -1 on a send error. */
+static int answer_stale(struct conn *c, int64_t older_than_ms)
+{
+	struct key_writes *k;
+	struct keep_buf b;
+	int64_t now = mono_ms();
+	int rc = 1, i;
+
+	keep_buf_init(&b, HEAD_MAX + (size_t)BODY_MAX);
+	pthread_mutex_lock(&writes_mu);
+	for (k = writes; k && strcmp(k->key, c->key) != 0; k = k->next)
+		;
+	for (i = k ? k->n - 1 : -1; i >= 0; i--)
+		if (now - k->w[i].at_ms >= older_than_ms)
+			break;
+	if (i >= 0) {
+		const struct put_seen *w = &k->w[i];
+
+		rc = keep_buf_addf(&b,
+				   "HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+				   "ETag: %s\r\n%sx-amz-request-id: s3proxy-%lu\r\n"
+				   "Connection: %s\r\n\r\n",
+				   w->ctype[0] ? w->ctype : "binary/octet-stream", w->len, w->etag,
+				   w->meta, c->id, c->req.close ? "close" : "keep-alive");
+		if (!rc)
+			rc = keep_buf_add(&b, w->body, w->len);
+		rc = rc ? -1 : 0;
+	}
+	pthread_mutex_unlock(&writes_mu);
+	if (rc == 0)
+		rc = send_all(c->cfd, b.data, b.len) ? -1 : 0;
+	keep_buf_release(&b);
+	return rc;
+}
+
 /* Reset the client connection: RST instead of FIN. */
 static void reset_client(struct conn *c)
 {
@@ -1297,6 +1511,7 @@ static bool serve(struct conn *c)
 			return false;
 		st = forward(c) ? 0 : c->resp.status;
 		log_event("forwarded", c->id, c->op, c->key, &hit, st);
+		seen_reply(c, st);
 		if (!st || client_gone(c))
 			return false;
 		return send_all(c->cfd, c->resp.raw.data, c->resp.raw.len) == 0 && !c->req.close &&
@@ -1306,6 +1521,7 @@ static bool serve(struct conn *c)
 	case A_RESET_AFTER:
 		st = forward(c) ? 0 : c->resp.status;
 		log_event("forwarded", c->id, c->op, c->key, &hit, st);
+		seen_reply(c, st);
 		if (hit.act == A_RESET_AFTER)
 			reset_client(c);
 		if (hit.act != A_ERROR_AFTER)
@@ -1325,6 +1541,13 @@ static bool serve(struct conn *c)
 	case A_HANG:
 		wait_client_gone(c, -1);
 		return false;
+	case A_STALE:
+		st = answer_stale(c, hit.arg);
+		if (st == 0)
+			return !c->req.close;
+		if (st < 0)
+			return false;
+		break; /* its write aged out meanwhile: forward */
 	}
 	if (forward(c)) {
 		/* not a fault of ours: say so, the fault log will not */
@@ -1335,6 +1558,7 @@ static bool serve(struct conn *c)
 	if (cfg.verbose)
 		fprintf(stderr, "%s: conn %lu: %s %s -> %d\n", prog, c->id, c->req.method,
 			c->req.target, c->resp.status);
+	seen_reply(c, c->resp.status);
 	return send_all(c->cfd, c->resp.raw.data, c->resp.raw.len) == 0 && !c->req.close &&
 	       !c->resp.close;
 }
@@ -1610,6 +1834,16 @@ int main(int argc, char **argv)
 			strerror(errno));
 	reap(true);
 	free(rules.v);
+	while (writes) {
+		struct key_writes *k = writes;
+
+		writes = k->next;
+		for (int i = 0; i < k->n; i++) {
+			free(k->w[i].body);
+			free(k->w[i].meta);
+		}
+		free(k);
+	}
 	if (log_fd >= 0)
 		close(log_fd);
 	close(stop_pipe[0]);

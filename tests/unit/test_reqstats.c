@@ -132,9 +132,15 @@ TEST(metrics_series)
 	keep_reqstats_add(&st, KEEP_REQ_LIST, KEEP_STORE_OK);
 	keep_reqstats_add(&st, KEEP_REQ_LIST, KEEP_STORE_OK);
 	keep_reqstats_add(&st, KEEP_REQ_GET, KEEP_STORE_AMBIGUOUS);
+	keep_reqstats_throttled(&st, KEEP_REQ_GET); /* that one was a 503 SlowDown */
 	keep_reqstats_to_metrics(&st, &m);
 	keep_reqstats_to_metrics(&st, &m); /* values, not increments */
 	for (i = 0; i < m.n; i++) {
+		if (strcmp(m.s[i].name, "keep_store_throttled_total") == 0) {
+			CHECK_EQ_INT(m.s[i].value,
+				     strcmp(m.s[i].labels, "op=\"get\"") == 0 ? 1 : 0);
+			found += 10;
+		}
 		if (strcmp(m.s[i].labels, "op=\"list\",outcome=\"ok\"") == 0) {
 			CHECK_EQ_INT(m.s[i].value, 2);
 			found++;
@@ -144,8 +150,9 @@ TEST(metrics_series)
 			found++;
 		}
 	}
-	CHECK_EQ_INT(found, 2);
-	CHECK_EQ_INT(m.n, 2);
+	CHECK_EQ_INT(found, 2 + 10 * KEEP_REQ_OPS);
+	/* the pairs seen, and the throttled counter of every op from 0 */
+	CHECK_EQ_INT(m.n, 2 + KEEP_REQ_OPS);
 }
 
 int main(void)
