@@ -82,12 +82,10 @@ STUCK='echo $$ >"$1"; trap "date +%s%3N >>\"\$2\"" TERM; while :; do sleep 60 & 
 	start_bg n3 env KEEP_FAULT_FILE="$BATS_TEST_TMPDIR/f3" lease-write --node-id n3
 	start_node n4 n4 shim
 	wait_live n1 n2 n3
-	# --kill-after 1000 ms: the child's TERM trap forks a date(1); at 200 ms
-	# a loaded machine (load 138) SIGKILLed it before the trap wrote its line
 	for n in n1 n2 n3 n4; do
 		pre=
 		[ $n = n4 ] && pre="shimmed n4"
-		start_bg "r$n" $pre owner-run --node-id $n --kill-after=1000 t/c/$n -- \
+		start_bg "r$n" $pre owner-run --node-id $n --kill-after=200 t/c/$n -- \
 			sh -c "$STUCK" sh "$BATS_TEST_TMPDIR/$n.child" "$BATS_TEST_TMPDIR/$n.term"
 	done
 	for n in n1 n2 n3 n4; do wait_for 10 test -s "$BATS_TEST_TMPDIR/$n.child"; done
