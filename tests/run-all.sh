@@ -2,10 +2,11 @@
 # run-all.sh BUILD_DIR [unit|bats|sim|all] — every test suite of keep, TAP.
 #
 #   unit  each BUILD_DIR/tests/test_* binary
-#   bats  tests/bats on the fs store and on a real S3 server, the two passes
-#         side by side, each running $KEEP_TEST_JOBS test files at once
-#         (default: the number of cores; bats --jobs with GNU parallel,
-#         the tests of one file one after the other); then the files marked `# run-all: alone`
+#   bats  tests/bats on the fs store and on a real S3 server, from one
+#         queue of (store, file) jobs, 2 x $KEEP_TEST_JOBS at once (default
+#         KEEP_TEST_JOBS: the number of cores; xargs -P, the tests of one
+#         file one after the other), the longest files first, so that the
+#         two passes end together; then the files marked `# run-all: alone`
 #         (a line of its own in the file: the few that must not share the
 #         machine), one at a time, fs then S3. The S3 server:
 #         $S3_ENDPOINT if set (with S3_ACCESS_KEY, S3_SECRET_KEY, S3_REGION,
@@ -22,17 +23,16 @@
 #         replies through the fault proxy, credentials), which run
 #         BUILD_DIR's there too; the fs pass runs BUILD_DIR's throughout
 #         (docs/testing.md "Sanitizers"). Default: BUILD_DIR for both.
-#         KEEP_TEST_JOBS=1 runs every file one after the other, as before
-#         (no GNU parallel needed); KEEP_TEST_ONLY=RE runs only the files
-#         whose name matches the extended regex RE.
+#         KEEP_TEST_JOBS=1 runs one file of each store at a time;
+#         KEEP_TEST_ONLY=RE runs only the files whose name matches the
+#         extended regex RE.
 #   sim   BUILD_DIR/bin/keep-sim --check
 #   all   unit and bats (the default; bats runs keep-sim --check in
 #         tests/bats/0900-sim.bats, once, in the fs pass)
 #
-# Each suite's TAP is printed whole: the fs pass as it runs, the S3 pass
-# (which ran beside it) when it is over; with bats --jobs each file's lines
-# come together, once the file is done. `ok` / `not ok` TAP lines are
-# counted across all suites (skips are reported, not counted as passes); a
+# Each file's TAP is printed whole when the file is done (`# file: STORE
+# FILE (exit N)` first); the counts are per store, once the queue is
+# done. `ok` / `not ok` TAP lines are counted across all suites (skips are reported, not counted as passes); a
 # suite that exits non-zero without any `not ok` line counts as 1 failure.
 # After each bats suite, `# file-time` lines give each file's time (the sum
 # of its tests' times, from bats --timing), slowest first. The last line is
@@ -72,7 +72,7 @@ S3_DATA=
 S3_STARTED=
 
 stop_s3() {
-	if [ -n "$S3_STARTED" ]; then
+	if [ -n "$S3_STARTED" ] && [ -d "$S3_DATA" ]; then
 		echo "# stopping the test S3 server ($S3_DATA)"
 		bash "$ROOT/scripts/s3-server.sh" stop "$S3_DATA" --purge >/dev/null 2>&1 ||
 			echo "# warning: could not stop the S3 server of $S3_DATA" >&2
@@ -157,15 +157,11 @@ have_bats_files() {
 	return 1
 }
 
-# one file per core and per pass: the two passes together run twice as
-# many files as there are cores (on 2 cores with 4 a pass, a CPU hog and
-# a shared machine, renewals starved and most agent tests failed)
+# one file per core and per store: twice as many files at once as there
+# are cores (on 2 cores with 8 at once, a CPU hog and a shared machine,
+# renewals starved and most agent tests failed)
 JOBS=${KEEP_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
 case $JOBS in '' | *[!0-9]* | 0) echo "run-all: KEEP_TEST_JOBS must be a positive integer" >&2; exit 100 ;; esac
-if [ "$JOBS" -gt 1 ] && ! command -v parallel >/dev/null 2>&1; then
-	echo "# GNU parallel is not installed (scripts/install-deps.sh --test): one test file at a time"
-	JOBS=1
-fi
 
 # The bats files, in two lists: $TMP/files.side (run side by side) and
 # $TMP/files.alone (those with a line `# run-all: alone`). The side ones go
@@ -199,24 +195,19 @@ list_files() {
 	fi
 }
 
-# run_bats STORE JOBS LIST : bats over the files of LIST (one a line), JOBS
-# files at a time; the S3 pass with $S3_BUILD's commands (KEEP_SAN_BINDIR:
-# tests/bats/helpers/common.bash runs the files marked `# run-all:
-# sanitizers` with BUILD_DIR's).
+# run_bats STORE LIST : bats over the files of LIST (one a line), in turn
+# (the files marked `# run-all: alone`); the S3 pass with $S3_BUILD's
+# commands (KEEP_SAN_BINDIR: tests/bats/helpers/common.bash runs the files
+# marked `# run-all: sanitizers` with BUILD_DIR's).
 run_bats() {
-	if [ ! -s "$3" ]; then
+	if [ ! -s "$2" ]; then
 		echo "1..0"
 		return 0
 	fi
 	bindir=$BUILD/bin
 	[ "$1" != s3 ] || bindir=$S3_BUILD/bin
-	if [ "$2" -gt 1 ]; then
-		tr '\n' '\0' <"$3" | KEEP_BINDIR="$bindir" KEEP_SAN_BINDIR="$BUILD/bin" \
-			KEEP_TEST_STORE=$1 xargs -0 bats --tap --timing --jobs "$2" --no-parallelize-within-files
-	else
-		tr '\n' '\0' <"$3" | KEEP_BINDIR="$bindir" KEEP_SAN_BINDIR="$BUILD/bin" \
-			KEEP_TEST_STORE=$1 xargs -0 bats --tap --timing
-	fi
+	tr '\n' '\0' <"$2" | KEEP_BINDIR="$bindir" KEEP_SAN_BINDIR="$BUILD/bin" \
+		KEEP_TEST_STORE=$1 xargs -0 bats --tap --timing
 }
 
 # file_times NAME OUT LIST : `# file-time` lines of a bats suite's output OUT
@@ -237,6 +228,12 @@ file_times() {
 		t[name[fi]] += ms; n[name[fi]]++; left--
 	}
 	END { for (k in t) printf "%d %s %d\n", t[k], k, n[k] }' "$2" | sort -rn >"$TMP/ft"
+	print_times "$1"
+}
+
+# print_times NAME : the `# file-time` lines of $TMP/ft ("MS FILE TESTS"
+# lines, slowest first); appended to $TMP/times for $BUILD/bats-times.
+print_times() {
 	awk -v suite="$1" '{ printf "# file-time %s: %s %.1f s (%d tests)\n", suite, $2, $1 / 1000, $3 }' "$TMP/ft"
 	awk '{ print $1, $2 }' "$TMP/ft" >>"$TMP/times"
 }
@@ -322,52 +319,152 @@ s3_ready() {
 	fi
 }
 
-# bg_pass NAME STORE JOBS LIST : run_bats in the background, its output in
-# $TMP/NAME.out, its exit status in $TMP/NAME.rc when it ends; its pid in
-# $TMP/NAME.pid (killed on exit if still running).
-bg_pass() {
-	rm -f "$TMP/$1.rc"
-	: >"$TMP/$1.out"
-	(
-		run_bats "$2" "$3" "$4" >"$TMP/$1.out" 2>&1
-		echo $? >"$TMP/$1.rc"
-	) &
-	echo $! >"$TMP/$1.pid"
+# The side-by-side files run from one queue of (store, file) jobs,
+# $SLOTS at a time ($JOBS per store): the longest first, each file's fs
+# job then its S3 job, so that neither pass ends early and leaves the
+# machine half used while the other finishes alone. The S3 server starts
+# beside the first jobs; an S3 job waits for it ($TMP/s3.ok, or
+# $TMP/s3.failed: the job then does nothing, the failure is counted once).
+# $TMP/job.sh runs one job: bats over one file, its TAP in
+# $TMP/res/STORE/FILE (and .rc), printed whole when the file is done,
+# under a lock so that two files' lines never mix.
+write_job() {
+	cat >"$TMP/job.sh" <<'JOB'
+#!/bin/sh
+# job.sh STORE FILE (environment: TMP, BUILD, S3_BUILD; see run-all.sh)
+store=$1
+f=$2
+out=$TMP/res/$store/${f##*/}
+bindir=$BUILD/bin
+if [ "$store" = s3 ]; then
+	while [ ! -e "$TMP/s3.ok" ] && [ ! -e "$TMP/s3.failed" ]; do sleep 1; done
+	[ -e "$TMP/s3.ok" ] || exit 0
+	set -a
+	. "$TMP/s3.vars"
+	set +a
+	bindir=$S3_BUILD/bin
+fi
+KEEP_BINDIR=$bindir KEEP_SAN_BINDIR=$BUILD/bin KEEP_TEST_STORE=$store \
+	bats --tap --timing "$f" >"$out" 2>&1 </dev/null
+echo $? >"$out.rc"
+{
+	flock 9
+	echo "# file: $store ${f##*/} (exit $(cat "$out.rc"))"
+	cat "$out"
+} 9>"$TMP/print.lock"
+JOB
 }
 
-# show_pass TITLE NAME LIST : print a background pass's output (as it
-# comes when FOLLOW=1), wait for its end, count it, give its file times.
-show_pass() {
-	echo "# suite: $1"
-	if [ "${FOLLOW:-0}" = 1 ]; then
-		tail -n +1 -f --pid="$(cat "$TMP/$2.pid")" "$TMP/$2.out"
-	fi
-	wait "$(cat "$TMP/$2.pid")" 2>/dev/null
-	while [ ! -s "$TMP/$2.rc" ]; do sleep 1; done # (not our child: a sub-shell's)
-	[ "${FOLLOW:-0}" = 1 ] || cat "$TMP/$2.out"
-	count "$1" "$TMP/$2.out" "$(cat "$TMP/$2.rc")"
-	file_times "$1" "$TMP/$2.out" "$3"
+# s3_bg : s3_ready in the background; $TMP/s3.vars holds the S3_* variables
+# when it succeeded ($TMP/s3.ok), $TMP/s3.failed holds the failure otherwise
+# (the `not ok` line it printed); its output in $TMP/s3-start.out.
+s3_bg() {
+	(
+		if s3_ready >"$TMP/s3-start.out" 2>&1; then
+			for k in S3_ENDPOINT S3_ACCESS_KEY S3_SECRET_KEY S3_REGION S3_BUCKET CEPH_CONF; do
+				eval "v=\${$k:-}"
+				[ -z "$v" ] || printf "%s='%s'\n" "$k" "$(printf '%s' "$v" | sed "s/'/'\\\\''/g")"
+			done >"$TMP/s3.vars"
+			touch "$TMP/s3.ok"
+		else
+			# (fail_suite already put its line in $TMP/failures)
+			grep '^not ok ' "$TMP/s3-start.out" >"$TMP/s3.failed"
+			if [ ! -s "$TMP/s3.failed" ]; then
+				echo "not ok - bats (s3): the S3 server could not be set up" >"$TMP/s3.failed"
+				cat "$TMP/s3.failed" >>"$TMP/failures"
+			fi
+		fi
+	) &
+	echo $! >"$TMP/s3start.pid"
+}
+
+# queue : the jobs of $TMP/files.side (already longest first) on both
+# stores, NUL-separated "STORE FILE" pairs, in $TMP/queue: first the fs
+# jobs of the $SLOTS longest files (while the S3 server starts), then each
+# file's S3 job in turn with the next file's fs job.
+queue() {
+	awk -v k="$SLOTS" '{ f[NR] = $0 }
+	END {
+		for (i = 1; i <= NR && i <= k; i++) printf "fs%c%s%c", 0, f[i], 0
+		for (j = 1; j <= NR; j++) {
+			printf "s3%c%s%c", 0, f[j], 0
+			if (j + k <= NR) printf "fs%c%s%c", 0, f[j + k], 0
+		}
+	}' "$TMP/files.side" >"$TMP/queue"
+}
+
+# count_store STORE TITLE : count the TAP of each of the store's files
+# (a file that exited non-zero without a `not ok` line is 1 failure) and
+# print its `# file-time` lines.
+count_store() {
+	echo "# suite: $2"
+	: >"$TMP/all.out"
+	: >"$TMP/ft.raw"
+	bad=0
+	while IFS= read -r f; do
+		r=$TMP/res/$1/${f##*/}
+		[ -f "$r.rc" ] || {
+			echo "not ok - $2: ${f##*/} did not run" >>"$TMP/all.out"
+			continue
+		}
+		cat "$r" >>"$TMP/all.out"
+		rc=$(cat "$r.rc")
+		if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$r"; then
+			echo "not ok - $2: ${f##*/}: bats exited with status $rc" >>"$TMP/all.out"
+		fi
+		[ "$rc" -eq 0 ] || bad=1
+		awk -v n="${f##*/}" '/^(not )?ok [0-9]+ / { c++; if (match($0, / in [0-9]+ms( |$)/)) t += substr($0, RSTART + 4, RLENGTH - 4) }
+			END { if (c) printf "%d %s %d\n", t, n, c }' "$r" >>"$TMP/ft.raw"
+	done <"$TMP/files.side"
+	count "$2" "$TMP/all.out" "$bad"
+	sort -rn "$TMP/ft.raw" >"$TMP/ft"
+	print_times "$2"
 }
 
 run_all_bats() {
 	list_files
 	: >"$TMP/times"
-	echo "# bats: $(wc -l <"$TMP/files.side") files side by side ($JOBS at a time per store)," \
-		"$(wc -l <"$TMP/files.alone") alone"
-	bg_pass fs fs "$JOBS" "$TMP/files.side"
-	s3=0
-	s3_ready && s3=1
-	if [ "$s3" = 1 ] && [ "$S3_BUILD" != "$BUILD" ]; then
+	if [ -z "${S3_ENDPOINT:-}" ]; then
+		# started here (start_s3, in s3_bg's sub-shell): stopped on exit
+		S3_DATA=$TMP/s3
+		S3_STARTED=1
+	fi
+	s3_bg
+	SLOTS=$((JOBS * 2))
+	echo "# bats: $(wc -l <"$TMP/files.side") files side by side on the fs and S3 stores" \
+		"($SLOTS files at once), $(wc -l <"$TMP/files.alone") alone"
+	if [ "$S3_BUILD" != "$BUILD" ]; then
 		echo "# the S3 pass runs $S3_BUILD (the files marked \`# run-all: sanitizers\`: $BUILD)"
 	fi
-	[ "$s3" = 0 ] || bg_pass s3 s3 "$JOBS" "$TMP/files.side"
-	FOLLOW=1 show_pass "bats (fs)" fs "$TMP/files.side"
-	[ "$s3" = 0 ] || show_pass "bats (s3)" s3 "$TMP/files.side"
+	mkdir -p "$TMP/res/fs" "$TMP/res/s3"
+	write_job
+	queue
+	export TMP BUILD S3_BUILD
+	xargs -0 -n 2 -P "$SLOTS" sh "$TMP/job.sh" <"$TMP/queue" &
+	echo $! >"$TMP/queue.pid"
+	wait "$(cat "$TMP/queue.pid")"
+	wait "$(cat "$TMP/s3start.pid")" 2>/dev/null
+	s3=0
+	[ ! -e "$TMP/s3.ok" ] || s3=1
+	sed 's/^/# /' "$TMP/s3-start.out"
+	if [ "$s3" = 1 ]; then
+		set -a
+		. "$TMP/s3.vars"
+		set +a
+	fi
+	count_store fs "bats (fs)"
+	if [ "$s3" = 1 ]; then
+		count_store s3 "bats (s3)"
+	else
+		echo "# suite: bats (s3)"
+		cat "$TMP/s3.failed"
+		FAILED=$((FAILED + 1))
+	fi
 	if [ -s "$TMP/files.alone" ]; then
-		suite "bats (fs, alone)" run_bats fs 1 "$TMP/files.alone"
+		suite "bats (fs, alone)" run_bats fs "$TMP/files.alone"
 		file_times "bats (fs, alone)" "$TMP/out" "$TMP/files.alone"
 		if [ "$s3" = 1 ]; then
-			suite "bats (s3, alone)" run_bats s3 1 "$TMP/files.alone"
+			suite "bats (s3, alone)" run_bats s3 "$TMP/files.alone"
 			file_times "bats (s3, alone)" "$TMP/out" "$TMP/files.alone"
 		fi
 	fi
