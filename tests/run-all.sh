@@ -79,14 +79,24 @@ stop_s3() {
 		S3_STARTED=
 	fi
 }
+# tree PID : PID and every process below it, parents first
+tree() {
+	echo "$1"
+	for c in $(pgrep -P "$1" 2>/dev/null); do
+		tree "$c"
+	done
+}
 cleanup() {
+	trap '' HUP INT TERM # a second signal must not cut the cleanup short
 	for p in "$TMP"/*.pid; do
 		[ -f "$p" ] || continue
 		pid=$(cat "$p")
-		# a pass still running (an interrupt): its bats and what it started
+		# the queue or the S3 start still running (an interrupt): every
+		# job's bats and what it started (the tree taken first: a process
+		# whose parent died is no longer found under it)
 		if kill -0 "$pid" 2>/dev/null; then
-			pkill -TERM -P "$pid" 2>/dev/null
-			kill -TERM "$pid" 2>/dev/null
+			# shellcheck disable=SC2046 # one pid a word
+			kill -TERM $(tree "$pid") 2>/dev/null
 		fi
 	done
 	stop_s3
@@ -184,15 +194,15 @@ list_files() {
 			echo "$f" >>"$TMP/files.side"
 		fi
 	done
-	times=$BUILD/bats-times
-	[ -s "$times" ] || times=$ROOT/tests/file-times
-	if [ -s "$times" ]; then
-		awk 'NR == FNR { t[$2] += $1; next }
-		     { n = $0; sub(/.*\//, "", n); printf "%d %d %s\n", -(t[n] + 0), FNR, $0 }' \
-			"$times" "$TMP/files.side" | sort -n -k1,1 -k2,2 | cut -d' ' -f3- \
-			>"$TMP/files.side.sorted"
-		mv "$TMP/files.side.sorted" "$TMP/files.side"
-	fi
+	# a file's time: this build's last run of it, else tests/file-times's
+	touch "$BUILD/bats-times" 2>/dev/null
+	awk 'FILENAME == ARGV[1] { if ($1 !~ /^#/) c[$2] = $1; next }
+	     FILENAME == ARGV[2] { b[$2] = $1; next }
+	     { n = $0; sub(/.*\//, "", n); t = (n in b) ? b[n] : c[n]
+	       printf "%d %d %s\n", -(t + 0), FNR, $0 }' \
+		"$ROOT/tests/file-times" "$BUILD/bats-times" "$TMP/files.side" |
+		sort -n -k1,1 -k2,2 | cut -d' ' -f3- >"$TMP/files.side.sorted"
+	mv "$TMP/files.side.sorted" "$TMP/files.side"
 }
 
 # run_bats STORE LIST : bats over the files of LIST (one a line), in turn
@@ -469,9 +479,12 @@ run_all_bats() {
 		fi
 	fi
 	[ "$s3" = 0 ] || stop_s3
-	# each file's time over both stores, for the order of the next run
-	awk '{ t[$2] += $1 } END { for (k in t) print t[k], k }' "$TMP/times" | sort -rn \
-		>"$BUILD/bats-times" 2>/dev/null || true
+	# each file's time: the larger of its two stores', for the order of
+	# the next run (the files this run did not run keep their last time)
+	awk 'FILENAME == ARGV[1] { if ($1 > t[$2]) t[$2] = $1; next }
+	     !($2 in t) { t[$2] = $1 }
+	     END { for (k in t) print t[k], k }' "$TMP/times" "$BUILD/bats-times" 2>/dev/null |
+		sort -rn >"$TMP/bats-times" && cp "$TMP/bats-times" "$BUILD/bats-times" 2>/dev/null || true
 }
 
 if [ "$MODE" = unit ] || [ "$MODE" = all ]; then
