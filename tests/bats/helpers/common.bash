@@ -143,6 +143,17 @@ wait_line() {
 keep_teardown() {
 	local n p i left
 	[ -f "$BATS_TEST_TMPDIR/.bg" ] || return 0
+	# a failed test: the last lines of what each background process said
+	# go with its failure (its directory, with the rest, is deleted)
+	if [ -z "${BATS_TEST_COMPLETED:-}" ]; then
+		while read -r n; do
+			for p in "$BATS_TEST_TMPDIR/$n.err" "$BATS_TEST_TMPDIR/$n.out"; do
+				[ -s "$p" ] || continue
+				echo "--- ${p##*/}, its last 40 lines:"
+				tail -n 40 "$p"
+			done
+		done <"$BATS_TEST_TMPDIR/.bg"
+	fi
 	while read -r n; do
 		p=$(cat "$BATS_TEST_TMPDIR/$n.pid" 2>/dev/null) || continue
 		kill -TERM "$p" 2>/dev/null || true
