@@ -45,8 +45,11 @@ static void metric_inc(const char *name)
 static void own_lease(struct keep_fencer *me)
 {
 	struct keep_lease_state st;
-	int64_t now = keep_boot_ms();
 	bool ok = keep_lease_state_read(F->node_dir, &st) == 0;
+	/* on the boot clock read after the file (as node-watch does): the
+	 * answer is about the moment it is given, never an earlier one
+	 * (docs/lease.md "Answers are about the moment they are given") */
+	int64_t now = keep_boot_ms();
 
 	keep_lease_state_fencer_view(ok ? &st : NULL, F->cfg.node_id, now, F->boot_id, me);
 }
