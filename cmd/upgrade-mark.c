@@ -593,15 +593,9 @@ static int list_app_roots(struct ctx *x, char (*roots)[KEEP_APP_ROOT_MAX + 1], s
 		return keep_exit_of_reply(&r);
 	}
 	for (i = 0; i < l.n; i++) {
-		const char *root = l.v[i].key + 5, *slash = strchr(root, '/');
 		char name[KEEP_APP_ROOT_MAX + 1];
-		size_t len = slash ? (size_t)(slash - root) : 0;
 
-		if (!slash || len > KEEP_APP_ROOT_MAX || strncmp(slash, "/owners/", 8) != 0)
-			continue;
-		memcpy(name, root, len);
-		name[len] = '\0';
-		if (!keep_app_root_valid(name))
+		if (keep_upgrade_app_root_of(l.v[i].key, name, sizeof(name)) != 0)
 			continue;
 		for (k = 0; k < *n && strcmp(roots[k], name) != 0; k++)
 			;
@@ -763,10 +757,8 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason",
-			      again.reply.outcome == KEEP_STORE_OK &&
-				      strcmp(again.reply.version, nr.reply.version) == 0
-				  ? "conflict-unchanged"
-				  : "changed");
+			      keep_forget_conflict_name(keep_upgrade_forget_on_conflict(
+				  nr.reply.version, again.reply.outcome, again.reply.version)));
 		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
 	}

@@ -568,3 +568,40 @@ enum keep_guard_verdict keep_guard_on_list_failure(struct keep_guard *g, enum ke
 	}
 	return g->verdict;
 }
+
+const char *keep_forget_conflict_name(enum keep_forget_conflict c)
+{
+	return c == KEEP_FORGET_UNCHANGED ? "conflict-unchanged" : "changed";
+}
+
+enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_version,
+							  enum keep_outcome again,
+							  const char *again_version)
+{
+	return again == KEEP_STORE_OK && strcmp(again_version, read_version) == 0
+		   ? KEEP_FORGET_UNCHANGED
+		   : KEEP_FORGET_CHANGED;
+}
+
+int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen)
+{
+	const char *root, *slash;
+	char name[KEEP_APP_ROOT_MAX + 1];
+	size_t len;
+
+	if (strncmp(key, "apps/", 5) != 0)
+		return KEEP_ERR_INVAL;
+	root = key + 5;
+	slash = strchr(root, '/');
+	len = slash ? (size_t)(slash - root) : 0;
+	if (!slash || len > KEEP_APP_ROOT_MAX || strncmp(slash, "/owners/", 8) != 0)
+		return KEEP_ERR_INVAL;
+	memcpy(name, root, len);
+	name[len] = '\0';
+	if (!keep_app_root_valid(name))
+		return KEEP_ERR_INVAL;
+	if (len >= outlen)
+		return KEEP_ERR_TOOBIG;
+	memcpy(out, name, len + 1);
+	return 0;
+}

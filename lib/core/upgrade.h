@@ -274,4 +274,26 @@ enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
 							 enum keep_outcome outcome,
 							 const struct keep_owner_rec *rec);
 
+/* The conditional DELETE of an old heartbeat (If-Match the version read)
+ * answered conflict; nodes/<id> was read again. CHANGED: it is gone, the
+ * read failed, or it has another version (rewritten since our read: look
+ * again next time); UNCHANGED: the same version, so another request
+ * refused ours (a 409). read_version and again_version are borrowed. */
+enum keep_forget_conflict {
+	KEEP_FORGET_CHANGED = 0, /* `kept ... reason=changed` */
+	KEEP_FORGET_UNCHANGED,	 /* `kept ... reason=conflict-unchanged` */
+};
+/* "changed", "conflict-unchanged". */
+const char *keep_forget_conflict_name(enum keep_forget_conflict c);
+enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_version,
+							  enum keep_outcome again,
+							  const char *again_version);
+
+/* The application root ROOT of a listed key apps/ROOT/owners/… (ADR 0022:
+ * the roots whose records forget reads before it removes a created
+ * fence), into out (outlen bytes). 0; KEEP_ERR_INVAL (not under apps/, no
+ * /owners/ after the root, or not a valid root: keep_app_root_valid);
+ * KEEP_ERR_TOOBIG (out too small). */
+int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen);
+
 #endif

@@ -814,6 +814,37 @@ TEST(native_refuses_to_date_past_year_9999)
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_ENCODE);
 }
 
+TEST(forget_conflict_unchanged_only_on_the_same_version)
+{
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_OK, "v1"),
+		     KEEP_FORGET_UNCHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_OK, "v2"),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_NOT_FOUND, ""),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_AMBIGUOUS, "v1"),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_STR(keep_forget_conflict_name(KEEP_FORGET_UNCHANGED), "conflict-unchanged");
+	CHECK_EQ_STR(keep_forget_conflict_name(KEEP_FORGET_CHANGED), "changed");
+}
+
+TEST(app_root_of_listed_keys)
+{
+	char r[KEEP_APP_ROOT_MAX + 1];
+
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/owners/t/c/a", r, sizeof(r)), 0);
+	CHECK_EQ_STR(r, "billing");
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/other/x", r, sizeof(r)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("owners/t/c/a", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps//owners/t/c/a", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/a23456789012345678901234567890123/owners/t/c/a",
+					      r, sizeof(r)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/owners/t/c/a", r, 4), KEEP_ERR_TOOBIG);
+}
+
 int main(void)
 {
 	RUN(codec_old_lease_and_marker_round_trip);
@@ -842,5 +873,7 @@ int main(void)
 	RUN(native_failed_requests_say_which);
 	RUN(native_conflict_reads_again_and_is_bounded);
 	RUN(native_refuses_to_date_past_year_9999);
+	RUN(forget_conflict_unchanged_only_on_the_same_version);
+	RUN(app_root_of_listed_keys);
 	return unit_done();
 }
