@@ -50,7 +50,7 @@ SAN_LDFLAGS := -fsanitize=address,undefined
 LIB_SRC := $(sort $(wildcard lib/*.c lib/core/*.c lib/store/*.c))
 # libkeep-core.a: the sans-I/O core, the shared vocabulary and the codecs
 CORE_SRC := $(sort $(wildcard lib/core/*.c) lib/vocab.c lib/err.c lib/buf.c lib/parse.c \
-	lib/nodeobj.c lib/ownerrec.c lib/fenced.c lib/sha256.c)
+	lib/nodeobj.c lib/ownerrec.c lib/fenced.c lib/sha256.c lib/statefile.c)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 CMDS := $(patsubst cmd/%.c,%,$(CMD_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))

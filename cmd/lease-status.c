@@ -58,31 +58,6 @@ static const char usage[] =
     "one warning says why: no node ran under this id and state directory\n"
     "(naming the nodes that did), or the state cannot be read (the wrong user).\n";
 
-static int code_for(const struct keep_lease_state *s, const char *why)
-{
-	if (why)
-		return KEEP_EXIT_NOT_LIVE; /* its deadlines cannot be compared here */
-	if (strcmp(s->phase, "ran-out") == 0)
-		return KEEP_EXIT_RAN_OUT;
-	if (strcmp(s->phase, "live") == 0)
-		return KEEP_EXIT_RAN_OUT; /* live but past its validity: ran out */
-	if (strcmp(s->phase, "lost") == 0) {
-		if (strcmp(s->reason, "fenced") == 0)
-			return KEEP_EXIT_FENCED;
-		if (strcmp(s->reason, "replaced") == 0)
-			return KEEP_EXIT_REPLACED;
-		if (strcmp(s->reason, "released") == 0)
-			return KEEP_EXIT_RELEASED;
-		if (strcmp(s->reason, "removed") == 0)
-			return KEEP_EXIT_REMOVED;
-		if (strcmp(s->reason, "old-version-running") == 0)
-			return KEEP_EXIT_OLD_RUNNING;
-		if (strcmp(s->reason, "bad-object") == 0)
-			return KEEP_EXIT_BAD_OBJECT;
-	}
-	return KEEP_EXIT_NOT_LIVE;
-}
-
 /* The age (ms) past which a heartbeat of the fencing pipeline is stalled:
  * two heartbeat periods (one missed beat) plus the attempt timeout (a
  * request in flight when the beat was due). docs/operations.md
@@ -384,8 +359,7 @@ int main(int argc, char **argv)
 		keep_warn("lease-status", "the lease state in '%s' is not valid here: %s", dir,
 			  why);
 	valid = keep_lease_state_valid(&st, now, boot);
-	keep_line_str(&b, "phase",
-		      valid || why || strcmp(st.phase, "live") != 0 ? st.phase : "ran-out");
+	keep_line_str(&b, "phase", keep_lease_state_shown_phase(&st, now, boot));
 	/* the state file's "-" is an absent value (null in JSON) */
 	keep_line_str(&b, "reason", strcmp(st.reason, "-") != 0 ? st.reason : NULL);
 	keep_line_str(&b, "instance", strcmp(st.instance, "-") != 0 ? st.instance : NULL);
@@ -393,5 +367,5 @@ int main(int argc, char **argv)
 	keep_line_int(&b, "written_at_ms", st.written_at_ms);
 	keep_line_int(&b, "lapses", st.lapses);
 	keep_line_end(&b);
-	return valid ? KEEP_EXIT_OK : code_for(&st, why);
+	return keep_lease_state_code(&st, now, boot);
 }

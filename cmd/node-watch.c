@@ -265,18 +265,17 @@ static int read_all(struct driver *d, bool every)
 }
 
 /* This node's lease now, from its lease state file, as its fencer sees it
- * (keep_fencer_view): not valid without a node id or a file of this node. */
+ * (keep_lease_state_fencer_view): not valid without a node id or a file of
+ * this node. */
 static void self_lease(struct driver *d, int64_t now, bool *valid, int64_t *live_since)
 {
 	struct keep_lease_state st;
 	struct keep_fencer me;
-	bool ok = d->cfg.node_id[0] && keep_lease_state_read(d->node_dir, &st) == 0 &&
-		  strcmp(st.node, d->cfg.node_id) == 0;
+	bool ok = d->cfg.node_id[0] && keep_lease_state_read(d->node_dir, &st) == 0;
 
 	/* on the boot clock read after the file, never earlier than now */
 	now = keep_boot_ms() > now ? keep_boot_ms() : now;
-	keep_fencer_view(ok, ok && keep_lease_state_valid(&st, now, d->boot_id),
-			 ok ? st.live_since_ms : 0, now, &me);
+	keep_lease_state_fencer_view(ok ? &st : NULL, d->cfg.node_id, now, d->boot_id, &me);
 	*valid = me.valid;
 	*live_since = me.live_since_mono_ms;
 }

@@ -83,8 +83,6 @@ enum { OPT_HORIZON = 0x2000, OPT_ALL, OPT_STALE };
 
 static const char *prog = "upgrade-mark";
 
-#define GUARD_LIST_FAILURES 10 /* failed listings in a row before the guard gives up */
-
 static volatile sig_atomic_t guard_stop; /* SIGTERM/SIGINT during the guard */
 
 static void on_guard_signal(int sig)
@@ -102,12 +100,15 @@ struct ctx {
 /* ---- helpers ------------------------------------------------------------- */
 
 /* LIST nodes/ into *l (caller inits and releases), naming what it
- * skipped. 0, or the exit code of the failure (1 refused, 111 for now). */
-static int list_nodes(struct ctx *x, struct keep_list *l)
+ * skipped; *outcome (may be NULL) gets the reply's outcome. 0, or the exit
+ * code of the failure (1 refused, 111 for now). */
+static int list_nodes(struct ctx *x, struct keep_list *l, enum keep_outcome *outcome)
 {
 	struct keep_reply r;
 
 	keep_store_list(x->store, "nodes/", l, &r);
+	if (outcome)
+		*outcome = r.outcome;
 	if (r.outcome != KEEP_STORE_OK) {
 		keep_warn(prog, "unable to list nodes/: %s: %s", keep_outcome_name(r.outcome),
 			  r.detail[0] ? r.detail : "-");
@@ -159,7 +160,7 @@ static int guard(struct ctx *x)
 	struct keep_guard_input *in = NULL;
 	char(*warned)[KEEP_NODE_ID_MAX + 1] = NULL; /* unreadable objects reported */
 	size_t i, n, cap = 0, nwarned = 0;
-	int failures = 0, rc = KEEP_EXIT_TEMP, lrc;
+	int rc = KEEP_EXIT_TEMP;
 
 	keep_guard_init(&g, &x->cfg.timing, x->horizon_ms);
 	keep_metrics_init(&m, NULL, x->cfg.node_id);
@@ -176,6 +177,7 @@ static int guard(struct ctx *x)
 	}
 	for (;;) {
 		int64_t now_mono, now_wall;
+		enum keep_outcome lo;
 		bool listed;
 
 		if (guard_stop)
@@ -183,14 +185,7 @@ static int guard(struct ctx *x)
 
 		keep_list_init(&l);
 		keep_store_set_timeout(x->store, keep_timing_attempt_timeout_ms(&x->cfg.timing));
-		lrc = list_nodes(x, &l);
-		listed = lrc == 0;
-		if (lrc == KEEP_EXIT_NO) {
-			/* refused (403, no such bucket): listing again cannot help */
-			keep_list_release(&l);
-			rc = KEEP_EXIT_NO;
-			goto out;
-		}
+		listed = list_nodes(x, &l, &lo) == 0;
 		if (listed && l.n > cap) {
 			struct keep_node_obj *no = realloc(objs, l.n * sizeof(*no));
 			struct keep_guard_input *ni;
@@ -230,17 +225,21 @@ static int guard(struct ctx *x)
 		}
 		now_mono = keep_boot_ms();
 		now_wall = keep_judge_wall_cfg(&x->cfg);
-		if (!listed) {
+		if (!listed) { /* the guard's retry rule (keep_guard_on_list_failure) */
 			keep_list_release(&l);
-			if (++failures >= GUARD_LIST_FAILURES) {
-				keep_warn(prog, "giving up after %d failed listings of nodes/",
-					  failures);
+			switch (keep_guard_on_list_failure(&g, lo, now_mono)) {
+			case KEEP_GV_REFUSED: /* 403, no such bucket */
+				rc = KEEP_EXIT_NO;
 				goto out;
+			case KEEP_GV_GAVE_UP:
+				keep_warn(prog, "giving up after %d failed listings of nodes/",
+					  g.list_failures);
+				goto out;
+			default:
+				keep_sleep_until_boot(g.next_mono_ms);
+				continue;
 			}
-			keep_sleep_until_boot(now_mono + x->cfg.timing.period_ms / 2 + 1);
-			continue;
 		}
-		failures = 0;
 		if (keep_guard_pass(&g, in, n, now_mono, now_wall) != 0) {
 			keep_list_release(&l);
 			keep_warn(prog, "too many node objects, or out of memory");
@@ -594,15 +593,9 @@ static int list_app_roots(struct ctx *x, char (*roots)[KEEP_APP_ROOT_MAX + 1], s
 		return keep_exit_of_reply(&r);
 	}
 	for (i = 0; i < l.n; i++) {
-		const char *root = l.v[i].key + 5, *slash = strchr(root, '/');
 		char name[KEEP_APP_ROOT_MAX + 1];
-		size_t len = slash ? (size_t)(slash - root) : 0;
 
-		if (!slash || len > KEEP_APP_ROOT_MAX || strncmp(slash, "/owners/", 8) != 0)
-			continue;
-		memcpy(name, root, len);
-		name[len] = '\0';
-		if (!keep_app_root_valid(name))
+		if (keep_upgrade_app_root_of(l.v[i].key, name, sizeof(name)) != 0)
 			continue;
 		for (k = 0; k < *n && strcmp(roots[k], name) != 0; k++)
 			;
@@ -764,10 +757,8 @@ static int forget_one(struct ctx *x, const char *id, bool quiet)
 		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason",
-			      again.reply.outcome == KEEP_STORE_OK &&
-				      strcmp(again.reply.version, nr.reply.version) == 0
-				  ? "conflict-unchanged"
-				  : "changed");
+			      keep_forget_conflict_name(keep_upgrade_forget_on_conflict(
+				  nr.reply.version, again.reply.outcome, again.reply.version)));
 		keep_line_end(&b);
 		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
 	}
@@ -789,7 +780,7 @@ static int forget(struct ctx *x, const char *node, bool stale)
 	if (!stale)
 		return forget_one(x, node, false);
 	keep_list_init(&l);
-	rc = list_nodes(x, &l);
+	rc = list_nodes(x, &l, NULL);
 	if (rc) {
 		keep_list_release(&l);
 		return rc;
@@ -829,94 +820,88 @@ static int native_line(const char *type, const char *reason, const char *key, in
 	return rc;
 }
 
-/* Report the cluster object read with reply r and body b: 0 native, 1
- * upgraded, 17 not a cluster object. */
-static int native_existing(const struct keep_reply *r, const struct keep_buf *b)
-{
-	struct keep_cluster_obj o;
-	char why[96];
-
-	if (r->not_ours ||
-	    keep_cluster_decode(b->data ? b->data : "", b->len, &o, why, sizeof(why)) != 0) {
-		keep_warn(prog,
-			  "the object '" KEEP_CLUSTER_KEY "' is not a keep cluster object (%s)",
-			  r->not_ours ? r->detail : why);
-		return KEEP_EXIT_BAD_OBJECT;
-	}
-	if (o.format == KEEP_CLUSTER_FMT_NATIVE)
-		return native_line("native", NULL, NULL, o.written_at_ms, "existing");
-	native_line("refused", "upgraded", NULL, o.written_at_ms, NULL);
-	return KEEP_EXIT_NO;
-}
-
-/* upgrade-mark native: see the usage. Never written over an old object:
- * one listed under leases/, wal/ or snapshot/ (a foreign one too) refuses. */
+/* upgrade-mark native: see the usage; a driver of keep_native_*
+ * (lib/core/cluster.h): never written over an old object, a conflict read
+ * again at most KEEP_NATIVE_CONFLICTS_MAX times. */
 static int native(struct ctx *x)
 {
-	static const char *const old[] = {"leases/", "wal/", "snapshot/"};
-	struct keep_cluster_obj o = {KEEP_CLUSTER_FMT_NATIVE, 0};
+	struct keep_native m;
+	struct keep_native_act act;
+	struct keep_native_reply nr;
 	struct keep_walls now;
 	struct keep_reply r;
 	struct keep_buf b;
-	size_t i;
-	int rc;
+	struct keep_list l;
 
-	keep_buf_init(&b, KEEP_BODY_MAX);
-	keep_store_get_ours(x->store, KEEP_CLUSTER_KEY, &b, &r);
-	if (r.outcome == KEEP_STORE_OK) {
-		rc = native_existing(&r, &b);
+	_Static_assert(KEEP_NATIVE_KEY_MAX == KEEP_KEY_MAX, "a listed key fits the machine's");
+	memset(&r, 0, sizeof(r));
+	keep_native_init(&m);
+	for (;;) {
+		keep_walls_cfg(&x->cfg, &now);
+		keep_native_next(&m, &now, &act);
+		if (act.kind == KEEP_NATIVE_ACT_DONE)
+			break;
+		memset(&nr, 0, sizeof(nr));
+		keep_buf_init(&b, KEEP_BODY_MAX);
+		keep_list_init(&l);
+		if (act.kind == KEEP_NATIVE_ACT_READ) {
+			keep_store_get_ours(x->store, KEEP_CLUSTER_KEY, &b, &r);
+			nr.body = b.data;
+			nr.len = b.len;
+		} else if (act.kind == KEEP_NATIVE_ACT_LIST) {
+			keep_store_list(x->store, act.prefix, &l, &r);
+			nr.first = l.n ? l.v[0].key : l.nskipped ? l.skipped[0].key : NULL;
+		} else {
+			keep_store_put(x->store, KEEP_CLUSTER_KEY, act.body, act.len,
+				       KEEP_COND_IF_NONE_MATCH, NULL, &r);
+		}
+		nr.outcome = r.outcome;
+		nr.not_ours = r.not_ours;
+		nr.detail = r.detail;
+		keep_native_on_reply(&m, &nr);
+		keep_list_release(&l);
 		keep_buf_release(&b);
-		return rc;
 	}
-	keep_buf_release(&b);
-	if (r.outcome != KEEP_STORE_NOT_FOUND) {
-		keep_warn(prog, "unable to read " KEEP_CLUSTER_KEY ": %s: %s",
+	switch (m.res) {
+	case KEEP_NATIVE_CREATED:
+		return native_line("native", NULL, NULL, m.obj.written_at_ms, "created");
+	case KEEP_NATIVE_EXISTING:
+		return native_line("native", NULL, NULL, m.obj.written_at_ms, "existing");
+	case KEEP_NATIVE_UPGRADED:
+		native_line("refused", "upgraded", NULL, m.obj.written_at_ms, NULL);
+		return KEEP_EXIT_NO;
+	case KEEP_NATIVE_OLD_OBJECTS:
+		keep_warn(prog,
+			  "%s holds objects: this cluster ran per-actor leases (or something "
+			  "else wrote there); not native, nothing written (docs/upgrade.md)",
+			  m.old_prefix);
+		native_line("refused", "old-objects", m.key, 0, NULL);
+		return KEEP_EXIT_NO;
+	case KEEP_NATIVE_BAD_OBJECT:
+		keep_warn(prog,
+			  "the object '" KEEP_CLUSTER_KEY "' is not a keep cluster object (%s)",
+			  m.why);
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_NATIVE_FAILED:
+		keep_warn(prog, "unable to %s %s: %s: %s",
+			  m.failed_act == KEEP_NATIVE_ACT_LIST	   ? "list"
+			  : m.failed_act == KEEP_NATIVE_ACT_CREATE ? "create"
+								   : "read",
+			  m.failed_act == KEEP_NATIVE_ACT_LIST ? m.old_prefix : KEEP_CLUSTER_KEY,
 			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
 		return keep_exit_of_reply(&r);
-	}
-	for (i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
-		struct keep_list l;
-
-		keep_list_init(&l);
-		keep_store_list(x->store, old[i], &l, &r);
-		if (r.outcome != KEEP_STORE_OK) {
-			keep_list_release(&l);
-			keep_warn(prog, "unable to list %s: %s: %s", old[i],
-				  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
-			return keep_exit_of_reply(&r);
-		}
-		if (l.n || l.nskipped) {
-			keep_warn(prog,
-				  "%s holds objects: this cluster ran per-actor leases (or "
-				  "something else wrote there); not native, nothing written "
-				  "(docs/upgrade.md)",
-				  old[i]);
-			native_line("refused", "old-objects", l.n ? l.v[0].key : l.skipped[0].key,
-				    0, NULL);
-			keep_list_release(&l);
-			return KEEP_EXIT_NO;
-		}
-		keep_list_release(&l);
-	}
-	keep_walls_cfg(&x->cfg, &now);
-	keep_cluster_native_obj(&now, &o); /* dated on the wall clock (issue 23) */
-	keep_buf_init(&b, KEEP_CLUSTER_MAX);
-	if (keep_cluster_encode(&o, &b) != 0) {
-		keep_buf_release(&b);
+	case KEEP_NATIVE_ENCODE:
 		keep_warn(prog, "unable to encode the cluster object");
 		return KEEP_EXIT_TEMP;
+	case KEEP_NATIVE_GAVE_UP:
+		break;
 	}
-	keep_store_put(x->store, KEEP_CLUSTER_KEY, b.data, b.len, KEEP_COND_IF_NONE_MATCH, NULL,
-		       &r);
-	keep_buf_release(&b);
-	if (r.outcome == KEEP_STORE_CONFLICT)
-		return native(x); /* created meanwhile: report it */
-	if (r.outcome != KEEP_STORE_OK) {
-		keep_warn(prog, "unable to create " KEEP_CLUSTER_KEY ": %s: %s",
-			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
-		return keep_exit_of_reply(&r);
-	}
-	return native_line("native", NULL, NULL, o.written_at_ms, "created");
+	keep_warn(prog,
+		  "the create of '" KEEP_CLUSTER_KEY "' conflicted %d times while a read found "
+		  "no object (a stale replica, or a store that ignores If-None-Match): nothing "
+		  "written; run it again later",
+		  m.conflicts);
+	return KEEP_EXIT_TEMP;
 }
 
 /* ---- main ---------------------------------------------------------------------- */

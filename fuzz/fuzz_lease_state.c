@@ -1,5 +1,5 @@
 /* keep — libFuzzer harness: the node lease state file decoder
- * (lib/statedir.h, keep_lease_state_decode): STATE_DIR/ID/lease, read by
+ * (lib/statefile.h, keep_lease_state_decode): STATE_DIR/ID/lease, read by
  * lease-status, owner-check and the owner commands.
  *
  * Properties: no crash or overread (the input is exactly len bytes, not
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../lib/err.h"
-#include "../lib/statedir.h"
+#include "../lib/statefile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

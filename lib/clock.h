@@ -22,8 +22,9 @@
 #include <stdint.h>
 #include <time.h>
 
-/* The clock named in the lease state file's `clock` line. */
-#define KEEP_CLOCK_NAME "boottime"
+/* KEEP_CLOCK_NAME, the clock named in the lease state file's `clock`
+ * line, is statefile.h's. */
+#include "statefile.h"
 
 /* CLOCK_BOOTTIME in ms (shared by every process on this boot). */
 int64_t keep_boot_ms(void);

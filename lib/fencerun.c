@@ -40,16 +40,18 @@ static void metric_inc(const char *name)
 	pthread_mutex_unlock(&F->lock);
 }
 
-/* This node's lease now, from its lease state file (keep_fencer_view). */
+/* This node's lease now, from its lease state file
+ * (keep_lease_state_fencer_view). */
 static void own_lease(struct keep_fencer *me)
 {
 	struct keep_lease_state st;
+	bool ok = keep_lease_state_read(F->node_dir, &st) == 0;
+	/* on the boot clock read after the file (as node-watch does): the
+	 * answer is about the moment it is given, never an earlier one
+	 * (docs/lease.md "Answers are about the moment they are given") */
 	int64_t now = keep_boot_ms();
-	bool ok =
-	    keep_lease_state_read(F->node_dir, &st) == 0 && strcmp(st.node, F->cfg.node_id) == 0;
 
-	keep_fencer_view(ok, ok && keep_lease_state_valid(&st, now, F->boot_id),
-			 ok ? st.live_since_ms : 0, now, me);
+	keep_lease_state_fencer_view(ok ? &st : NULL, F->cfg.node_id, now, F->boot_id, me);
 }
 
 /* Wait until until_mono_ms on the boot clock unless the input ends or a

@@ -597,29 +597,9 @@ int keep_holds_lease_why(const char *node_dir, int64_t now_ms, struct keep_lease
 	if (t < now_ms)
 		t = now_ms;
 	keep_boot_id(boot, sizeof(boot));
-	if (keep_lease_state_valid(st, t, boot))
-		return KEEP_EXIT_OK;
 	if (why)
-		*why = keep_lease_state_incomparable(st, boot);
-	if (keep_lease_state_incomparable(st, boot))
-		return KEEP_EXIT_NOT_LIVE;
-	if (strcmp(st->phase, "ran-out") == 0 || strcmp(st->phase, "live") == 0)
-		return KEEP_EXIT_RAN_OUT;
-	if (strcmp(st->phase, "lost") == 0) {
-		if (strcmp(st->reason, "fenced") == 0)
-			return KEEP_EXIT_FENCED;
-		if (strcmp(st->reason, "replaced") == 0)
-			return KEEP_EXIT_REPLACED;
-		if (strcmp(st->reason, "released") == 0)
-			return KEEP_EXIT_RELEASED;
-		if (strcmp(st->reason, "removed") == 0)
-			return KEEP_EXIT_REMOVED;
-		if (strcmp(st->reason, "old-version-running") == 0)
-			return KEEP_EXIT_OLD_RUNNING;
-		if (strcmp(st->reason, "bad-object") == 0)
-			return KEEP_EXIT_BAD_OBJECT;
-	}
-	return KEEP_EXIT_NOT_LIVE;
+		*why = keep_lease_state_incomparable(st, boot); /* NULL when valid */
+	return keep_lease_state_code(st, t, boot);
 }
 
 int keep_holds_lease(const char *node_dir, int64_t now_ms, struct keep_lease_state *st)

@@ -50,32 +50,26 @@ static void cluster_read(struct keep_store *store, int64_t timeout_ms, struct ke
 	struct keep_buf body;
 	struct keep_reply rep;
 	struct keep_cluster_obj o;
-	char why[96];
+	enum keep_cluster_read v;
+	char why[81]; /* a reason of at most 80 bytes on stderr */
 
 	pthread_mutex_lock(&cluster_mu);
 	if (!cluster_known) {
 		keep_buf_init(&body, KEEP_BODY_MAX);
 		keep_store_set_timeout(store, timeout_ms);
 		keep_store_get_ours(store, KEEP_CLUSTER_KEY, &body, &rep);
-		if (rep.outcome == KEEP_STORE_NOT_FOUND) {
+		v = keep_cluster_judge(rep.outcome, rep.not_ours, rep.detail, body.data, body.len,
+				       &o, why, sizeof(why));
+		if (v != KEEP_CLUSTER_READ_FAILED) { /* a failed read is not kept */
 			cluster_known = true;
-			cluster_view = KEEP_CLUSTER_NOT_NATIVE;
-		} else if (rep.outcome == KEEP_STORE_OK) {
-			cluster_known = true;
-			if (rep.not_ours)
-				snprintf(why, sizeof(why), "%.80s", rep.detail);
-			else if (keep_cluster_decode(body.data ? body.data : "", body.len, &o, why,
-						     sizeof(why)) == 0)
-				why[0] = '\0';
-			cluster_view = !why[0] && o.format == KEEP_CLUSTER_FMT_NATIVE
-					   ? KEEP_CLUSTER_NATIVE
-					   : KEEP_CLUSTER_NOT_NATIVE;
-			if (why[0])
-				snprintf(r->detail, sizeof(r->detail),
-					 "the object '" KEEP_CLUSTER_KEY
-					 "' is not a keep cluster object (%s)",
-					 why);
+			cluster_view = v == KEEP_CLUSTER_READ_NATIVE ? KEEP_CLUSTER_NATIVE
+								     : KEEP_CLUSTER_NOT_NATIVE;
 		}
+		if (v == KEEP_CLUSTER_READ_BAD)
+			snprintf(r->detail, sizeof(r->detail),
+				 "the object '" KEEP_CLUSTER_KEY
+				 "' is not a keep cluster object (%s)",
+				 why);
 		keep_buf_release(&body);
 	}
 	r->outcome = KEEP_STORE_OK;

@@ -46,6 +46,7 @@
 #include "../lib/core/fencer.h"
 #include "../lib/core/jobstop.h"
 #include "../lib/core/lease.h"
+#include "../lib/core/leasestate.h"
 #include "../lib/core/listing.h"
 #include "../lib/core/owner.h"
 #include "../lib/core/resolver.h"
@@ -533,8 +534,8 @@ __attribute__((format(printf, 2, 3))) static void violation(struct sim *s, const
  * counts a suspend); a wall step (E_STEP) is added to the host's wall
  * clock (step_off of its processes). keep_lease_clocks is fed both clocks
  * right before keep_lease_on_write, as lease-write does. Other nodes'
- * freedom is judged with p_judge_wall (keep_lease_state_judge_wall's rule
- * on the state directory's judging lines). check_acting_backed judges by
+ * freedom is judged with p_judge_wall (keep_lease_state_judge_wall on the
+ * state directory's judging lines). check_acting_backed judges by
  * true time. */
 
 static int64_t drifted(int64_t t, int64_t ppm)
@@ -571,15 +572,19 @@ static int64_t p_true_at(const struct proc *p, int64_t now, int64_t mono)
 static int64_t p_judge_wall(const struct sim *s, const struct proc *p)
 {
 	const struct sdir *sd = &s->sdirs[p->sd];
-	int64_t wall = p_wall(p, s->now), mono = p_mono(p, s->now), j = wall, ahead;
+	struct keep_lease_state st;
 
-	if (s->broken == SIM_B_JUDGE_NO_OFFSET || !sd->have_judge)
-		return wall;
-	j = keep_sub_sat_ms(j, sd->judge_off);
-	ahead = (wall - mono) - sd->clock_base;
-	if (sd->clock_base && ahead > 0)
-		j = keep_sub_sat_ms(j, ahead);
-	return j;
+	if (s->broken == SIM_B_JUDGE_NO_OFFSET) /* perturbation */
+		return p_wall(p, s->now);
+	/* the judging lines of the state file, on this boot's clock */
+	memset(&st, 0, sizeof(st));
+	st.format = 2;
+	snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
+	snprintf(st.boot_id, sizeof(st.boot_id), "sim");
+	st.have_judge = sd->have_judge;
+	st.judge_offset_ms = sd->judge_off;
+	st.clock_base_ms = sd->clock_base;
+	return keep_lease_state_judge_wall(&st, p_mono(p, s->now), p_wall(p, s->now), "sim");
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -1090,15 +1095,12 @@ static void lease_view(const struct sim *s, const struct proc *p, struct keep_le
 	snprintf(v->instance, sizeof(v->instance), "%s", p->inst);
 	v->lapses = s->broken == SIM_B_TRUST_PRE_LAPSE ? 0 : p->sm.lapses; /* perturbation */
 	v->draining = strcmp(sd->draining, p->inst) == 0;
-	if (lease_valid(s, p))
-		v->code = KEEP_EXIT_OK;
-	else if (p->sm.phase == KEEP_LEASE_LOST) {
-		v->code = KEEP_EXIT_FENCED;
-		v->lost = true;
-	} else if (p->sm.phase == KEEP_LEASE_RAN_OUT || p->sm.phase == KEEP_LEASE_LIVE)
-		v->code = KEEP_EXIT_RAN_OUT;
-	else
-		v->code = KEEP_EXIT_NOT_LIVE;
+	v->lost = p->sm.phase == KEEP_LEASE_LOST;
+	/* the state file's phase and reason, as lease-write names them, mapped
+	 * by the one rule (lib/core/leasestate.h) */
+	v->code = lease_valid(s, p) ? KEEP_EXIT_OK
+				    : keep_lease_phase_code(keep_lease_phase_name(p->sm.phase),
+							    keep_lease_reason_name(p->sm.reason));
 }
 
 static int pend_find(const struct sdir *sd, const struct keep_pending *p)

@@ -87,3 +87,125 @@ int keep_cluster_encode(const struct keep_cluster_obj *o, struct keep_buf *out)
 	return keep_buf_addf(out, HEADER "format %s\nwritten_at_ms %lld\n",
 			     keep_cluster_format_name(o->format), (long long)o->written_at_ms);
 }
+
+enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ours,
+					  const char *detail, const char *body, size_t len,
+					  struct keep_cluster_obj *o, char *why, size_t whylen)
+{
+	memset(o, 0, sizeof(*o));
+	if (whylen)
+		why[0] = '\0';
+	if (outcome == KEEP_STORE_NOT_FOUND)
+		return KEEP_CLUSTER_READ_ABSENT;
+	if (outcome != KEEP_STORE_OK)
+		return KEEP_CLUSTER_READ_FAILED;
+	if (not_ours) {
+		snprintf(why, whylen, "%s", detail ? detail : "-");
+		return KEEP_CLUSTER_READ_BAD;
+	}
+	if (keep_cluster_decode(body ? body : "", body ? len : 0, o, why, whylen) != 0)
+		return KEEP_CLUSTER_READ_BAD;
+	return o->format == KEEP_CLUSTER_FMT_NATIVE ? KEEP_CLUSTER_READ_NATIVE
+						    : KEEP_CLUSTER_READ_UPGRADED;
+}
+
+/* ---- upgrade-mark native ---------------------------------------------------------- */
+
+static const char *const native_old[] = {"leases/", "wal/", "snapshot/"};
+#define NATIVE_OLD_N (sizeof(native_old) / sizeof(native_old[0]))
+
+static void native_end(struct keep_native *m, enum keep_native_result res)
+{
+	m->done = true;
+	m->res = res;
+}
+
+void keep_native_init(struct keep_native *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->step = KEEP_NATIVE_ACT_READ;
+}
+
+void keep_native_next(struct keep_native *m, const struct keep_walls *now,
+		      struct keep_native_act *act)
+{
+	struct keep_buf b;
+
+	memset(act, 0, sizeof(*act));
+	if (!m->done && m->step == KEEP_NATIVE_ACT_CREATE) {
+		keep_cluster_native_obj(now, &act->obj); /* dated on the wall clock (issue 23) */
+		keep_buf_init(&b, KEEP_CLUSTER_MAX);
+		if (keep_cluster_encode(&act->obj, &b) != 0 || b.len > KEEP_CLUSTER_MAX) {
+			keep_buf_release(&b);
+			native_end(m, KEEP_NATIVE_ENCODE);
+		} else {
+			memcpy(act->body, b.data, b.len);
+			act->body[b.len] = '\0';
+			act->len = b.len;
+			keep_buf_release(&b);
+			m->obj = act->obj;
+		}
+	}
+	if (m->done) {
+		act->kind = KEEP_NATIVE_ACT_DONE;
+		return;
+	}
+	act->kind = m->step;
+	if (m->step == KEEP_NATIVE_ACT_LIST)
+		act->prefix = native_old[m->list_i];
+}
+
+void keep_native_on_reply(struct keep_native *m, const struct keep_native_reply *r)
+{
+	enum keep_cluster_read v;
+
+	if (m->done)
+		return;
+	if (r->outcome != KEEP_STORE_OK &&
+	    !(m->step == KEEP_NATIVE_ACT_READ && r->outcome == KEEP_STORE_NOT_FOUND) &&
+	    !(m->step == KEEP_NATIVE_ACT_CREATE && r->outcome == KEEP_STORE_CONFLICT)) {
+		m->failed_act = m->step;
+		m->outcome = r->outcome;
+		if (m->step == KEEP_NATIVE_ACT_LIST)
+			m->old_prefix = native_old[m->list_i];
+		native_end(m, KEEP_NATIVE_FAILED);
+		return;
+	}
+	switch (m->step) {
+	case KEEP_NATIVE_ACT_READ:
+		v = keep_cluster_judge(r->outcome, r->not_ours, r->detail, r->body, r->len, &m->obj,
+				       m->why, sizeof(m->why));
+		if (v == KEEP_CLUSTER_READ_NATIVE)
+			native_end(m, KEEP_NATIVE_EXISTING);
+		else if (v == KEEP_CLUSTER_READ_UPGRADED)
+			native_end(m, KEEP_NATIVE_UPGRADED);
+		else if (v == KEEP_CLUSTER_READ_BAD)
+			native_end(m, KEEP_NATIVE_BAD_OBJECT);
+		else if (m->conflicts >= KEEP_NATIVE_CONFLICTS_MAX)
+			native_end(m, KEEP_NATIVE_GAVE_UP); /* absent, after every conflict */
+		else {
+			m->step = KEEP_NATIVE_ACT_LIST;
+			m->list_i = 0;
+		}
+		return;
+	case KEEP_NATIVE_ACT_LIST:
+		if (r->first) {
+			snprintf(m->key, sizeof(m->key), "%s", r->first);
+			m->old_prefix = native_old[m->list_i];
+			native_end(m, KEEP_NATIVE_OLD_OBJECTS);
+		} else if (++m->list_i == NATIVE_OLD_N)
+			m->step = KEEP_NATIVE_ACT_CREATE;
+		return;
+	case KEEP_NATIVE_ACT_CREATE:
+		if (r->outcome == KEEP_STORE_OK) {
+			native_end(m, KEEP_NATIVE_CREATED);
+			return;
+		}
+		m->conflicts++; /* created meanwhile, or a store that says so: read again */
+		memset(&m->obj, 0, sizeof(m->obj));
+		m->step = KEEP_NATIVE_ACT_READ;
+		return;
+	case KEEP_NATIVE_ACT_DONE:
+		return;
+	}
+}

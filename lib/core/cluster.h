@@ -19,10 +19,12 @@
 #ifndef KEEP_CORE_CLUSTER_H
 #define KEEP_CORE_CLUSTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../buf.h"
+#include "../vocab.h"
 #include "timing.h"
 
 #define KEEP_CLUSTER_KEY "cluster"
@@ -61,5 +63,104 @@ void keep_cluster_native_obj(const struct keep_walls *now, struct keep_cluster_o
 /* Append the body of o to out. 0, KEEP_ERR_INVAL (a bad field), or
  * keep_buf's error. */
 int keep_cluster_encode(const struct keep_cluster_obj *o, struct keep_buf *out);
+
+/* ---- the judgement of one read of `cluster` ---------------------------------- */
+
+enum keep_cluster_read {
+	KEEP_CLUSTER_READ_ABSENT = 0, /* not found: no object */
+	KEEP_CLUSTER_READ_NATIVE,     /* a cluster object, format native */
+	KEEP_CLUSTER_READ_UPGRADED,   /* a cluster object, format upgraded */
+	KEEP_CLUSTER_READ_BAD,	      /* not ours (the store said so) or does not decode */
+	KEEP_CLUSTER_READ_FAILED,     /* the read failed (timeout, 5xx, refused) */
+};
+
+/* Judge one GET of `cluster`: outcome, not_ours (the store's refusal of an
+ * object keep cannot hold: over 64 KiB), detail (the reply's diagnostic,
+ * borrowed, may be NULL), body/len (the body read, borrowed, NULL when
+ * none). *o gets the decoded object (NATIVE, UPGRADED; else zeroed). BAD:
+ * why (whylen bytes) gets the reason, `detail` for not_ours, the codec's
+ * for a body that does not decode; else why[0] is '\0'. The one judgement
+ * of `owner-acquire`'s read (lib/ownrun.c, KEEP_OACT_CLUSTER_READ) and of
+ * `upgrade-mark native` (docs/upgrade.md "Native clusters"). */
+enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ours,
+					  const char *detail, const char *body, size_t len,
+					  struct keep_cluster_obj *o, char *why, size_t whylen);
+
+/* ---- `upgrade-mark native`: the machine ----------------------------------------- */
+
+/* The most creates of `cluster` answered conflict (each read again, and
+ * the old prefixes listed again while it is absent) before native gives
+ * up (111): a race with another run ends at `action=existing` on the first
+ * read again; a store that answers every create so while every read finds
+ * no object (a broken store, a stale replica, a fault) would otherwise be
+ * asked for ever (docs/upgrade.md "Native clusters"). */
+#define KEEP_NATIVE_CONFLICTS_MAX 3
+/* bytes, NUL excluded: a listed key (the store's KEEP_KEY_MAX) */
+#define KEEP_NATIVE_KEY_MAX 1024
+
+enum keep_native_act_kind {
+	KEEP_NATIVE_ACT_READ = 0, /* GET `cluster` (keep_store_get_ours: a body up to 64 KiB) */
+	KEEP_NATIVE_ACT_LIST,	  /* LIST act.prefix */
+	KEEP_NATIVE_ACT_CREATE,	  /* PUT `cluster` act.body (act.len bytes) If-None-Match: * */
+	KEEP_NATIVE_ACT_DONE,	  /* read m->res */
+};
+
+struct keep_native_act {
+	enum keep_native_act_kind kind;
+	const char *prefix;		 /* LIST: "leases/", "wal/" or "snapshot/" (static) */
+	char body[KEEP_CLUSTER_MAX + 1]; /* CREATE: the encoded object, NUL-terminated */
+	size_t len;			 /* CREATE: bytes of body */
+	struct keep_cluster_obj obj;	 /* CREATE: what body encodes */
+};
+
+/* The reply to the last action. Pointers are borrowed for the call. */
+struct keep_native_reply {
+	enum keep_outcome outcome;
+	bool not_ours;	    /* READ: the store refused an object keep cannot hold */
+	const char *detail; /* the reply's diagnostic (may be NULL) */
+	const char *body;   /* READ, OK: the body (may be NULL when empty) */
+	size_t len;	    /* READ, OK: its bytes */
+	const char *first;  /* LIST, OK: the first key listed or skipped; NULL when none */
+};
+
+enum keep_native_result {
+	KEEP_NATIVE_CREATED = 0, /* created now: `native ... action=created`, 0 */
+	KEEP_NATIVE_EXISTING,	 /* a native object was there: `action=existing`, 0 */
+	KEEP_NATIVE_UPGRADED,	 /* an upgraded object: `refused reason=upgraded`, 1 */
+	KEEP_NATIVE_OLD_OBJECTS, /* res_key under an old prefix: `refused reason=old-objects`, 1 */
+	KEEP_NATIVE_BAD_OBJECT,	 /* `cluster` is not a cluster object (why): 17 */
+	KEEP_NATIVE_FAILED,	 /* a request failed (failed_act, outcome): its reply's code */
+	KEEP_NATIVE_ENCODE,	 /* the object could not be encoded (a wall clock past 9999): 111 */
+	KEEP_NATIVE_GAVE_UP,	 /* KEEP_NATIVE_CONFLICTS_MAX conflicts, no object read: 111 */
+};
+
+/* The machine. Plain data; nothing to release. */
+struct keep_native {
+	enum keep_native_act_kind step; /* the action last asked for */
+	size_t list_i;			/* LIST: the prefix */
+	int conflicts;			/* creates answered conflict so far */
+	bool done;
+	enum keep_native_result res;	      /* done */
+	struct keep_cluster_obj obj;	      /* CREATED, EXISTING, UPGRADED */
+	char key[KEEP_NATIVE_KEY_MAX + 1];    /* OLD_OBJECTS: the first key found */
+	const char *old_prefix;		      /* OLD_OBJECTS, FAILED (a LIST): the prefix */
+	enum keep_native_act_kind failed_act; /* FAILED: READ, LIST or CREATE */
+	enum keep_outcome outcome;	      /* FAILED: the reply's outcome */
+	char why[KEEP_DETAIL_MAX];	      /* BAD_OBJECT: the reason */
+};
+
+/* Start: read `cluster`; absent, list leases/, wal/ and snapshot/ (any key,
+ * listed or skipped as foreign, refuses); all empty, create the object
+ * If-None-Match; a conflict reads again (ADR 0020 §6; docs/upgrade.md
+ * "Native clusters"). */
+void keep_native_init(struct keep_native *m);
+
+/* The next action into *act. now (borrowed) dates a CREATE's object: the
+ * writer's wall clock (keep_cluster_native_obj). DONE once m->done. */
+void keep_native_next(struct keep_native *m, const struct keep_walls *now,
+		      struct keep_native_act *act);
+
+/* Feed the reply r (borrowed) to the action last asked for. */
+void keep_native_on_reply(struct keep_native *m, const struct keep_native_reply *r);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../err.h"
+#include "../exitcode.h"
 #include "../ownerrec.h"
 #include "../parse.h"
 
@@ -346,6 +347,10 @@ const char *keep_guard_verdict_name(enum keep_guard_verdict v)
 		return "wait";
 	case KEEP_GV_OLD_RUNNING:
 		return "old-running";
+	case KEEP_GV_REFUSED:
+		return "refused";
+	case KEEP_GV_GAVE_UP:
+		return "gave-up";
 	}
 	return "unknown";
 }
@@ -402,6 +407,7 @@ int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, siz
 		g->alloc = na;
 	}
 
+	g->list_failures = 0;
 	for (i = 0; i < g->n; i++) {
 		g->e[i].seen = false;
 		g->e[i].lapsed_now = false;
@@ -547,4 +553,55 @@ enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
 		return KEEP_FORGET_REC_UNKNOWN;
 	return rec->held && strcmp(rec->node, node) == 0 ? KEEP_FORGET_REC_NAMED
 							 : KEEP_FORGET_REC_CLEAR;
+}
+
+enum keep_guard_verdict keep_guard_on_list_failure(struct keep_guard *g, enum keep_outcome outcome,
+						   int64_t now_mono_ms)
+{
+	if (keep_exit_of_outcome(outcome, false) == KEEP_EXIT_NO)
+		g->verdict = KEEP_GV_REFUSED; /* listing again cannot help */
+	else if (++g->list_failures >= KEEP_GUARD_LIST_FAILURES)
+		g->verdict = KEEP_GV_GAVE_UP;
+	else {
+		g->verdict = KEEP_GV_WAIT;
+		g->next_mono_ms = keep_add_sat_ms(now_mono_ms, g->t.period_ms / 2 + 1);
+	}
+	return g->verdict;
+}
+
+const char *keep_forget_conflict_name(enum keep_forget_conflict c)
+{
+	return c == KEEP_FORGET_UNCHANGED ? "conflict-unchanged" : "changed";
+}
+
+enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_version,
+							  enum keep_outcome again,
+							  const char *again_version)
+{
+	return again == KEEP_STORE_OK && strcmp(again_version, read_version) == 0
+		   ? KEEP_FORGET_UNCHANGED
+		   : KEEP_FORGET_CHANGED;
+}
+
+int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen)
+{
+	const char *root, *slash;
+	char name[KEEP_APP_ROOT_MAX + 1];
+	size_t len;
+
+	if (strncmp(key, "apps/", 5) != 0)
+		return KEEP_ERR_INVAL;
+	root = key + 5;
+	slash = strchr(root, '/');
+	len = slash ? (size_t)(slash - root) : 0;
+	if (!slash || len > KEEP_APP_ROOT_MAX || strncmp(slash, "/owners/", 8) != 0)
+		return KEEP_ERR_INVAL;
+	memcpy(name, root, len);
+	name[len] = '\0';
+	if (!keep_app_root_valid(name))
+		return KEEP_ERR_INVAL;
+	if (len >= outlen)
+		return KEEP_ERR_TOOBIG;
+	memcpy(out, name, len + 1);
+	return 0;
 }

@@ -42,6 +42,10 @@
  * overrides it. */
 #define KEEP_UPGRADE_HORIZON_MS 10000
 #define KEEP_GUARD_NODES_MAX 100000 /* most old heartbeats tracked by the guard */
+/* Failed listings of nodes/ in a row before the guard gives up (111):
+ * listed again every half period, so about 5 periods of an unreachable
+ * store (docs/upgrade.md "The start guard"). */
+#define KEEP_GUARD_LIST_FAILURES 10
 
 /* ---- codec ------------------------------------------------------------------ */
 
@@ -171,9 +175,11 @@ enum keep_guard_verdict {
 	KEEP_GV_PASS = 0,    /* no fresh old heartbeat: go on */
 	KEEP_GV_WAIT,	     /* wait; list again at next_mono_ms */
 	KEEP_GV_OLD_RUNNING, /* an old heartbeat was rewritten: exit 16 */
+	KEEP_GV_REFUSED,     /* the listing was refused (403, no such bucket): exit 1 */
+	KEEP_GV_GAVE_UP,     /* KEEP_GUARD_LIST_FAILURES failed listings in a row: 111 */
 };
 
-/* "pass", "wait", "old-running". */
+/* "pass", "wait", "old-running", "refused", "gave-up". */
 const char *keep_guard_verdict_name(enum keep_guard_verdict v);
 
 /* The guard. Owns e[]; release with keep_guard_release. */
@@ -186,6 +192,7 @@ struct keep_guard {
 	int64_t left_ms;		 /* WAIT: the longest wait left (0 when unknown) */
 	int64_t next_mono_ms;		 /* WAIT: list again at this time */
 	bool incomplete;		 /* the last pass had a failed read */
+	int list_failures;		 /* failed listings since the last pass */
 };
 
 /* Initialise with timing t (copied) and horizon_ms (>= 0). */
@@ -208,6 +215,16 @@ void keep_guard_release(struct keep_guard *g);
  * error the guard is unchanged. */
 int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, size_t n,
 		    int64_t now_mono_ms, int64_t now_wall_ms);
+
+/* A listing of nodes/ failed at now_mono_ms with outcome (not OK): the
+ * guard's retry rule. An outcome whose exit code is 1 (refused, not found:
+ * keep_exit_of_outcome) cannot be helped by listing again: REFUSED. The
+ * KEEP_GUARD_LIST_FAILURES-th failure in a row: GAVE_UP. Otherwise WAIT,
+ * g->next_mono_ms = now + period / 2 + 1 (saturating). Sets and returns
+ * g->verdict; a pass (keep_guard_pass) resets the count. docs/upgrade.md
+ * "The start guard"; ADR 0020 §6. */
+enum keep_guard_verdict keep_guard_on_list_failure(struct keep_guard *g, enum keep_outcome outcome,
+						   int64_t now_mono_ms);
 
 /* ---- forget (§2 "forget", §6) -------------------------------------------------- */
 
@@ -256,5 +273,27 @@ enum keep_forget_record {
 enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
 							 enum keep_outcome outcome,
 							 const struct keep_owner_rec *rec);
+
+/* The conditional DELETE of an old heartbeat (If-Match the version read)
+ * answered conflict; nodes/<id> was read again. CHANGED: it is gone, the
+ * read failed, or it has another version (rewritten since our read: look
+ * again next time); UNCHANGED: the same version, so another request
+ * refused ours (a 409). read_version and again_version are borrowed. */
+enum keep_forget_conflict {
+	KEEP_FORGET_CHANGED = 0, /* `kept ... reason=changed` */
+	KEEP_FORGET_UNCHANGED,	 /* `kept ... reason=conflict-unchanged` */
+};
+/* "changed", "conflict-unchanged". */
+const char *keep_forget_conflict_name(enum keep_forget_conflict c);
+enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_version,
+							  enum keep_outcome again,
+							  const char *again_version);
+
+/* The application root ROOT of a listed key apps/ROOT/owners/… (ADR 0022:
+ * the roots whose records forget reads before it removes a created
+ * fence), into out (outlen bytes). 0; KEEP_ERR_INVAL (not under apps/, no
+ * /owners/ after the root, or not a valid root: keep_app_root_valid);
+ * KEEP_ERR_TOOBIG (out too small). */
+int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen);
 
 #endif

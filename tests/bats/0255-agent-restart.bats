@@ -67,6 +67,64 @@ teardown() { keep_teardown; }
 	refute_sanitizer_reports
 }
 
+@test "keep-agent: node-watch killed (SIGKILL): lease-fence reads end of input and ends on its own (0); the pair comes back and fences" {
+	local nw lf pids
+	start_bg agent keep-agent --node-id n1
+	start_bg n2 keep-agent --node-id n2
+	wait_for 30 keep-agent status --node-id n1
+	wait_for 30 keep-agent status --node-id n2
+	wait_for 5 fencing_wired n1
+	nw=$(agent_field n1 fencing node_watch)
+	lf=$(agent_field n1 fencing lease_fence)
+	kill -KILL "$nw"
+	# lease-fence's documented end (--stdin: 0 at end of input), not the
+	# agent's SIGTERM: the agent gives it a heartbeat period to end
+	wait_for 5 grep -q "warning: fencing (node-watch) ended: killed by SIGKILL (status 137); restarting it in 1 s" "$BATS_TEST_TMPDIR/agent.err"
+	grep -q "info: lease-fence (pid $lf) ended on its own after node-watch (end of input): exit 0" "$BATS_TEST_TMPDIR/agent.err"
+	refute_alive "$lf"
+	# both back, on a new pipe, one direction each
+	wait_for 8 fencing_wired n1
+	[ "$(agent_field n1 fencing node_watch)" != "$nw" ]
+	[ "$(agent_field n1 fencing lease_fence)" != "$lf" ]
+	[ "$(agent_field n1 fencing restarts)" = 1 ]
+	run -0 keep-agent status --node-id n1
+	# and the node still fences: n2 killed whole is fenced by n1's new pair
+	pids=$(node_pids "$(bg_pid n2)")
+	kill -KILL $pids
+	wait_for 5 refute_alive $pids
+	wait_for 20 node_state n2 fenced
+	run -0 grep -c '^fenced node=n2 ' "$BATS_TEST_TMPDIR/agent.out"
+	[ "$output" = 1 ]
+	run -0 keep-store get nodes/n2
+	assert_output --partial $'\nfenced_by n1\n'
+	refute_sanitizer_reports
+}
+
+@test "keep-agent: lease-fence killed: node-watch's next line meets the closed pipe (stdout closed, 111); the pair comes back" {
+	local a nw lf
+	start_bg agent keep-agent --node-id n1
+	wait_for 30 keep-agent status --node-id n1
+	wait_for 5 fencing_wired n1
+	a=$(bg_pid agent)
+	nw=$(agent_field n1 fencing node_watch)
+	lf=$(agent_field n1 fencing lease_fence)
+	# the agent stopped, so that it does not stop node-watch (SIGTERM) on
+	# lease-fence's end before node-watch writes its next line
+	kill -STOP "$a"
+	kill -KILL "$lf"
+	# a node appears (an operator's fence of an absent one): node-watch's
+	# join line goes into a pipe no one reads
+	run -0 lease-fence --create n9
+	wait_for 10 grep -q "node-watch: warning: stdout closed: stopping" "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 5 refute_alive "$nw"
+	kill -CONT "$a"
+	wait_for 5 grep -q "warning: fencing (node-watch | lease-fence) ended: node-watch exit 111, lease-fence killed by SIGKILL (status 137); restarting it in 1 s" "$BATS_TEST_TMPDIR/agent.err"
+	wait_for 8 fencing_wired n1
+	[ "$(agent_field n1 fencing restarts)" = 1 ]
+	run -0 keep-agent status --node-id n1
+	refute_sanitizer_reports
+}
+
 @test "keep-agent: not ready while a part is down (exit 18), ready again once it is back" {
 	start_bg agent keep-agent --node-id n1
 	wait_for 30 keep-agent status --node-id n1

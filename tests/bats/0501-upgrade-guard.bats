@@ -109,3 +109,13 @@ lines_ge() { [ "$(grep -cE -- "$2" "$BATS_TEST_TMPDIR/$1.out")" -ge "$3" ]; }
 	run -0 upgrade-mark --check
 	[ "$output" = "configuration OK" ]
 }
+
+@test "upgrade-mark guard: a listing that fails for now is tried again half a period later, 10 times in a row at most (111)" {
+	# the guard's retry rule (keep_guard_on_list_failure, KEEP_GUARD_LIST_FAILURES)
+	echo 'list nodes/ fail' >"$FAULT_FILE"
+	KEEP_FAULT_LOG=1 run -111 --separate-stderr timeout 60 upgrade-mark guard
+	assert_output ""
+	[ "$(grep -c '^keep-fault: list nodes/ fail' <<<"$stderr")" -eq 10 ]
+	[[ $stderr == *"giving up after 10 failed listings of nodes/"* ]]
+	refute_sanitizer_reports
+}

@@ -86,3 +86,23 @@ stats_of() { grep '^stats ' <<<"$stderr"; }
 	run -0 keep-store get leases/t/c/e
 	refute_sanitizer_reports
 }
+
+@test "native: a create that always conflicts while the read says absent gives up after KEEP_NATIVE_CONFLICTS_MAX creates (111, one line), never recurses" {
+	# a broken or hostile store (or a stale replica): every If-None-Match
+	# create of `cluster` answers 412, every GET of it 404. Before the bound,
+	# native() called itself on each conflict until the stack overflowed;
+	# `timeout` turns a hang into a failure (124), never a pass.
+	echo 'put cluster error 412' >"$FAULT_FILE"
+	KEEP_FAULT_LOG=1 run -111 --separate-stderr timeout 120 upgrade-mark native
+	assert_output ""
+	# 3 creates (KEEP_NATIVE_CONFLICTS_MAX, docs/upgrade.md "Native clusters")
+	[ "$(grep -c '^keep-fault: put cluster error' <<<"$stderr")" -eq 3 ]
+	diag=$(grep -v '^keep-fault: ' <<<"$stderr")
+	[ "$(wc -l <<<"$diag")" -eq 1 ]
+	[[ $diag == *"the create of 'cluster' conflicted 3 times while a read found no object"* ]]
+	: >"$FAULT_FILE"
+	run -1 keep-store get cluster # nothing written
+	run -0 --separate-stderr upgrade-mark native # a healthy store: created
+	assert_output --regexp '^native written_at_ms=[0-9]+ action=created$'
+	refute_sanitizer_reports
+}

@@ -1,4 +1,6 @@
-/* Unit tests: the lease state file (lib/statedir.c): format 2 names its
+/* Unit tests: the lease state file (lib/statefile.c, lib/statedir.c, judged
+ * by lib/core/leasestate.c; tests/unit/test_leasestate.c has the judgement
+ * on its own): format 2 names its
  * clock and boot; an older lease-write's format 1 decodes but is never
  * comparable; validity is judged against the reader's own boot-clock
  * reading (issue 13; docs/formats.md "Lease state file"). */

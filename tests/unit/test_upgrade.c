@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/core/cluster.h"
 #include "../../lib/core/upgrade.h"
 #include "../../lib/err.h"
 #include "../../lib/ownerrec.h"
@@ -551,6 +552,299 @@ TEST(absurd_times_refused_or_saturated)
 	keep_guard_release(&g);
 }
 
+/* ---- the guard's retry rule ------------------------------------------------------ */
+
+TEST(guard_list_failures_wait_then_give_up_refused_at_once)
+{
+	struct keep_guard g;
+	struct keep_timing t;
+	int i;
+
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	/* a refusal (403, no such bucket) ends the guard at once */
+	CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_REFUSED, 100), KEEP_GV_REFUSED);
+	CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_NOT_FOUND, 100), KEEP_GV_REFUSED);
+	/* a failure for now: list again half a period later, 9 times */
+	for (i = 1; i < KEEP_GUARD_LIST_FAILURES; i++) {
+		CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_AMBIGUOUS, 100 * i),
+			     KEEP_GV_WAIT);
+		CHECK_EQ_INT(g.next_mono_ms, 100 * i + 501);
+	}
+	/* a pass resets the count */
+	CHECK_EQ_INT(keep_guard_pass(&g, NULL, 0, 2000, W0), 0);
+	CHECK_EQ_INT(g.list_failures, 0);
+	for (i = 1; i < KEEP_GUARD_LIST_FAILURES; i++)
+		CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_AMBIGUOUS, 3000),
+			     KEEP_GV_WAIT);
+	CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_AMBIGUOUS, 3000), KEEP_GV_GAVE_UP);
+	CHECK_EQ_STR(keep_guard_verdict_name(g.verdict), "gave-up");
+	/* saturating */
+	keep_guard_release(&g);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_on_list_failure(&g, KEEP_STORE_AMBIGUOUS, INT64_MAX - 1),
+		     KEEP_GV_WAIT);
+	CHECK_EQ_INT(g.next_mono_ms, INT64_MAX);
+	keep_guard_release(&g);
+}
+
+/* ---- the cluster object's judgement and `upgrade-mark native` ---------------------- */
+
+#define NATIVE_BODY "wasmkeep-cluster 1\nformat native\nwritten_at_ms 5\n"
+#define UPGRADED_BODY "wasmkeep-cluster 1\nformat upgraded\nwritten_at_ms 6\n"
+
+TEST(cluster_judge_every_read)
+{
+	struct keep_cluster_obj o;
+	char why[96];
+	const char *b = NATIVE_BODY;
+
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_NOT_FOUND, false, NULL, NULL, 0, &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_ABSENT);
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_AMBIGUOUS, false, "x", NULL, 0, &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_FAILED);
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_REFUSED, false, "x", NULL, 0, &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_FAILED);
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_OK, false, NULL, b, strlen(b), &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_NATIVE);
+	CHECK_EQ_INT(o.written_at_ms, 5);
+	CHECK_EQ_STR(why, "");
+	b = UPGRADED_BODY;
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_OK, false, NULL, b, strlen(b), &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_UPGRADED);
+	CHECK_EQ_INT(o.written_at_ms, 6);
+	b = "wasmkeep-cluster 1\nformat nativ\nwritten_at_ms 5\n";
+	CHECK_EQ_INT(
+	    keep_cluster_judge(KEEP_STORE_OK, false, NULL, b, strlen(b), &o, why, sizeof(why)),
+	    KEEP_CLUSTER_READ_BAD);
+	CHECK_EQ_STR(why, "unknown format");
+	CHECK_EQ_INT(keep_cluster_judge(KEEP_STORE_OK, false, NULL, NULL, 0, &o, why, sizeof(why)),
+		     KEEP_CLUSTER_READ_BAD);
+	CHECK_EQ_INT(keep_cluster_judge(KEEP_STORE_OK, true, "over 65536 bytes", NULL, 0, &o, why,
+					sizeof(why)),
+		     KEEP_CLUSTER_READ_BAD);
+	CHECK_EQ_STR(why, "over 65536 bytes");
+}
+
+/* A scripted bucket for the native machine: the cluster object's body
+ * (NULL: absent), the first key under each old prefix (NULL: none), and
+ * each request's forced outcome (OK: as the bucket says). */
+struct nbucket {
+	const char *cluster;
+	const char *old[3]; /* leases/, wal/, snapshot/ */
+	enum keep_outcome read_fail, list_fail, create_fail;
+	bool create_lands; /* a create that is answered OK stores the body */
+	int reads, lists, creates;
+	char stored[KEEP_CLUSTER_MAX + 1];
+};
+
+static void native_run(struct keep_native *m, struct nbucket *b)
+{
+	struct keep_walls now = {W0, W0};
+	struct keep_native_act act;
+	struct keep_native_reply r;
+	int steps = 0;
+
+	keep_native_init(m);
+	for (;;) {
+		keep_native_next(m, &now, &act);
+		if (act.kind == KEEP_NATIVE_ACT_DONE || ++steps > 100)
+			break;
+		memset(&r, 0, sizeof(r));
+		switch (act.kind) {
+		case KEEP_NATIVE_ACT_READ:
+			b->reads++;
+			r.outcome = b->read_fail ? b->read_fail
+				    : b->cluster ? KEEP_STORE_OK
+						 : KEEP_STORE_NOT_FOUND;
+			r.body = b->cluster;
+			r.len = b->cluster ? strlen(b->cluster) : 0;
+			break;
+		case KEEP_NATIVE_ACT_LIST:
+			b->lists++;
+			r.outcome = b->list_fail;
+			r.first = strcmp(act.prefix, "leases/") == 0 ? b->old[0]
+				  : strcmp(act.prefix, "wal/") == 0  ? b->old[1]
+								     : b->old[2];
+			break;
+		default:
+			b->creates++;
+			r.outcome = b->create_fail;
+			if (!r.outcome && b->create_lands) {
+				snprintf(b->stored, sizeof(b->stored), "%s", act.body);
+				b->cluster = b->stored;
+			}
+			break;
+		}
+		keep_native_on_reply(m, &r);
+	}
+	CHECK(steps <= 100);
+}
+
+TEST(native_creates_on_an_empty_bucket_then_existing)
+{
+	struct keep_native m;
+	struct nbucket b = {.create_lands = true};
+
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_CREATED);
+	CHECK_EQ_INT(m.obj.written_at_ms, W0);
+	CHECK_EQ_INT(b.reads, 1);
+	CHECK_EQ_INT(b.lists, 3);
+	CHECK_EQ_INT(b.creates, 1);
+	CHECK_EQ_STR(b.stored, "wasmkeep-cluster 1\nformat native\nwritten_at_ms 1700000000000\n");
+	memset(&b.reads, 0, 3 * sizeof(int));
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_EXISTING);
+	CHECK_EQ_INT(b.lists, 0);
+	CHECK_EQ_INT(b.creates, 0);
+}
+
+TEST(native_refuses_old_objects_upgraded_and_bad)
+{
+	struct keep_native m;
+	struct nbucket b = {.old = {NULL, "wal/t/c/a/7/x", "snapshot/t/c/a/7"}};
+
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_OLD_OBJECTS);
+	CHECK_EQ_STR(m.key, "wal/t/c/a/7/x");
+	CHECK_EQ_STR(m.old_prefix, "wal/");
+	CHECK_EQ_INT(b.lists, 2);
+	CHECK_EQ_INT(b.creates, 0);
+	b = (struct nbucket){.cluster = UPGRADED_BODY};
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_UPGRADED);
+	CHECK_EQ_INT(m.obj.written_at_ms, 6);
+	b = (struct nbucket){.cluster = "wasmkeep-cluster 2\n"};
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_BAD_OBJECT);
+	CHECK_EQ_STR(m.why, "not a keep cluster object");
+}
+
+TEST(native_failed_requests_say_which)
+{
+	struct keep_native m;
+	struct nbucket b = {.read_fail = KEEP_STORE_AMBIGUOUS};
+
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
+	CHECK_EQ_INT(m.failed_act, KEEP_NATIVE_ACT_READ);
+	CHECK_EQ_INT(m.outcome, KEEP_STORE_AMBIGUOUS);
+	b = (struct nbucket){.list_fail = KEEP_STORE_REFUSED};
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
+	CHECK_EQ_INT(m.failed_act, KEEP_NATIVE_ACT_LIST);
+	CHECK_EQ_STR(m.old_prefix, "leases/");
+	CHECK_EQ_INT(m.outcome, KEEP_STORE_REFUSED);
+	b = (struct nbucket){.create_fail = KEEP_STORE_AMBIGUOUS};
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
+	CHECK_EQ_INT(m.failed_act, KEEP_NATIVE_ACT_CREATE);
+	CHECK_EQ_INT(b.creates, 1);
+}
+
+TEST(native_conflict_reads_again_and_is_bounded)
+{
+	struct keep_native m;
+	struct nbucket b = {.create_fail = KEEP_STORE_CONFLICT};
+
+	/* a store that answers every create 412 while a read finds nothing */
+	native_run(&m, &b);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_GAVE_UP);
+	CHECK_EQ_INT(m.conflicts, KEEP_NATIVE_CONFLICTS_MAX);
+	CHECK_EQ_INT(b.creates, KEEP_NATIVE_CONFLICTS_MAX);
+	CHECK_EQ_INT(b.reads, KEEP_NATIVE_CONFLICTS_MAX + 1);
+	CHECK_EQ_INT(b.lists, 3 * KEEP_NATIVE_CONFLICTS_MAX);
+	/* a race with another run: its object is read after the conflict */
+	b = (struct nbucket){.create_fail = KEEP_STORE_CONFLICT};
+	{
+		struct keep_walls now = {W0, W0};
+		struct keep_native_act act;
+		struct keep_native_reply r = {.outcome = KEEP_STORE_NOT_FOUND};
+
+		keep_native_init(&m);
+		keep_native_next(&m, &now, &act);
+		keep_native_on_reply(&m, &r); /* absent */
+		r.outcome = KEEP_STORE_OK;
+		for (int i = 0; i < 3; i++) {
+			keep_native_next(&m, &now, &act);
+			CHECK_EQ_INT(act.kind, KEEP_NATIVE_ACT_LIST);
+			keep_native_on_reply(&m, &r);
+		}
+		keep_native_next(&m, &now, &act);
+		CHECK_EQ_INT(act.kind, KEEP_NATIVE_ACT_CREATE);
+		r.outcome = KEEP_STORE_CONFLICT;
+		keep_native_on_reply(&m, &r);
+		keep_native_next(&m, &now, &act);
+		CHECK_EQ_INT(act.kind, KEEP_NATIVE_ACT_READ);
+		r.outcome = KEEP_STORE_OK;
+		r.body = NATIVE_BODY;
+		r.len = strlen(NATIVE_BODY);
+		keep_native_on_reply(&m, &r);
+		keep_native_next(&m, &now, &act);
+		CHECK_EQ_INT(act.kind, KEEP_NATIVE_ACT_DONE);
+		CHECK_EQ_INT(m.res, KEEP_NATIVE_EXISTING);
+		CHECK_EQ_INT(m.obj.written_at_ms, 5);
+	}
+}
+
+TEST(native_refuses_to_date_past_year_9999)
+{
+	struct keep_native m;
+	struct keep_walls now = {KEEP_WALL_MAX_MS + 1, KEEP_WALL_MAX_MS + 1};
+	struct keep_native_act act;
+	struct keep_native_reply r = {.outcome = KEEP_STORE_NOT_FOUND};
+	int i;
+
+	keep_native_init(&m);
+	keep_native_next(&m, &now, &act);
+	keep_native_on_reply(&m, &r);
+	r.outcome = KEEP_STORE_OK;
+	for (i = 0; i < 3; i++) {
+		keep_native_next(&m, &now, &act);
+		keep_native_on_reply(&m, &r);
+	}
+	keep_native_next(&m, &now, &act);
+	CHECK_EQ_INT(act.kind, KEEP_NATIVE_ACT_DONE);
+	CHECK_EQ_INT(m.res, KEEP_NATIVE_ENCODE);
+}
+
+TEST(forget_conflict_unchanged_only_on_the_same_version)
+{
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_OK, "v1"),
+		     KEEP_FORGET_UNCHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_OK, "v2"),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_NOT_FOUND, ""),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_conflict("v1", KEEP_STORE_AMBIGUOUS, "v1"),
+		     KEEP_FORGET_CHANGED);
+	CHECK_EQ_STR(keep_forget_conflict_name(KEEP_FORGET_UNCHANGED), "conflict-unchanged");
+	CHECK_EQ_STR(keep_forget_conflict_name(KEEP_FORGET_CHANGED), "changed");
+}
+
+TEST(app_root_of_listed_keys)
+{
+	char r[KEEP_APP_ROOT_MAX + 1];
+
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/owners/t/c/a", r, sizeof(r)), 0);
+	CHECK_EQ_STR(r, "billing");
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/other/x", r, sizeof(r)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("owners/t/c/a", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps//owners/t/c/a", r, sizeof(r)), KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/a23456789012345678901234567890123/owners/t/c/a",
+					      r, sizeof(r)),
+		     KEEP_ERR_INVAL);
+	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/owners/t/c/a", r, 4), KEEP_ERR_TOOBIG);
+}
+
 int main(void)
 {
 	RUN(codec_old_lease_and_marker_round_trip);
@@ -572,5 +866,14 @@ int main(void)
 	RUN(forget_only_stale_old_formats);
 	RUN(forget_created_fence_only_unnamed);
 	RUN(absurd_times_refused_or_saturated);
+	RUN(guard_list_failures_wait_then_give_up_refused_at_once);
+	RUN(cluster_judge_every_read);
+	RUN(native_creates_on_an_empty_bucket_then_existing);
+	RUN(native_refuses_old_objects_upgraded_and_bad);
+	RUN(native_failed_requests_say_which);
+	RUN(native_conflict_reads_again_and_is_bounded);
+	RUN(native_refuses_to_date_past_year_9999);
+	RUN(forget_conflict_unchanged_only_on_the_same_version);
+	RUN(app_root_of_listed_keys);
 	return unit_done();
 }

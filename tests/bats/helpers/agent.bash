@@ -8,9 +8,24 @@ agent_field() {
 		sed -n "s/^$2 .*[ ]$3=\([^ ]*\).*/\1/p"
 }
 
+# fd_mode PID FD: how PID's FD is open: r, w or rw (the access mode of
+# /proc/PID/fdinfo/FD's flags, octal).
+fd_mode() {
+	local f
+	f=$(sed -n 's/^flags:[[:space:]]*//p' "/proc/$1/fdinfo/$2" 2>/dev/null) || return 1
+	[ -n "$f" ] || return 1
+	case $((8#$f & 3)) in
+	0) echo r ;;
+	1) echo w ;;
+	*) echo rw ;;
+	esac
+}
+
 # fencing_wired NODE: the agent's node-watch and lease-fence both run and
-# node-watch's stdout is the very pipe lease-fence reads (same inode): the
-# peer-fencing pipeline is up.
+# node-watch's stdout is the very pipe lease-fence reads (same inode), each
+# with one direction of it (node-watch writes, lease-fence reads: the
+# reader sees end of input when the writer is gone, the writer EPIPE when
+# the reader is): the peer-fencing pipeline is up.
 fencing_wired() {
 	local nw lf a b
 	[ "$(agent_field "$1" fencing state)" = running ] || return 1
@@ -18,7 +33,10 @@ fencing_wired() {
 	lf=$(agent_field "$1" fencing lease_fence)
 	a=$(stat -L -c '%d:%i:%F' "/proc/$nw/fd/1" 2>/dev/null) || return 1
 	b=$(stat -L -c '%d:%i:%F' "/proc/$lf/fd/0" 2>/dev/null) || return 1
-	[ "$a" = "$b" ] && [[ "$a" == *fifo* ]]
+	[ "$a" = "$b" ] || return 1
+	[[ "$a" == *fifo* ]] || return 1
+	[ "$(fd_mode "$nw" 1)" = w ] || return 1
+	[ "$(fd_mode "$lf" 0)" = r ]
 }
 
 # node_pids PID: PID and every descendant of it (the agent and its

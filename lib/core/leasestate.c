@@ -1,0 +1,100 @@
+/* keep — the judgement of a node's lease state file (see leasestate.h). */
+#include "leasestate.h"
+
+#include <string.h>
+
+#include "../exitcode.h"
+#include "timing.h"
+
+const char *keep_lease_state_incomparable(const struct keep_lease_state *s, const char *boot_id)
+{
+	if (s->format == 1 || strcmp(s->clock, "monotonic") == 0)
+		return "its deadlines are on CLOCK_MONOTONIC (keep-lease-state 1, written by an "
+		       "older lease-write): restart lease-write";
+	if (strcmp(s->clock, KEEP_CLOCK_NAME) != 0)
+		return "its deadlines are on a clock this version does not read";
+	if (!boot_id || !boot_id[0] || strcmp(s->boot_id, "-") == 0 || !s->boot_id[0])
+		return "no boot id (/proc/sys/kernel/random/boot_id) to tell which boot its "
+		       "deadlines belong to";
+	if (strcmp(s->boot_id, boot_id) != 0)
+		return "it was written on another boot";
+	return NULL;
+}
+
+bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id)
+{
+	return !keep_lease_state_incomparable(s, boot_id) && strcmp(s->phase, "live") == 0 &&
+	       now_ms < s->valid_until_ms;
+}
+
+int keep_lease_phase_code(const char *phase, const char *reason)
+{
+	static const struct {
+		const char *reason;
+		int code;
+	} lost[] = {
+	    {"fenced", KEEP_EXIT_FENCED},
+	    {"replaced", KEEP_EXIT_REPLACED},
+	    {"released", KEEP_EXIT_RELEASED},
+	    {"removed", KEEP_EXIT_REMOVED},
+	    {"old-version-running", KEEP_EXIT_OLD_RUNNING},
+	    {"bad-object", KEEP_EXIT_BAD_OBJECT},
+	};
+
+	if (!phase)
+		return KEEP_EXIT_NOT_LIVE;
+	if (strcmp(phase, "ran-out") == 0 || strcmp(phase, "live") == 0)
+		return KEEP_EXIT_RAN_OUT; /* live but past its validity: ran out */
+	if (strcmp(phase, "lost") == 0 && reason)
+		for (size_t i = 0; i < sizeof(lost) / sizeof(lost[0]); i++)
+			if (strcmp(reason, lost[i].reason) == 0)
+				return lost[i].code;
+	return KEEP_EXIT_NOT_LIVE;
+}
+
+int keep_lease_state_code(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id)
+{
+	if (!s)
+		return KEEP_EXIT_NOT_LIVE;
+	if (keep_lease_state_valid(s, now_ms, boot_id))
+		return KEEP_EXIT_OK;
+	if (keep_lease_state_incomparable(s, boot_id))
+		return KEEP_EXIT_NOT_LIVE; /* its deadlines cannot be compared here */
+	return keep_lease_phase_code(s->phase, s->reason);
+}
+
+const char *keep_lease_state_shown_phase(const struct keep_lease_state *s, int64_t now_ms,
+					 const char *boot_id)
+{
+	if (strcmp(s->phase, "live") == 0 && !keep_lease_state_incomparable(s, boot_id) &&
+	    !keep_lease_state_valid(s, now_ms, boot_id))
+		return "ran-out";
+	return s->phase;
+}
+
+int64_t keep_lease_state_judge_wall(const struct keep_lease_state *s, int64_t boot_ms,
+				    int64_t wall_ms, const char *boot_id)
+{
+	int64_t j = wall_ms;
+
+	if (!s || !s->have_judge)
+		return j;
+	j = keep_sub_sat_ms(j, s->judge_offset_ms);
+	if (s->clock_base_ms > 0 && keep_lease_state_incomparable(s, boot_id) == NULL) {
+		int64_t ahead =
+		    keep_sub_sat_ms(keep_sub_sat_ms(wall_ms, boot_ms), s->clock_base_ms);
+
+		if (ahead > 0)
+			j = keep_sub_sat_ms(j, ahead);
+	}
+	return j;
+}
+
+void keep_lease_state_fencer_view(const struct keep_lease_state *s, const char *node_id,
+				  int64_t now_mono_ms, const char *boot_id, struct keep_fencer *me)
+{
+	bool ok = s && node_id && node_id[0] && strcmp(s->node, node_id) == 0;
+
+	keep_fencer_view(ok, ok && keep_lease_state_valid(s, now_mono_ms, boot_id),
+			 ok ? s->live_since_ms : 0, now_mono_ms, me);
+}

@@ -1,0 +1,83 @@
+/* keep — the judgement of a node's lease state file, sans I/O (ADR 0020
+ * §1, §2, §3 "Own"; docs/lease.md "The state file", "Clocks";
+ * docs/formats.md "Lease state file"; docs/exit-codes.md).
+ *
+ * The file is read (lib/statedir.c) and decoded (lib/statefile.c) by the
+ * caller; the clocks and the boot id are read by the caller too, the boot
+ * clock AFTER the file (docs/lease.md "Answers are about the moment they
+ * are given"). These functions only judge: whether the state's deadlines
+ * can be compared here, whether it is valid now, the exit code it means,
+ * the wall clock to judge other nodes with, and the node's own lease as
+ * its fencer and its watch see it. owner-check, lease-status, the
+ * ownership commands (lib/holds.c), node-watch, lease-fence
+ * (lib/fencerun.c) and the simulator (sim/sim.c) take these rules from
+ * here and from nowhere else. */
+#ifndef KEEP_CORE_LEASESTATE_H
+#define KEEP_CORE_LEASESTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../statefile.h"
+#include "fencer.h"
+
+/* Can a reader on boot boot_id (may be NULL or "": none on this host)
+ * compare s's deadlines with its own reading of the boot clock? NULL when
+ * it can; otherwise a static one-line reason for the operator (an older
+ * lease-write's monotonic file, an unknown clock, another boot, no boot
+ * id). A state that cannot be compared is never valid. s is borrowed.
+ * (docs/lease.md "Clocks"; issue 13.) */
+const char *keep_lease_state_incomparable(const struct keep_lease_state *s, const char *boot_id);
+
+/* True when s says valid at now_ms (ms on the reader's boot clock, read
+ * AFTER s was read): comparable (above), phase "live" and
+ * now_ms < s->valid_until_ms (valid up to, not at, its end). s is
+ * borrowed. (ADR 0020 §1.) */
+bool keep_lease_state_valid(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id);
+
+/* The exit code of a lease state that is comparable but not valid, from
+ * its phase and reason as the state file names them (keep_lease_phase_name,
+ * keep_lease_reason_name, lib/core/lease.h): "ran-out" and "live" (past its
+ * validity) 14; "lost" by reason: fenced 10, replaced 11, released 12,
+ * removed 13, old-version-running 16, bad-object 17; anything else
+ * (starting, stopping, stopped, a lost reason without a code, NULL) 15.
+ * Never 0. Strings borrowed. (docs/exit-codes.md.) */
+int keep_lease_phase_code(const char *phase, const char *reason);
+
+/* The exit code of lease state s at now_ms (ms, the reader's boot clock
+ * read after s) on boot boot_id: 0 valid (keep_lease_state_valid); 15 when
+ * its deadlines cannot be compared here (keep_lease_state_incomparable);
+ * else keep_lease_phase_code. s NULL (no readable state): 15. s borrowed.
+ * The one mapping owner-check, lease-status and the ownership commands
+ * answer with (ADR 0020 §1, §3 "Own"; docs/exit-codes.md). */
+int keep_lease_state_code(const struct keep_lease_state *s, int64_t now_ms, const char *boot_id);
+
+/* The phase lease-status prints for s at now_ms on boot boot_id: s's own,
+ * except "ran-out" for a comparable "live" state past its validity (the
+ * next write of lease-write would say so). Never NULL; points into s or
+ * at a static string. (docs/operations.md "Readiness".) */
+const char *keep_lease_state_shown_phase(const struct keep_lease_state *s, int64_t now_ms,
+					 const char *boot_id);
+
+/* The wall clock (ms) to judge ANOTHER node's freedom with, given the
+ * state s (may be NULL: none) and this reader's own clock readings
+ * boot_ms, wall_ms (ms) on boot boot_id: wall_ms - s->judge_offset_ms,
+ * less any forward step since lease-write's last reading (its own wall -
+ * boot beyond s->clock_base_ms, on the same boot only). Never later than
+ * wall_ms; never fails. (docs/lease.md "Judging others after a step";
+ * issue 13.) */
+int64_t keep_lease_state_judge_wall(const struct keep_lease_state *s, int64_t boot_ms,
+				    int64_t wall_ms, const char *boot_id);
+
+/* This node's own lease as its fencer and its watch see it (ADR 0020 §2;
+ * docs/fencing.md "After the fencer's own lapse"), from its state file:
+ * s the state read (NULL: none readable), node_id this node's id (NULL or
+ * "": none configured), now_mono_ms (ms, the boot clock read after the
+ * file), boot_id this boot's. A state of another node, or none, is not
+ * valid and has no live_since; otherwise valid is keep_lease_state_valid
+ * and live_since the file's. me is filled (caller-owned) through
+ * keep_fencer_view (fencer.h); s and the strings are borrowed. */
+void keep_lease_state_fencer_view(const struct keep_lease_state *s, const char *node_id,
+				  int64_t now_mono_ms, const char *boot_id, struct keep_fencer *me);
+
+#endif
