@@ -3,6 +3,7 @@
 # the clean stop, a lost lease stops everything with the reason's code.
 
 load helpers/common
+agent_leak_checks
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }

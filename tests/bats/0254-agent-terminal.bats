@@ -9,6 +9,7 @@
 
 load helpers/common
 load helpers/agent
+agent_leak_checks
 
 setup() {
 	command -v tmux >/dev/null || skip "tmux not installed (scripts/install-deps.sh --test)"

@@ -6,6 +6,7 @@
 
 load helpers/common
 load helpers/agent
+agent_leak_checks
 
 setup() {
 	keep_setup

@@ -7,6 +7,7 @@
 
 load helpers/common
 load helpers/agent
+agent_leak_checks
 
 ROOT="$BATS_TEST_DIRNAME/../.."
 

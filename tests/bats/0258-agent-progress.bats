@@ -8,6 +8,7 @@
 
 load helpers/common
 load helpers/agent
+agent_leak_checks
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }

@@ -5,6 +5,7 @@
 # as the likely cause; `--check` appended after the flags works.
 
 load helpers/common
+agent_leak_checks
 
 setup() { keep_setup; }
 teardown() { keep_teardown; }

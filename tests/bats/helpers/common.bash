@@ -83,12 +83,24 @@ YAML
 wait_for() {
 	local limit=$(($1 * ${KEEP_TEST_WAIT_SCALE:-3})); shift
 	local end=$(( $(now_ms) + limit * 1000 ))
+	local n=0
 	until "$@" >/dev/null 2>&1; do
 		if [ "$(now_ms)" -ge "$end" ]; then
 			echo "wait_for: timed out after ${limit}s: $*" >&2
 			return 1
 		fi
-		sleep 0.1
+		# every 0.1 s for the first half second, 0.25 s up to 2 s, then
+		# 0.5 s: a poll of `keep-agent status` costs three sanitizer-built
+		# commands, and ten a second kept a core busy while a test waited
+		# for a start check of several seconds (docs/testing.md)
+		n=$((n + 1))
+		if [ "$n" -le 5 ]; then
+			sleep 0.1
+		elif [ "$n" -le 11 ]; then
+			sleep 0.25
+		else
+			sleep 0.5
+		fi
 	done
 }
 
@@ -106,7 +118,11 @@ start_bg() {
 	local d=$BATS_TEST_TMPDIR
 	rm -f "$d/$n.rc" "$d/$n.pid"
 	(
-		export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=1"
+		# leak-checked at exit; an agent's whole tree (its one-shot
+		# children too) only in the files about the agent (agent_leak_checks)
+		if [ "$1" != keep-agent ] || [ -n "${KEEP_TEST_AGENT_LEAKS:-}" ]; then
+			export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=1"
+		fi
 		"$@" >"$d/$n.out" 2>"$d/$n.err" &
 		echo $! >"$d/$n.pid"
 		rc=0
@@ -115,6 +131,15 @@ start_bg() {
 	) 3>&- &
 	echo "$n" >>"$d/.bg"
 	wait_for 10 test -s "$d/$n.pid"
+}
+
+# agent_leak_checks : (at the top of a file about keep-agent) an agent that
+# start_bg starts is leak-checked with every process it starts: the
+# daemons and the one-shot commands of its ticks and its status. Elsewhere
+# an agent is scenery, and its daemons and one-shots are checked where a
+# test starts them itself (each check at exit costs 40 ms of CPU).
+agent_leak_checks() {
+	export KEEP_TEST_AGENT_LEAKS=1
 }
 
 # leak_checks : from here on, every command of this test (or of the file,
