@@ -78,12 +78,6 @@ struct seen {
 	char why[160]; /* unreadable: why */
 };
 
-/* The health of the listings (--follow), for readiness: the state file
- * STATE_DIR/ID/watch is rewritten on every change of `state`, and at
- * least once per heartbeat period as node-watch's heartbeat
- * (updated_mono_ms: docs/formats.md "The watch state"). */
-enum listing_state { LISTING_OK = 0, LISTING_FAILING, LISTING_FAILED };
-
 struct driver {
 	const char *prog;
 	struct keep_config cfg;
@@ -95,13 +89,15 @@ struct driver {
 	enum keep_line_format fmt; /* of the --once status lines */
 	struct seen *v, *prev;	   /* this pass, the last pass (both sorted by node) */
 	size_t n, alloc, nprev, prevalloc;
-	/* listings */
-	enum listing_state lstate;
-	bool lstate_written;
-	int state_errno; /* the errno of the failing watch state write; 0: written */
-	bool beating;	 /* --follow: the watch state is the heartbeat */
-	int64_t failing_since_mono_ms, failing_since_wall_ms; /* 0 while listings succeed */
-	int64_t failures;				      /* in a row */
+	/* --follow: the schedule and the health of the listings, for
+	 * readiness: the state file STATE_DIR/ID/watch is rewritten on every
+	 * change of health, and at least once per heartbeat period as
+	 * node-watch's heartbeat (updated_mono_ms: docs/formats.md "The watch
+	 * state") */
+	struct keep_watch_sched sched;
+	bool health_said;     /* the health of the first listing was taken in */
+	int state_errno;      /* the errno of the failing watch state write; 0: written */
+	bool beating;	      /* --follow: the watch state is the heartbeat */
 	int64_t beat_mono_ms; /* the watch state's last write (boot clock), 0: none yet */
 	char last_failure[KEEP_DETAIL_MAX + 32];
 	char skipped_seen[KEEP_LIST_SKIP_TEXT + 32]; /* last skip set warned about */
@@ -463,11 +459,6 @@ static int print_events(struct driver *d, const struct keep_watch *w)
 	return rc;
 }
 
-static const char *listing_state_name(enum listing_state st)
-{
-	return st == LISTING_OK ? "ok" : st == LISTING_FAILING ? "failing" : "failed";
-}
-
 /* Write STATE_DIR/ID/watch (one line, the stdout line format):
  *   watch node=ID pid=P boot=B updated_mono_ms=U listing=ok|failing|failed
  *         since_mono_ms=M since_wall_ms=W failures=N reason=..
@@ -488,11 +479,11 @@ static void write_watch_state(struct driver *d)
 	keep_line_int(&b, "pid", (int64_t)getpid());
 	keep_line_str(&b, "boot", d->boot_id);
 	keep_line_int(&b, "updated_mono_ms", d->beat_mono_ms);
-	keep_line_str(&b, "listing", listing_state_name(d->lstate));
-	keep_line_int(&b, "since_mono_ms", d->failing_since_mono_ms);
-	keep_line_int(&b, "since_wall_ms", d->failing_since_wall_ms);
-	keep_line_int(&b, "failures", d->failures);
-	keep_line_str(&b, "reason", d->lstate == LISTING_OK ? NULL : d->last_failure);
+	keep_line_str(&b, "listing", keep_listing_health_name(d->sched.health));
+	keep_line_int(&b, "since_mono_ms", d->sched.failing_since_mono_ms);
+	keep_line_int(&b, "since_wall_ms", d->sched.failing_since_wall_ms);
+	keep_line_int(&b, "failures", d->sched.failures);
+	keep_line_str(&b, "reason", d->sched.health == KEEP_LISTING_OK ? NULL : d->last_failure);
 	keep_buf_add(&b, "\n", 1);
 	snprintf(path, sizeof(path), "%s/watch", d->node_dir);
 	/* one warning when the writes start failing (or fail otherwise), one
@@ -514,42 +505,30 @@ static void write_watch_state(struct driver *d)
 	keep_buf_release(&b);
 }
 
-/* After each listing (--follow): count failures, and move the health
- * ok -> failing (first failure) -> failed (failing for ttl_ms: no stale
- * candidate can have been seen in time; readiness should drop) -> ok.
- * Each change rewrites the state file, and so does every pass without
- * one (the heartbeat); the metrics follow every pass. */
+/* After each listing (--follow): the health moves (keep_watch_sched_listed:
+ * ok -> failing -> failed -> ok), each change said once; the state file is
+ * rewritten after every pass (the heartbeat); the metrics follow. */
 static void listing_health(struct driver *d, bool listed)
 {
 	int64_t now = keep_boot_ms();
-	enum listing_state st;
+	const struct keep_watch_sched *h = &d->sched;
+	enum keep_listing_health was;
 
-	if (listed) {
-		d->failures = 0;
-		d->failing_since_mono_ms = d->failing_since_wall_ms = 0;
-		st = LISTING_OK;
-	} else {
+	if (!listed)
 		keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 1);
-		if (d->failures++ == 0) {
-			d->failing_since_mono_ms = now;
-			d->failing_since_wall_ms = keep_wall_ms();
-		}
-		st = now - d->failing_since_mono_ms >= d->cfg.timing.ttl_ms ? LISTING_FAILED
-									    : LISTING_FAILING;
-	}
+	was = keep_watch_sched_listed(&d->sched, listed, now, keep_wall_ms());
 	keep_metrics_set_ms(&d->metrics, "keep_watch_listing_failing_seconds",
-			    d->failing_since_mono_ms ? now - d->failing_since_mono_ms : 0);
-	if (st != d->lstate || !d->lstate_written) {
-		if (st == LISTING_FAILED)
+			    h->failing_since_mono_ms ? now - h->failing_since_mono_ms : 0);
+	if (h->health != was || !d->health_said) {
+		if (h->health == KEEP_LISTING_FAILED)
 			keep_warn(d->prog,
 				  "listings of nodes/ have failed for %lld ms (%lld in a row): no "
 				  "peer can be fenced; this node should not be ready",
-				  (long long)(now - d->failing_since_mono_ms),
-				  (long long)d->failures);
-		else if (st == LISTING_OK && d->lstate != LISTING_OK)
+				  (long long)(now - h->failing_since_mono_ms),
+				  (long long)h->failures);
+		else if (h->health == KEEP_LISTING_OK && was != KEEP_LISTING_OK)
 			keep_info(d->prog, "listing nodes/ again");
-		d->lstate = st;
-		d->lstate_written = true;
+		d->health_said = true;
 	}
 	write_watch_state(d); /* one small atomic write a period: the heartbeat */
 }
@@ -576,16 +555,9 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 		*in = ni;
 		*inalloc = d->n;
 	}
-	for (i = 0; i < d->n; i++) {
-		struct keep_watch_input *x = &(*in)[i];
-
-		memset(x, 0, sizeof(*x));
-		x->node = d->v[i].node;
-		x->wrote = d->v[i].wrote;
-		x->readable = !x->wrote && d->v[i].decoded;
-		x->read_failed = !x->wrote && !d->v[i].decoded && d->v[i].outcome != KEEP_STORE_OK;
-		x->obj = x->readable ? &d->v[i].obj : NULL;
-	}
+	for (i = 0; i < d->n; i++)
+		keep_watch_input_of(&(*in)[i], d->v[i].node, d->v[i].wrote, d->v[i].decoded,
+				    d->v[i].outcome != KEEP_STORE_OK, &d->v[i].obj);
 	keep_clocks_now(&now, &wall);
 	wall = keep_judge_wall_cfg(&d->cfg);
 	/* the lease state is read after the listing: a valid lease now covers
@@ -602,11 +574,12 @@ static int follow(struct driver *d)
 	struct keep_watch w;
 	struct keep_watch_input *in = NULL;
 	size_t inalloc = 0;
-	int64_t next_pass = keep_boot_ms(), live_since = 0;
+	int64_t live_since = 0;
 	bool listed = false;
 	int rc = 0;
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
+	keep_watch_sched_init(&d->sched, &d->cfg.timing, keep_boot_ms());
 	d->beating = true;
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
@@ -614,20 +587,23 @@ static int follow(struct driver *d)
 	keep_metrics_declare_requests(&d->metrics);
 	keep_metrics_flush(&d->metrics);
 	while (!keep_stop_flag) {
-		int64_t now = keep_boot_ms(), wake, due;
+		int64_t now = keep_boot_ms();
+		bool valid;
 
-		if (now >= next_pass) {
-			next_pass = now + d->cfg.timing.period_ms;
+		switch (keep_watch_sched_due(&d->sched, now)) {
+		case KEEP_WATCH_LIST:
 			rc = follow_pass(d, &w, &in, &inalloc, &live_since, &listed);
-		} else if (listed) {
+			break;
+		case KEEP_WATCH_TICK:
 			/* a watch bound passed between listings: the candidate
 			 * goes now, not at the next listing (docs/fencing.md) */
-			bool valid;
-
 			self_lease(d, now, &valid, &live_since);
 			if (keep_watch_tick(&w, now, valid, live_since) != 0)
 				keep_warn(d->prog, "watch tick incomplete (memory)");
 			rc = print_events(d, &w);
+			break;
+		case KEEP_WATCH_SLEEP:
+			break;
 		}
 		if (rc) {
 			keep_warn(d->prog, "stdout closed: stopping");
@@ -635,13 +611,7 @@ static int follow(struct driver *d)
 		}
 		keep_reqstats_to_metrics(&d->stats, &d->metrics);
 		keep_metrics_flush(&d->metrics);
-		wake = next_pass;
-		/* between listings only while the last one succeeded: a
-		 * candidate is never judged across a failed listing */
-		due = listed ? keep_watch_next_stale_mono_ms(&w, live_since) : 0;
-		if (due && due < wake)
-			wake = due;
-		keep_sleep_until_boot(wake);
+		keep_sleep_until_boot(keep_watch_sched_wake_mono_ms(&d->sched, &w, live_since));
 	}
 	free(in);
 	keep_watch_release(&w);

@@ -65,9 +65,8 @@ struct speer {
 struct swatch {
 	int64_t node;
 	struct keep_watch kw;
-	struct speer *peers; /* [nodes] */
-	int64_t next_pass;   /* true ms */
-	bool listed;	     /* a listing succeeded */
+	struct speer *peers;	       /* [nodes] */
+	struct keep_watch_sched sched; /* node-watch's schedule (lib/core/listing.c) */
 	bool fencing;
 	bool fence_started; /* a fence of the victim was started by this watch */
 	struct keep_fencer_m fm;
@@ -479,6 +478,7 @@ static int watch_pass(struct scale *s, struct swatch *w)
 		const struct sobj *b = &s->bucket[k];
 		struct speer *p = &w->peers[k];
 		struct keep_watch_input *x;
+		const struct keep_node_obj *o;
 		struct keep_listed prev;
 		char ltok[32], ptok[32], bver[32];
 		bool wrote, need;
@@ -504,11 +504,8 @@ static int watch_pass(struct scale *s, struct swatch *w)
 		need = keep_listing_need_body(p->listed ? &prev : NULL, ltok, false, &wrote);
 		p->listed = b->ver;
 		x = &s->in[n++];
-		memset(x, 0, sizeof(*x));
-		x->node = s->nodes[k].id;
-		x->wrote = wrote;
+		o = NULL;
 		if (need) {
-			const struct keep_node_obj *o;
 			char ver[32];
 
 			if (bucket_get(s, k, c, &o, ver, sizeof(ver)) == KEEP_STORE_OK) {
@@ -516,12 +513,14 @@ static int watch_pass(struct scale *s, struct swatch *w)
 				p->decoded = true;
 				p->format = o->format;
 				p->state = o->state;
-				x->readable = true;
-				x->obj = o;
 			} else {
+				o = NULL;
 				memset(p, 0, sizeof(*p));
 			}
 		}
+		/* a body kept from an earlier pass is not held here (the model
+		 * keeps its format and state only): read this pass, or none */
+		keep_watch_input_of(x, s->nodes[k].id, wrote, o != NULL, false, o);
 	}
 	c->list_pages += listed ? (uint64_t)((listed + LIST_PAGE_KEYS - 1) / LIST_PAGE_KEYS) : 1;
 	c->bytes_recv += (listed ? (uint64_t)((listed + LIST_PAGE_KEYS - 1) / LIST_PAGE_KEYS) : 1) *
@@ -531,7 +530,7 @@ static int watch_pass(struct scale *s, struct swatch *w)
 			    wall_of(s->now) - keep_lease_judge_offset_ms(&nd->sm),
 			    keep_lease_valid(&nd->sm, mono), nd->sm.live_since_mono_ms) != 0)
 		return -1;
-	w->listed = true;
+	keep_watch_sched_listed(&w->sched, true, mono, wall_of(s->now));
 	stale_events(s, w);
 	return 0;
 }
@@ -540,26 +539,27 @@ static int watch_step(struct scale *s, int64_t wi)
 {
 	struct swatch *w = &s->watches[wi];
 	struct snode *nd = &s->nodes[w->node];
-	int64_t mono = mono_of(s->now), next, due;
+	int64_t mono = mono_of(s->now), next;
 
 	if (nd->dead)
 		return schedule(s, 2 * wi + 1, NEVER);
-	if (s->now >= w->next_pass) {
-		w->next_pass = s->now + s->t.period_ms;
+	switch (keep_watch_sched_due(&w->sched, mono)) {
+	case KEEP_WATCH_LIST:
 		if (watch_pass(s, w) != 0)
 			return -1;
-	} else if (w->listed) {
+		break;
+	case KEEP_WATCH_TICK:
 		if (keep_watch_tick(&w->kw, mono, keep_lease_valid(&nd->sm, mono),
 				    nd->sm.live_since_mono_ms) != 0)
 			return -1;
 		stale_events(s, w);
+		break;
+	case KEEP_WATCH_SLEEP:
+		break;
 	}
 	if (w->fencing && w->fence_wait != NEVER && s->now >= w->fence_wait)
 		fence_drive(s, w);
-	next = w->next_pass;
-	due = w->listed ? keep_watch_next_stale_mono_ms(&w->kw, nd->sm.live_since_mono_ms) : 0;
-	if (due && true_of(due) < next)
-		next = true_of(due);
+	next = true_of(keep_watch_sched_wake_mono_ms(&w->sched, &w->kw, nd->sm.live_since_mono_ms));
 	if (w->fencing && w->fence_wait < next)
 		next = w->fence_wait;
 	return schedule(s, 2 * wi + 1, next);
@@ -663,7 +663,7 @@ static int setup(struct scale *s)
 		keep_watch_init(&w->kw, &s->t, s->nodes[w->node].id);
 		w->fence_wait = NEVER;
 		/* node-watch starts beside lease-write and lists at once */
-		w->next_pass = s->nodes[w->node].start_ms;
+		keep_watch_sched_init(&w->sched, &s->t, mono_of(s->nodes[w->node].start_ms));
 	}
 	for (i = 0; i < s->n; i++) {
 		s->now = 0;
@@ -672,9 +672,11 @@ static int setup(struct scale *s)
 		s->due[2 * i] = s->nodes[i].start_ms;
 	}
 	for (wi = 0; wi < s->nw; wi++) {
-		if (heap_push(s, s->watches[wi].next_pass, 2 * wi + 1))
+		int64_t first = true_of(s->watches[wi].sched.next_pass_mono_ms);
+
+		if (heap_push(s, first, 2 * wi + 1))
 			return -1;
-		s->due[2 * wi + 1] = s->watches[wi].next_pass;
+		s->due[2 * wi + 1] = first;
 	}
 	return 0;
 }

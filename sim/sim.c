@@ -365,6 +365,9 @@ struct proc {
 	/* listing and peer fences */
 	int ls, ls_cursor;
 	struct keep_watch kw; /* lib/core/fence.c's watch of the peers */
+	/* node-watch's schedule: listings, ticks between them, the listings'
+	 * health (lib/core/listing.c) */
+	struct keep_watch_sched lsched;
 	struct fencer_run fr; /* lease-fence --stdin: the fence of a stale line */
 	bool kw_on;
 	struct seen seen[MAX_NODES];
@@ -2610,10 +2613,15 @@ static void cm_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 
 /* ---- the listing and peer fences (§2) ---------------------------------------- */
 
+/* node-watch sleeps until its schedule's next wake: the next listing, or
+ * a watch bound between listings (keep_watch_sched_wake_mono_ms). */
 static void ls_idle(struct sim *s, struct proc *p)
 {
+	int64_t at = p_true_at(
+	    p, s->now, keep_watch_sched_wake_mono_ms(&p->lsched, &p->kw, p->sm.live_since_mono_ms));
+
 	p->ls = LS_IDLE;
-	wake(s, pidx(s, p), T_LIST, s->now + keep_timing_write_every_ms(&s->t));
+	wake(s, pidx(s, p), T_LIST, at > s->now ? at : s->now + 1);
 }
 
 /* The next peer whose body this pass reads, from `from`, or -1. */
@@ -2879,10 +2887,12 @@ static void pf_start(struct sim *s, struct proc *p, const struct keep_watch_even
 	pf_drive(s, p);
 }
 
+static void ls_events(struct sim *s, struct proc *p);
+
 static void ls_decide(struct sim *s, struct proc *p)
 {
 	struct keep_watch_input in[MAX_NODES];
-	size_t n = 0, i;
+	size_t n = 0;
 	int k;
 	int64_t mono = p_mono(p, s->now), wall = p_judge_wall(s, p);
 	char ids[MAX_NODES][KEEP_NODE_ID_MAX + 1];
@@ -2893,17 +2903,22 @@ static void ls_decide(struct sim *s, struct proc *p)
 		if (k == p->node || !x->listed)
 			continue;
 		snprintf(ids[k], sizeof(ids[k]), "n%d", k + 1);
-		memset(&in[n], 0, sizeof(in[n]));
-		in[n].node = ids[k];
-		in[n].wrote = x->wrote;
-		in[n].readable = !x->wrote && x->decoded;
-		in[n].read_failed = !x->wrote && !x->decoded && x->read_failed;
-		in[n].obj = in[n].readable ? &x->obj : NULL;
-		n++;
+		keep_watch_input_of(&in[n++], ids[k], x->wrote, x->decoded, x->read_failed,
+				    &x->obj);
 	}
 	if (keep_watch_pass(&p->kw, in, n, mono, wall, lease_valid(s, p),
 			    p->sm.live_since_mono_ms) != 0)
 		abort();
+	ls_events(s, p);
+}
+
+/* The watch's events of its last pass or tick: the first stale candidate
+ * goes to this process's fencer (lease-fence --stdin), else node-watch
+ * sleeps. */
+static void ls_events(struct sim *s, struct proc *p)
+{
+	size_t i;
+
 	for (i = 0; i < p->kw.nev; i++) {
 		if (p->kw.ev[i].kind == KEEP_WEV_STALE) {
 			pf_start(s, p, &p->kw.ev[i]);
@@ -2916,13 +2931,26 @@ static void ls_decide(struct sim *s, struct proc *p)
 static void ls_wake(struct sim *s, struct proc *p)
 {
 	int pi = pidx(s, p);
+	int64_t mono = p_mono(p, s->now);
+	enum keep_watch_do d;
 
 	if (p->ls == LS_FENCE_WAKE) {
 		pf_drive(s, p);
 		return;
 	}
-	if (s->nnodes < 2 || p->sm.phase == KEEP_LEASE_CHECK || p->sm.phase == KEEP_LEASE_FIRST) {
+	d = keep_watch_sched_due(&p->lsched, mono);
+	/* (a shortcut of the model: before its first live write, no pass
+	 * could judge a candidate; the schedule moves on all the same) */
+	if (s->nnodes < 2 || p->sm.phase == KEEP_LEASE_CHECK || p->sm.phase == KEEP_LEASE_FIRST ||
+	    d == KEEP_WATCH_SLEEP) {
 		ls_idle(s, p);
+		return;
+	}
+	if (d == KEEP_WATCH_TICK) {
+		/* a watch bound passed between listings (docs/fencing.md) */
+		if (keep_watch_tick(&p->kw, mono, lease_valid(s, p), p->sm.live_since_mono_ms) != 0)
+			abort();
+		ls_events(s, p);
 		return;
 	}
 	p->ls = LS_LIST;
@@ -2976,6 +3004,8 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 
 	switch (p->ls) {
 	case LS_LIST:
+		keep_watch_sched_listed(&p->lsched, out == KEEP_STORE_OK, p_mono(p, s->now),
+					p_wall(p, s->now));
 		if (out != KEEP_STORE_OK) {
 			ls_idle(s, p); /* the listing failed: the watch stays as it was */
 			return;
@@ -3221,6 +3251,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	p->fg_actor = -1;
 	snprintf(p->self_id, sizeof(p->self_id), "n%d", node + 1);
 	keep_watch_init(&p->kw, &s->t, p->self_id);
+	keep_watch_sched_init(&p->lsched, &s->t, p_mono(p, at));
 	p->kw_on = true;
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.format = 3;

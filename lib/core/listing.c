@@ -1,4 +1,5 @@
-/* keep — which bodies a listing pass reads (listing.h; ADR 0020 §2). */
+/* keep — which bodies a listing pass reads, the watch's input and schedule
+ * (listing.h; ADR 0020 §2). */
 #include "listing.h"
 
 #include <string.h>
@@ -25,4 +26,73 @@ bool keep_listing_need_body(const struct keep_listed *prev, const char *listed, 
 	if (prev->obj->format == 3 && prev->obj->state == KEEP_NODE_LIVE)
 		return true;
 	return keep_listing_need_read(prev->body_version, listed, true);
+}
+
+void keep_watch_input_of(struct keep_watch_input *x, const char *node, bool wrote, bool decoded,
+			 bool read_failed, const struct keep_node_obj *obj)
+{
+	memset(x, 0, sizeof(*x));
+	x->node = node;
+	x->wrote = wrote;
+	x->readable = !wrote && decoded && obj;
+	x->read_failed = !wrote && !x->readable && read_failed;
+	x->obj = x->readable ? obj : NULL;
+}
+
+const char *keep_listing_health_name(enum keep_listing_health h)
+{
+	return h == KEEP_LISTING_OK ? "ok" : h == KEEP_LISTING_FAILING ? "failing" : "failed";
+}
+
+void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing *t,
+			   int64_t now_mono_ms)
+{
+	memset(s, 0, sizeof(*s));
+	s->period_ms = t->period_ms > 0 ? t->period_ms : 1;
+	s->ttl_ms = t->ttl_ms;
+	s->next_pass_mono_ms = now_mono_ms;
+}
+
+enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms)
+{
+	if (now_mono_ms >= s->next_pass_mono_ms) {
+		s->next_pass_mono_ms = keep_add_sat_ms(now_mono_ms, s->period_ms);
+		return KEEP_WATCH_LIST;
+	}
+	return s->listed ? KEEP_WATCH_TICK : KEEP_WATCH_SLEEP;
+}
+
+enum keep_listing_health keep_watch_sched_listed(struct keep_watch_sched *s, bool listed,
+						 int64_t now_mono_ms, int64_t now_wall_ms)
+{
+	enum keep_listing_health was = s->health;
+
+	s->listed = listed;
+	if (listed) {
+		s->failures = 0;
+		s->failing_since_mono_ms = s->failing_since_wall_ms = 0;
+		s->health = KEEP_LISTING_OK;
+		return was;
+	}
+	if (s->failures++ == 0) {
+		s->failing_since_mono_ms = now_mono_ms;
+		s->failing_since_wall_ms = now_wall_ms;
+	}
+	s->health = keep_sub_sat_ms(now_mono_ms, s->failing_since_mono_ms) >= s->ttl_ms
+			? KEEP_LISTING_FAILED
+			: KEEP_LISTING_FAILING;
+	return was;
+}
+
+int64_t keep_watch_sched_wake_mono_ms(const struct keep_watch_sched *s, const struct keep_watch *w,
+				      int64_t live_since_mono_ms)
+{
+	int64_t wake = s->next_pass_mono_ms, due;
+
+	/* between listings only while the last one succeeded: a candidate is
+	 * never judged across a failed listing */
+	due = s->listed && w ? keep_watch_next_stale_mono_ms(w, live_since_mono_ms) : 0;
+	if (due && due < wake)
+		wake = due;
+	return wake;
 }

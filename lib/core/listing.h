@@ -23,13 +23,20 @@
  *                             keep_listing_need_read (fenced, released,
  *                             old-format: no watch runs on it).
  *
+ *   keep_watch_input_of()     a listed node as the watch's input;
+ *   keep_watch_sched_*()      the watch's schedule (listings, ticks
+ *                             between them) and its listings' health.
+ *
  * Nothing here reads a clock or touches the store; pointers are borrowed. */
 #ifndef KEEP_CORE_LISTING_H
 #define KEEP_CORE_LISTING_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../nodeobj.h"
+#include "fence.h"
+#include "timing.h"
 
 /* Is a read (GET) of a listed object needed?
  *   body_version: the version of the body held from an earlier read, "" or
@@ -54,5 +61,83 @@ struct keep_listed {
  * listing. */
 bool keep_listing_need_body(const struct keep_listed *prev, const char *listed, bool every,
 			    bool *wrote);
+
+/* ---- one pass's input to the watch --------------------------------------- */
+
+/* The watch's input for one listed node (borrowed pointers kept in *x):
+ *   wrote: the listing showed a token other than the last listing's, so
+ *     no body was read this pass (keep_listing_need_body's *wrote): the
+ *     node is alive, and nothing else about it is judged;
+ *   decoded: a body is held and decoded, *obj (a body read this pass, or
+ *     one kept from an earlier pass at this very token);
+ *   read_failed: this pass's GET failed (a store failure, not a decode
+ *     error, not "not found", which the caller drops): the watch of the
+ *     node stays as it was.
+ * readable = !wrote && decoded; read_failed only when !wrote && !decoded;
+ * obj only when readable. node-watch's pass and the simulator's both
+ * build their input here (ADR 0020 §2). */
+void keep_watch_input_of(struct keep_watch_input *x, const char *node, bool wrote, bool decoded,
+			 bool read_failed, const struct keep_node_obj *obj);
+
+/* ---- the watch's schedule and the health of its listings ------------------ */
+
+/* The health of the listings of nodes/ (readiness: docs/operations.md
+ * "Readiness", the watch state file, docs/formats.md "The watch state"):
+ * ok; failing from the first failed listing; failed once the listings
+ * have failed for ttl_ms (no stale candidate can have been seen in time:
+ * this node should not be ready); ok again at the first listing that
+ * succeeds. */
+enum keep_listing_health { KEEP_LISTING_OK = 0, KEEP_LISTING_FAILING, KEEP_LISTING_FAILED };
+
+/* "ok", "failing", "failed". */
+const char *keep_listing_health_name(enum keep_listing_health h);
+
+/* node-watch --follow's schedule (ADR 0020 §2 timing; docs/fencing.md
+ * "When a candidate goes"): a listing pass every period_ms, the first at
+ * once; between listings, while the last one succeeded, a tick of the
+ * watch (keep_watch_tick) the moment a watch bound passes, so that a
+ * candidate goes then and not at the next listing; never a tick across a
+ * failed listing (a candidate is judged only on a listing that
+ * succeeded). All times on the boot clock (ms) but failing_since_wall_ms
+ * (wall, for the state file's reader). */
+struct keep_watch_sched {
+	int64_t period_ms, ttl_ms;
+	int64_t next_pass_mono_ms; /* the next listing is due then */
+	bool listed;		   /* the last listing succeeded */
+	enum keep_listing_health health;
+	int64_t failures;	       /* failed listings in a row */
+	int64_t failing_since_mono_ms; /* the first of them; 0 while ok */
+	int64_t failing_since_wall_ms; /* the same moment, wall; 0 while ok */
+};
+
+/* What the watch's driver does at a wake-up. */
+enum keep_watch_do {
+	KEEP_WATCH_SLEEP = 0, /* nothing due: sleep until keep_watch_sched_wake_mono_ms */
+	KEEP_WATCH_LIST,      /* list nodes/, read what keep_listing_need_body asks, pass */
+	KEEP_WATCH_TICK,      /* keep_watch_tick on the last pass's bodies */
+};
+
+/* A schedule whose first listing is due at now_mono_ms (t: period_ms,
+ * ttl_ms; copied). */
+void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing *t,
+			   int64_t now_mono_ms);
+
+/* What is due at now_mono_ms: LIST when a listing is (the next one is
+ * then due a period later: a slow pass does not push the cadence back by
+ * its own length beyond one period), else TICK after a listing that
+ * succeeded, else SLEEP. */
+enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms);
+
+/* A listing ended at now_mono_ms (wall: now_wall_ms), listed or failed:
+ * the failure count and the health move (see keep_listing_health). The
+ * previous health is returned, so that the driver says each change once. */
+enum keep_listing_health keep_watch_sched_listed(struct keep_watch_sched *s, bool listed,
+						 int64_t now_mono_ms, int64_t now_wall_ms);
+
+/* When to wake next (boot clock, ms): the next listing, or the watch's
+ * next stale bound (keep_watch_next_stale_mono_ms(w, live_since_mono_ms))
+ * when earlier and the last listing succeeded. w is borrowed. */
+int64_t keep_watch_sched_wake_mono_ms(const struct keep_watch_sched *s, const struct keep_watch *w,
+				      int64_t live_since_mono_ms);
 
 #endif

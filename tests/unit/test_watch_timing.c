@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../lib/core/fence.h"
+#include "../../lib/core/listing.h"
 #include "unit.h"
 
 #define W0 1700000000000LL
@@ -186,6 +187,108 @@ TEST(wrote_for_unknown_peer_ignored_and_old_format_rewritten)
 	keep_watch_release(&w);
 }
 
+/* A listed node as the watch's input (keep_watch_input_of): a write seen
+ * in the listing is neither a body nor a failure; a failed GET is a
+ * failure only without a body. */
+TEST(watch_input_classification)
+{
+	struct keep_node_obj a = live("a", W0);
+	struct keep_watch_input x;
+
+	keep_watch_input_of(&x, "a", false, true, false, &a);
+	CHECK(x.readable);
+	CHECK(x.obj == &a);
+	CHECK(!x.read_failed);
+	CHECK(!x.wrote);
+	keep_watch_input_of(&x, "a", true, true, true, &a); /* a write landed */
+	CHECK(x.wrote);
+	CHECK(!x.readable);
+	CHECK(x.obj == NULL);
+	CHECK(!x.read_failed);
+	keep_watch_input_of(&x, "a", false, false, true, &a); /* the GET failed */
+	CHECK(x.read_failed);
+	CHECK(!x.readable);
+	CHECK(x.obj == NULL);
+	keep_watch_input_of(&x, "a", false, false, false, &a); /* not decodable */
+	CHECK(!x.read_failed);
+	CHECK(!x.readable);
+	CHECK_EQ_STR(x.node, "a");
+}
+
+/* node-watch's schedule: the first listing at once, then one a period,
+ * measured from when each was due; ticks between listings only after a
+ * listing that succeeded; the wake is the earlier of the next listing and
+ * the watch's next stale bound. */
+TEST(schedule_lists_each_period_and_ticks_between)
+{
+	struct keep_timing t = timing();
+	struct keep_watch_sched sc;
+	struct keep_watch w;
+	struct keep_node_obj a = live("a", W0);
+
+	keep_watch_init(&w, &t, "b");
+	keep_watch_sched_init(&sc, &t, 500);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 499), KEEP_WATCH_SLEEP);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 500), KEEP_WATCH_LIST);
+	CHECK_EQ_INT(sc.next_pass_mono_ms, 1500);
+	/* no listing has succeeded yet: nothing between listings */
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 900), KEEP_WATCH_SLEEP);
+	CHECK_EQ_INT(keep_watch_sched_wake_mono_ms(&sc, &w, 1), 1500);
+	/* a listing that succeeded, a live peer in it */
+	keep_watch_sched_listed(&sc, true, 600, W0 + 600);
+	body(&w, &a, 600);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 900), KEEP_WATCH_TICK);
+	/* the peer's bound (1800 after it was first seen) is later than the
+	 * next listing: wake for the listing */
+	CHECK_EQ_INT(keep_watch_sched_wake_mono_ms(&sc, &w, 1), 1500);
+	/* a late wake (a slow pass): the next listing a period after this one */
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 2100), KEEP_WATCH_LIST);
+	CHECK_EQ_INT(sc.next_pass_mono_ms, 3100);
+	keep_watch_sched_listed(&sc, true, 2100, W0 + 2100);
+	/* now the peer's bound (600 + 1800) comes before the listing */
+	CHECK_EQ_INT(keep_watch_sched_wake_mono_ms(&sc, &w, 1),
+		     keep_watch_next_stale_mono_ms(&w, 1));
+	CHECK(keep_watch_sched_wake_mono_ms(&sc, &w, 1) < 3100);
+	/* a failed listing: no tick, and the wake is the next listing only */
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 3100), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, false, 3100, W0 + 3100);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 3500), KEEP_WATCH_SLEEP);
+	CHECK_EQ_INT(keep_watch_sched_wake_mono_ms(&sc, &w, 1), 4100);
+	keep_watch_release(&w);
+}
+
+/* The listings' health: failing from the first failure, failed once they
+ * have failed for ttl, ok at the first success; the previous health is
+ * returned. */
+TEST(listing_health_moves_ok_failing_failed_ok)
+{
+	struct keep_timing t = timing();
+	struct keep_watch_sched sc;
+
+	keep_watch_sched_init(&sc, &t, 0);
+	CHECK_EQ_INT(keep_watch_sched_listed(&sc, true, 0, W0), KEEP_LISTING_OK);
+	CHECK_EQ_INT(sc.health, KEEP_LISTING_OK);
+	CHECK_EQ_INT(keep_watch_sched_listed(&sc, false, 1000, W0 + 1000), KEEP_LISTING_OK);
+	CHECK_EQ_INT(sc.health, KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(sc.failures, 1);
+	CHECK_EQ_INT(sc.failing_since_mono_ms, 1000);
+	CHECK_EQ_INT(sc.failing_since_wall_ms, W0 + 1000);
+	/* ttl 3000: failing until 3999, failed at 4000 */
+	CHECK_EQ_INT(keep_watch_sched_listed(&sc, false, 3999, W0 + 3999), KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(sc.health, KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(sc.failing_since_mono_ms, 1000);
+	CHECK_EQ_INT(keep_watch_sched_listed(&sc, false, 4000, W0 + 4000), KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(sc.health, KEEP_LISTING_FAILED);
+	CHECK_EQ_INT(sc.failures, 3);
+	CHECK_EQ_STR(keep_listing_health_name(sc.health), "failed");
+	CHECK_EQ_INT(keep_watch_sched_listed(&sc, true, 5000, W0 + 5000), KEEP_LISTING_FAILED);
+	CHECK_EQ_INT(sc.health, KEEP_LISTING_OK);
+	CHECK_EQ_INT(sc.failures, 0);
+	CHECK_EQ_INT(sc.failing_since_mono_ms, 0);
+	CHECK_EQ_INT(sc.failing_since_wall_ms, 0);
+	CHECK(sc.listed);
+}
+
 int main(void)
 {
 	RUN(wrote_restarts_the_watch_without_a_body);
@@ -193,5 +296,8 @@ int main(void)
 	RUN(tick_respects_own_lease_and_live_since);
 	RUN(no_deadline_without_self_or_live_peer);
 	RUN(wrote_for_unknown_peer_ignored_and_old_format_rewritten);
+	RUN(watch_input_classification);
+	RUN(schedule_lists_each_period_and_ticks_between);
+	RUN(listing_health_moves_ok_failing_failed_ok);
 	return unit_done();
 }

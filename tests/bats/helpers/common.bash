@@ -73,7 +73,8 @@ YAML
 	export STORE_URL STATE_DIR KEEP_CONFIG FAULT_FILE
 }
 
-# wait_for SECONDS CMD... : poll CMD every 0.1 s until it succeeds; fail after
+# wait_for SECONDS CMD... : poll CMD until it succeeds (every 0.1 s, then
+# less often: below); fail after
 # SECONDS x KEEP_TEST_WAIT_SCALE (default 3). The limit bounds a wait for an
 # event, it is not what a test asserts (a test that asserts a duration does
 # it on a time the product printed, or with a named tolerance): on a
