@@ -35,14 +35,16 @@ PROXY() { "$KEEP_TOOLDIR/s3proxy" "$@"; }
 	printf '%s\n' '# comment' '' 'put nodes/ lose count=1' 'get * delay 200 p=0.5' \
 		'* owners/* error 503 code=SlowDown' 'list nodes/ late 1500 p=1 count=3' \
 		'del x error-after 500' 'head * drop' 'put * reset p=.25 # trailing' \
-		'put * reset-after' 'get a hang' 'put owners/ late 9000 until=/tmp/go count=1 p=1' >"$f"
+		'put * reset-after' 'get a hang' 'put owners/ late 9000 until=/tmp/go count=1 p=1' \
+		'* * error 503 above=200' >"$f"
 	run -0 PROXY -n -r "$f"
-	[ "$output" = "rules ok=10" ]
+	[ "$output" = "rules ok=11" ]
 	for bad in "post * lose" "put" "put x" "put x explode" "put x delay" "put x delay -1" \
 		"put x error 200" "put x error 600" "put x lose count=0" "put x lose p=1.5" \
 		"put x lose p=0.1234567" "put x lose count=1 count=2" "put x lose code=a-b" \
 		"put x lose extra" "put x delay 10 20" "put x late 10 until=rel/path" \
-		"put x delay 10 until=/tmp/go" "put x late 10 until=/a until=/b"; do
+		"put x delay 10 until=/tmp/go" "put x late 10 until=/a until=/b" \
+		"put x error 503 above=0" "put x error 503 above=2x" "put x lose above=1 above=2"; do
 		printf '%s\n' "get * lose" "$bad" >"$f"
 		run -100 --separate-stderr PROXY -n -r "$f"
 		[[ "$stderr" == "s3proxy: $f:2: bad fault rule: "* ]] || { echo "$bad: $stderr"; false; }
@@ -126,6 +128,40 @@ PROXY() { "$KEEP_TOOLDIR/s3proxy" "$@"; }
 	proxy_rule 'put k/ drop' 'get other/ drop' 'list k/a drop'
 	run -0 keep-store get k/a
 	proxy_rule
+	run -0 keep-store get k/a
+	stop_proxy
+}
+
+@test "s3proxy: above=R answers 503 beyond R requests a second and forwards the rest" {
+	start_proxy
+	printf 'x' | s3_direct keep-store put k/a >/dev/null
+	proxy_rule 'get k/ error 503 above=5'
+	# 60 GETs from one curl process (one kept-alive connection): faster
+	# than the rate, whatever the machine's load
+	local cfg="$BATS_TEST_TMPDIR/curl.cfg" base=${STORE_URL#s3://} i t0 t
+	: >"$cfg"
+	for ((i = 0; i < 60; i++)); do
+		printf 'url = "%s/%s/k/a"\noutput = "/dev/null"\n' "$PROXY_URL" "$base" >>"$cfg"
+	done
+	t0=$(now_ms)
+	curl -sS -w '%{http_code}\n' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' \
+		--aws-sigv4 "aws:amz:${S3_REGION:-us-east-1}:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+		-K "$cfg" >"$BATS_TEST_TMPDIR/codes"
+	t=$(( $(now_ms) - t0 ))
+	ok=$(grep -c '^200$' "$BATS_TEST_TMPDIR/codes")
+	slow=$(grep -c '^503$' "$BATS_TEST_TMPDIR/codes")
+	[ $((ok + slow)) -eq 60 ]
+	# the bucket starts full: the first 5 pass
+	[ "$(head -n 5 "$BATS_TEST_TMPDIR/codes" | grep -c '^200$')" -eq 5 ]
+	# never more than 5 + 5 a second of the run went through (t is
+	# measured around the whole curl run, so the bound can only be loose)
+	[ "$ok" -le $((5 + 5 * t / 1000 + 1)) ]
+	[ "$(proxy_log_count fault action=error arg=503)" -eq "$slow" ]
+	# 60 requests in under 10 s must meet the rate (5 + 50 < 60)
+	[ "$t" -ge 10000 ] || [ "$slow" -ge 1 ]
+	# the rule's tokens come back at 5 a second (a longer sleep on a
+	# loaded machine only brings more)
+	sleep 1.1
 	run -0 keep-store get k/a
 	stop_proxy
 }

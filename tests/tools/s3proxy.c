@@ -15,7 +15,7 @@
  * one a line in the rules file, re-read whenever it changes (inode, size or
  * mtime):
  *
- *   OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS]
+ *   OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS] [above=R]
  *
  *   OP          get | head | put | del | list | *   (list: a GET of the
  *               bucket; its key is the prefix= query parameter)
@@ -54,6 +54,11 @@
  *   until=PATH  late only: see above
  *   for=MS      the rule fires only within MS ms after the rules file was
  *               (re)read: a fault window the proxy times itself
+ *   above=R     the rule fires only for the requests it matches beyond R a
+ *               second: a token bucket of R tokens, refilled at R a second,
+ *               full when the file is read; a request that takes a token is
+ *               not faulted by it (later rules may match): a server that
+ *               answers 503 SlowDown above a request rate (issue 28)
  *   code=NAME   the S3 error code in an error answer's body (default by
  *               status: 404 NoSuchKey, 409 ConditionalRequestConflict, ...)
  *
@@ -112,7 +117,8 @@ static const char USAGE[] =
     "  -n         check the rules file and exit (0 ok, 100 malformed)\n"
     "\n"
     "Prints 'listening port=PORT upstream=URL seed=SEED' on stdout when ready.\n"
-    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS] [until=PATH]\n"
+    "Rules: OP KEY-PREFIX ACTION [ARG] [count=N] [p=P] [code=NAME] [for=MS] [above=R]\n"
+    "       [until=PATH]\n"
     "  OP: get head put del list *   ACTION: delay MS, late MS, lose, error STATUS,\n"
     "  error-after STATUS, drop, reset, reset-after, hang, stale MS (docs/testing.md)\n"
     "exit: 0 stopped by SIGTERM/SIGINT; 100 usage; 111 cannot listen\n";
@@ -187,6 +193,9 @@ struct rule {
 	char code[64];	    /* S3 error code for error answers; "" default */
 	char until[512];    /* late/delay: the hold also ends once this path exists */
 	long long for_ms;   /* fires only this long after the file was read; 0 always */
+	long long above;    /* fires only beyond this many matching requests a second; 0 */
+	int64_t tb_milli;   /* above=: the bucket's tokens, in thousandths */
+	int64_t tb_last_ms; /* above=: mono ms of its last refill; 0 none yet */
 };
 
 /* The rules as last read, guarded by rules_mu. */
@@ -337,7 +346,8 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 {
 	const char *t[RULE_TOKENS];
 	size_t tl[RULE_TOKENS], nt = 0, i = 0, k, a;
-	bool seen_count = false, seen_p = false, seen_code = false, seen_for = false;
+	bool seen_count = false, seen_p = false, seen_code = false, seen_for = false,
+	     seen_above = false;
 
 	while (i < n) {
 		while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
@@ -431,6 +441,12 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 				return -1;
 			}
 			seen_for = true;
+		} else if (tl[k] > 6 && memcmp(t[k], "above=", 6) == 0 && !seen_above) {
+			if (!parse_num(t[k] + 6, tl[k] - 6, 1, 1000000, &r->above)) {
+				*why = "want above=R, R 1..1000000 requests a second";
+				return -1;
+			}
+			seen_above = true;
 		} else if (tl[k] > 6 && memcmp(t[k], "until=", 6) == 0 && !r->until[0] &&
 			   r->act == A_LATE) {
 			if (tl[k] - 6 >= sizeof(r->until) || t[k][6] != '/') {
@@ -439,9 +455,8 @@ static int parse_rule(const char *p, size_t n, struct rule *r, const char **why)
 			}
 			memcpy(r->until, t[k] + 6, tl[k] - 6);
 		} else {
-			*why =
-			    "unknown or repeated option (count=N p=P code=NAME for=MS; until=PATH "
-			    "for late)";
+			*why = "unknown or repeated option (count=N p=P code=NAME for=MS above=R; "
+			       "until=PATH for late)";
 			return -1;
 		}
 	}
@@ -608,6 +623,30 @@ static bool rule_matches(const struct rule *r, const char *op, const char *key)
 
 static bool have_stale_write(const char *key, int64_t older_than_ms);
 
+/* above=R: a request the rule matches takes a token of its bucket (R
+ * tokens, refilled at R a second, full at the first request after the
+ * file was read): true when it found one. Under rules.mu. */
+static bool take_token(struct rule *r, int64_t now)
+{
+	int64_t cap = r->above * 1000;
+
+	if (r->tb_last_ms == 0) {
+		r->tb_milli = cap;
+		r->tb_last_ms = now;
+	}
+	if (now > r->tb_last_ms) {
+		/* R a second: R thousandths a millisecond */
+		int64_t add = (now - r->tb_last_ms) * r->above;
+
+		r->tb_milli = add >= cap - r->tb_milli ? cap : r->tb_milli + add;
+		r->tb_last_ms = now;
+	}
+	if (r->tb_milli < 1000)
+		return false;
+	r->tb_milli -= 1000;
+	return true;
+}
+
 /* What to do with a request (op, key): *hit gets the rule that fired (act
  * A_NONE: forward as is). Returns the malformed line of the rules file, or
  * 0. Consumes one use of a counted rule. */
@@ -629,6 +668,8 @@ static size_t rules_decide(const char *op, const char *key, struct rule *hit)
 			continue;
 		if (r->act == A_STALE && !have_stale_write(key, r->arg))
 			continue;
+		if (r->above && take_token(r, now))
+			continue; /* within the rate: not this rule's */
 		if (r->p_million < 1000000 &&
 		    splitmix64(&rules.rng) % 1000000 >= (uint64_t)r->p_million)
 			continue;
