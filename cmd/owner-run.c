@@ -502,16 +502,14 @@ int main(int argc, char **argv)
 	 * and nothing is created; with --wait it may be starting */
 	rn.x.keep_absent = !wait_ms;
 	keep_owncmd_setup(&rn.x, &cli, &stats, 1, &store);
-	if (kill_after < 0) {
-		kill_after = keep_jobstop_default_kill_after_ms(rn.x.cfg.timing.safety_ms);
-	} else if (kill_after > rn.x.cfg.timing.safety_ms / 2) {
-		/* the job must be gone before another node's grant may begin */
+	rn.kill_after = keep_jobstop_kill_after_ms(kill_after, rn.x.cfg.timing.safety_ms);
+	if (rn.kill_after < 0) {
 		keep_store_free(store);
 		keep_die(KEEP_EXIT_USAGE, prog,
 			 "--kill-after %lld ms is above safety_ms / 2 (%lld ms)",
 			 (long long)kill_after, (long long)(rn.x.cfg.timing.safety_ms / 2));
 	}
-	rn.kill_after = kill_after;
+	kill_after = rn.kill_after;
 	keep_owncmd_warn_never_ran(&rn.x, prog);
 	if (rn.x.never_ran && !wait_ms) {
 		keep_store_free(store);
@@ -626,7 +624,7 @@ int main(int argc, char **argv)
 			/* the next moment the grant may end without a file
 			 * changing: the lease's validity deadline */
 			keep_holds_lease(rn.x.node_dir, 0, &st);
-			if (arm_at(tfd, st.valid_until_ms > 0 ? st.valid_until_ms + 1 : 0) != 0)
+			if (arm_at(tfd, keep_owner_grant_recheck_ms(st.valid_until_ms)) != 0)
 				return fail(&rn, "timerfd_settime: %s", strerror(errno));
 		}
 		check = false;

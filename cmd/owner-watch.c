@@ -100,31 +100,6 @@ struct driver {
 	size_t nnodes;
 };
 
-/* PREFIX: the start of a key: [A-Za-z0-9._-] segments, at most two '/',
- * none empty before a '/', none starting with '.', each at most
- * KEEP_OWNER_SEGMENT_MAX bytes. */
-static bool prefix_valid(const char *p)
-{
-	size_t seg = 0, slashes = 0;
-
-	for (; *p; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c == '/') {
-			if (seg == 0 || ++slashes > 2)
-				return false;
-			seg = 0;
-			continue;
-		}
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-		if ((seg == 0 && c == '.') || ++seg > KEEP_OWNER_SEGMENT_MAX)
-			return false;
-	}
-	return true;
-}
-
 /* GET owners/<key> into r (keep_owner_read). *outcome gets the GET's
  * outcome. listed: the version token the listing showed. A body that is not
  * a record is named on stderr, once per version: an object no object of
@@ -641,7 +616,7 @@ int main(int argc, char **argv)
 	if (argc - optind > 1)
 		keep_cli_usage_error(&cli, "at most one PREFIX");
 	d.prefix = optind < argc ? argv[optind] : "";
-	if (!prefix_valid(d.prefix))
+	if (!keep_owner_key_prefix_valid(d.prefix))
 		keep_cli_usage_error(&cli, "invalid prefix '%s' (the start of tenant/class/name)",
 				     keep_line_escaped(d.prefix, shown, sizeof(shown)));
 	d.fmt = keep_line_out_format();

@@ -40,6 +40,27 @@ bool keep_owner_key_valid(const char *key)
 	return segs == 3 && seglen > 0;
 }
 
+bool keep_owner_key_prefix_valid(const char *p)
+{
+	size_t seg = 0, slashes = 0;
+
+	if (!p)
+		return false;
+	for (; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '/') {
+			if (seg == 0 || ++slashes > 2)
+				return false;
+			seg = 0;
+			continue;
+		}
+		if (!seg_char(c) || (seg == 0 && c == '.') || ++seg > KEEP_OWNER_SEGMENT_MAX)
+			return false;
+	}
+	return true;
+}
+
 int keep_owner_record_key(const char *key, char *out, size_t outlen)
 {
 	int n;

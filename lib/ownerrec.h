@@ -45,6 +45,13 @@ struct keep_owner_rec {
 /* True when key is a valid actor key (file comment). NULL is invalid. */
 bool keep_owner_key_valid(const char *key);
 
+/* True when p can start a valid actor key (owner-watch's PREFIX, the
+ * same rule as keep_owner_key_valid's, cut anywhere): segments of
+ * [A-Za-z0-9._-], at most two '/', none empty before a '/', none
+ * starting with '.', each at most KEEP_OWNER_SEGMENT_MAX bytes; "" is
+ * valid (every key). NULL is invalid. */
+bool keep_owner_key_prefix_valid(const char *p);
+
 /* The store key of key's record, "owners/" + key, into out (outlen bytes).
  * 0; KEEP_ERR_INVAL (key invalid); KEEP_ERR_TOOBIG (out too small). */
 int keep_owner_record_key(const char *key, char *out, size_t outlen);

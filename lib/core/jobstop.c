@@ -19,6 +19,13 @@ int64_t keep_jobstop_default_kill_after_ms(int64_t safety_ms)
 	return k > 1000 ? 1000 : k < 0 ? 0 : k;
 }
 
+int64_t keep_jobstop_kill_after_ms(int64_t requested_ms, int64_t safety_ms)
+{
+	if (requested_ms < 0)
+		return keep_jobstop_default_kill_after_ms(safety_ms);
+	return requested_ms > safety_ms / 2 ? -1 : requested_ms;
+}
+
 bool keep_jobstop_done(const struct keep_jobstop *js)
 {
 	return js->phase == KEEP_JS_FREE_DONE || js->phase == KEEP_JS_HELD_DONE;

@@ -128,4 +128,12 @@ bool keep_run_is_job(const struct keep_run_view *v);
  * min(safety_ms / 2, 1000) ms (docs/ownership.md "owner-run"). */
 int64_t keep_jobstop_default_kill_after_ms(int64_t safety_ms);
 
+/* owner-run's SIGTERM -> SIGKILL bound (ms) for a requested --kill-after
+ * (requested_ms < 0: none given) and the node's safety_ms: the default
+ * when none was given; the request when at most safety_ms / 2 (the job
+ * must be gone before another node's grant may begin: its stop, the wait
+ * for its processes and the release fit the safety margin); -1 when the
+ * request is above that (a usage error, exit 100). */
+int64_t keep_jobstop_kill_after_ms(int64_t requested_ms, int64_t safety_ms);
+
 #endif

@@ -330,3 +330,8 @@ int keep_owner_check_code(enum keep_grant g, int lease_code)
 		return lease_code;
 	return KEEP_EXIT_NO;
 }
+
+int64_t keep_owner_grant_recheck_ms(int64_t valid_until_ms)
+{
+	return valid_until_ms > 0 ? keep_add_sat_ms(valid_until_ms, 1) : 0;
+}

@@ -250,6 +250,14 @@ enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t gene
  * another generation or instance, a lapse since, its release pending). */
 int keep_owner_check_code(enum keep_grant g, int lease_code);
 
+/* When a grant that holds now may end without any file of the state
+ * directory changing (owner-run's re-check, ms on the boot clock): the
+ * first instant past the lease's validity deadline, valid_until_ms + 1
+ * (the lease is valid before, not at, its end); 0 (no such moment) when
+ * the lease state has no deadline (valid_until_ms <= 0). Every other end
+ * of a grant (a lapse, a release, another generation) changes a file. */
+int64_t keep_owner_grant_recheck_ms(int64_t valid_until_ms);
+
 /* Is a registered hold stale: of another instance than the lease's, or
  * acquired in an earlier lease epoch (a lapse since: §1 "drops every hold
  * into the pending releases")? */

@@ -412,9 +412,29 @@ TEST(state_files)
 	keep_buf_release(&b);
 }
 
+/* owner-watch's PREFIX: the start of a key, by the key's own rule. */
+TEST(key_prefix_validity)
+{
+	CHECK(keep_owner_key_prefix_valid(""));
+	CHECK(keep_owner_key_prefix_valid("t"));
+	CHECK(keep_owner_key_prefix_valid("t/"));
+	CHECK(keep_owner_key_prefix_valid("t/c/"));
+	CHECK(keep_owner_key_prefix_valid("t/c/na"));
+	CHECK(keep_owner_key_prefix_valid("a-b_c.d/x"));
+	CHECK(!keep_owner_key_prefix_valid(NULL));
+	CHECK(!keep_owner_key_prefix_valid("/"));
+	CHECK(!keep_owner_key_prefix_valid("t//"));
+	CHECK(!keep_owner_key_prefix_valid("t/c/n/"));
+	CHECK(!keep_owner_key_prefix_valid(".t"));
+	CHECK(!keep_owner_key_prefix_valid("t/.c"));
+	CHECK(!keep_owner_key_prefix_valid("t c"));
+	CHECK(!keep_owner_key_prefix_valid("t/\x01"));
+}
+
 int main(void)
 {
 	RUN(key_validity);
+	RUN(key_prefix_validity);
 	RUN(codec_round_trip);
 	RUN(codec_refuses_malformed);
 	RUN(acquire_absent_nobody_self);

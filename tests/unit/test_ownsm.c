@@ -1132,6 +1132,24 @@ TEST(drain_bounds_the_job_stop)
 	keep_resolver_release(&r);
 }
 
+/* owner-run's --kill-after against safety_ms (keep_jobstop_kill_after_ms):
+ * the default without one, the request up to safety_ms / 2, refused above;
+ * and when a grant that holds must be checked again
+ * (keep_owner_grant_recheck_ms): just past the validity deadline. */
+TEST(owner_run_bounds)
+{
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(-1, 600), 300);
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(-1, 6000), 1000);
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(0, 600), 0);
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(300, 600), 300);
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(301, 600), -1);
+	CHECK_EQ_INT(keep_jobstop_kill_after_ms(1000, 600), -1);
+	CHECK_EQ_INT(keep_owner_grant_recheck_ms(5000), 5001);
+	CHECK_EQ_INT(keep_owner_grant_recheck_ms(0), 0);
+	CHECK_EQ_INT(keep_owner_grant_recheck_ms(-3), 0);
+	CHECK_EQ_INT(keep_owner_grant_recheck_ms(INT64_MAX), INT64_MAX);
+}
+
 /* The schedule itself (lib/core/jobstop.c). */
 TEST(jobstop_schedule)
 {
@@ -1346,6 +1364,7 @@ int main(void)
 	RUN(release_stops_the_keys_job_first);
 	RUN(pass_releases_the_hold_of_a_dead_owner_run);
 	RUN(drain_bounds_the_job_stop);
+	RUN(owner_run_bounds);
 	RUN(jobstop_schedule);
 	RUN(wait_retries_at_the_free_time_on_the_judging_clock);
 	RUN(wait_backs_off_through_transient_answers_until_the_deadline);
