@@ -20,6 +20,7 @@
 #include "../lib/cli.h"
 #include "../lib/clock.h"
 #include "../lib/core/lease.h"
+#include "../lib/core/leasestate.h"
 #include "../lib/err.h"
 #include "../lib/exitcode.h"
 #include "../lib/line.h"
@@ -112,12 +113,8 @@ struct driver {
  * from the signal on, no reader may see the lease valid. Under state_lock. */
 static void write_state_locked(struct driver *d, struct keep_lease_state *st)
 {
-	if (atomic_load(&stop_flag) && strcmp(st->phase, "live") == 0) {
-		snprintf(st->phase, sizeof(st->phase), "stopping");
-		st->valid_until_ms = 0;
-		st->valid_until_wall_ms = 0;
-		st->live_since_ms = 0;
-	}
+	if (atomic_load(&stop_flag))
+		keep_lease_state_stopping(st);
 	if (keep_lease_state_write(d->node_dir, st) != 0) {
 		int e = errno ? errno : EIO;
 
@@ -168,32 +165,12 @@ static void save_state(struct driver *d, int64_t now_mono, int64_t wall)
 {
 	struct keep_lease_state st;
 
-	memset(&st, 0, sizeof(st));
-	st.format = 2;
+	keep_lease_state_project(&d->sm, now_mono, wall, &st);
 	snprintf(st.node, sizeof(st.node), "%s", d->cfg.node_id);
 	snprintf(st.instance, sizeof(st.instance), "%s", d->sm.tmpl.instance);
 	st.pid = (int64_t)getpid();
 	snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
 	snprintf(st.boot_id, sizeof(st.boot_id), "%s", d->boot_id);
-	snprintf(st.phase, sizeof(st.phase), "%s", keep_lease_phase_name(d->sm.phase));
-	snprintf(st.reason, sizeof(st.reason), "%s", keep_lease_reason_name(d->sm.reason));
-	snprintf(st.version, sizeof(st.version), "%s", d->sm.version[0] ? d->sm.version : "-");
-	st.written_at_ms = d->sm.written_at_ms;
-	if (keep_lease_valid(&d->sm, now_mono)) {
-		st.valid_until_ms = d->sm.valid_until_mono_ms;
-		st.valid_until_wall_ms = wall + (d->sm.valid_until_mono_ms - now_mono);
-		st.live_since_ms = d->sm.live_since_mono_ms;
-	} else if (d->sm.phase == KEEP_LEASE_LIVE) {
-		/* live but past its validity (the next tick counts the lapse):
-		 * say so now, a reader must not wait for that tick */
-		snprintf(st.phase, sizeof(st.phase), "%s",
-			 keep_lease_phase_name(KEEP_LEASE_RAN_OUT));
-	}
-	st.lapses = d->sm.lapses + (d->sm.phase == KEEP_LEASE_LOST ? 1 : 0);
-	st.updated_wall_ms = wall;
-	st.have_judge = true;
-	st.judge_offset_ms = keep_lease_judge_offset_ms(&d->sm);
-	st.clock_base_ms = d->sm.have_clocks ? d->sm.clocks_wall_ms - d->sm.clocks_mono_ms : 0;
 	pthread_mutex_lock(&state_lock);
 	write_state_locked(d, &st);
 	pthread_mutex_unlock(&state_lock);

@@ -1504,11 +1504,14 @@ static void drain_lease_events(struct sim *s, struct proc *p)
 {
 	struct keep_lease_event e;
 	struct sdir *sd = &s->sdirs[p->sd];
+	struct keep_lease_state st;
 
-	/* the state file's judging lines, as lease-write's save_state */
-	sd->have_judge = true;
-	sd->judge_off = keep_lease_judge_offset_ms(&p->sm);
-	sd->clock_base = p->sm.have_clocks ? p->sm.clocks_wall_ms - p->sm.clocks_mono_ms : 0;
+	/* the state file's judging lines: lease-write's projection of its
+	 * machine (keep_lease_state_project, lib/core/leasestate.c) */
+	keep_lease_state_project(&p->sm, p_mono(p, s->now), p_wall(p, s->now), &st);
+	sd->have_judge = st.have_judge;
+	sd->judge_off = st.judge_offset_ms;
+	sd->clock_base = st.clock_base_ms;
 
 	while (keep_lease_poll_event(&p->sm, &e)) {
 		if (s->trace)

@@ -1,6 +1,7 @@
 /* keep — the judgement of a node's lease state file (see leasestate.h). */
 #include "leasestate.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../exitcode.h"
@@ -97,4 +98,41 @@ void keep_lease_state_fencer_view(const struct keep_lease_state *s, const char *
 
 	keep_fencer_view(ok, ok && keep_lease_state_valid(s, now_mono_ms, boot_id),
 			 ok ? s->live_since_ms : 0, now_mono_ms, me);
+}
+
+void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, int64_t wall_ms,
+			      struct keep_lease_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->format = 2;
+	snprintf(st->phase, sizeof(st->phase), "%s", keep_lease_phase_name(sm->phase));
+	snprintf(st->reason, sizeof(st->reason), "%s", keep_lease_reason_name(sm->reason));
+	snprintf(st->version, sizeof(st->version), "%s", sm->version[0] ? sm->version : "-");
+	st->written_at_ms = sm->written_at_ms;
+	if (keep_lease_valid(sm, now_mono_ms)) {
+		st->valid_until_ms = sm->valid_until_mono_ms;
+		st->valid_until_wall_ms =
+		    keep_add_sat_ms(wall_ms, keep_sub_sat_ms(sm->valid_until_mono_ms, now_mono_ms));
+		st->live_since_ms = sm->live_since_mono_ms;
+	} else if (sm->phase == KEEP_LEASE_LIVE) {
+		/* live but past its validity (the next tick counts the lapse):
+		 * say so now, a reader must not wait for that tick */
+		snprintf(st->phase, sizeof(st->phase), "%s",
+			 keep_lease_phase_name(KEEP_LEASE_RAN_OUT));
+	}
+	st->lapses = sm->lapses + (sm->phase == KEEP_LEASE_LOST ? 1 : 0);
+	st->updated_wall_ms = wall_ms;
+	st->have_judge = true;
+	st->judge_offset_ms = keep_lease_judge_offset_ms(sm);
+	st->clock_base_ms = sm->have_clocks ? sm->clocks_wall_ms - sm->clocks_mono_ms : 0;
+}
+
+void keep_lease_state_stopping(struct keep_lease_state *st)
+{
+	if (strcmp(st->phase, "live") != 0)
+		return;
+	snprintf(st->phase, sizeof(st->phase), "stopping");
+	st->valid_until_ms = 0;
+	st->valid_until_wall_ms = 0;
+	st->live_since_ms = 0;
 }

@@ -11,7 +11,9 @@
  * its fencer and its watch see it. owner-check, lease-status, the
  * ownership commands (lib/holds.c), node-watch, lease-fence
  * (lib/fencerun.c) and the simulator (sim/sim.c) take these rules from
- * here and from nowhere else. */
+ * here and from nowhere else. The writer's side is here too: what
+ * lease-write writes into the file from its machine
+ * (keep_lease_state_project, keep_lease_state_stopping). */
 #ifndef KEEP_CORE_LEASESTATE_H
 #define KEEP_CORE_LEASESTATE_H
 
@@ -20,6 +22,7 @@
 
 #include "../statefile.h"
 #include "fencer.h"
+#include "lease.h"
 
 /* Can a reader on boot boot_id (may be NULL or "": none on this host)
  * compare s's deadlines with its own reading of the boot clock? NULL when
@@ -79,5 +82,27 @@ int64_t keep_lease_state_judge_wall(const struct keep_lease_state *s, int64_t bo
  * keep_fencer_view (fencer.h); s and the strings are borrowed. */
 void keep_lease_state_fencer_view(const struct keep_lease_state *s, const char *node_id,
 				  int64_t now_mono_ms, const char *boot_id, struct keep_fencer *me);
+
+/* ---- the state file lease-write writes (its projection of the machine) ---- */
+
+/* The lease-dependent lines of lease-write's state file for its machine
+ * sm at now_mono_ms (boot clock) with the wall clock wall_ms read beside
+ * it (docs/formats.md "Lease state file"; ADR 0020 §1): phase, reason,
+ * version ("-" before the first write), written_at; the validity
+ * (valid_until on both clocks, live_since) only while keep_lease_valid
+ * says valid, and a live lease past its validity is published as
+ * "ran-out" at once (a reader must not wait for the tick that counts the
+ * lapse); lapses + 1 once lost (every hold of the current epoch is stale);
+ * the judging lines (offset, clock base); updated_wall_ms = wall_ms,
+ * format 2. The identity lines (node, instance, pid, clock, boot id) are
+ * the caller's. st is overwritten; sm is borrowed. */
+void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, int64_t wall_ms,
+			      struct keep_lease_state *st);
+
+/* From a stop's signal on (SIGTERM, SIGINT), a state that says live is
+ * written as "stopping" with its validity zeroed: no reader may see the
+ * lease valid once its stop began (docs/lease.md "A clean stop"). Other
+ * phases are left as they are. */
+void keep_lease_state_stopping(struct keep_lease_state *st);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../../lib/core/lease.h"
+#include "../../lib/core/leasestate.h"
 #include "../../lib/err.h"
 #include "../../lib/exitcode.h"
 #include "unit.h"
@@ -1302,9 +1303,57 @@ TEST(guarded_first_write_and_released_wait_for_the_nodes_jobs)
 	CHECK_EQ_STR(keep_lease_reason_name(e.reason), "job-running");
 }
 
+/* lease-write's state file as a projection of the machine
+ * (keep_lease_state_project): the validity only while valid, a live lease
+ * past its validity published as ran-out at once, lapses + 1 once lost;
+ * and the stop's rule (keep_lease_state_stopping). */
+TEST(state_file_projection)
+{
+	struct keep_lease_state st;
+
+	init();
+	keep_lease_state_project(&sm, now, WALL, &st);
+	CHECK_EQ_INT(st.format, 2);
+	CHECK_EQ_STR(st.phase, keep_lease_phase_name(sm.phase));
+	CHECK_EQ_STR(st.version, "-");
+	CHECK_EQ_INT(st.valid_until_ms, 0);
+	CHECK_EQ_INT(st.updated_wall_ms, WALL);
+	CHECK(st.have_judge);
+	go_live();
+	CHECK(keep_lease_valid(&sm, now));
+	keep_lease_state_project(&sm, now, WALL, &st);
+	CHECK_EQ_STR(st.phase, "live");
+	CHECK_EQ_STR(st.version, "v1");
+	CHECK_EQ_INT(st.valid_until_ms, sm.valid_until_mono_ms);
+	CHECK_EQ_INT(st.valid_until_wall_ms, WALL + (sm.valid_until_mono_ms - now));
+	CHECK_EQ_INT(st.live_since_ms, sm.live_since_mono_ms);
+	CHECK_EQ_INT(st.lapses, sm.lapses);
+	CHECK_EQ_INT(st.clock_base_ms, sm.have_clocks ? sm.clocks_wall_ms - sm.clocks_mono_ms : 0);
+	/* a stop: live becomes stopping, its validity gone */
+	keep_lease_state_stopping(&st);
+	CHECK_EQ_STR(st.phase, "stopping");
+	CHECK_EQ_INT(st.valid_until_ms, 0);
+	CHECK_EQ_INT(st.valid_until_wall_ms, 0);
+	CHECK_EQ_INT(st.live_since_ms, 0);
+	/* at its validity's end, before the tick that counts the lapse */
+	keep_lease_state_project(&sm, sm.valid_until_mono_ms, WALL, &st);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_LIVE);
+	CHECK_EQ_STR(st.phase, "ran-out");
+	CHECK_EQ_INT(st.valid_until_ms, 0);
+	CHECK_EQ_INT(st.live_since_ms, 0);
+	keep_lease_state_stopping(&st); /* not live: left as it is */
+	CHECK_EQ_STR(st.phase, "ran-out");
+	/* lost: one more lapse than the machine counted */
+	sm.phase = KEEP_LEASE_LOST;
+	keep_lease_state_project(&sm, now, WALL, &st);
+	CHECK_EQ_STR(st.phase, "lost");
+	CHECK_EQ_INT(st.lapses, sm.lapses + 1);
+}
+
 int main(void)
 {
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
+	RUN(state_file_projection);
 	RUN(guarded_first_write_and_released_wait_for_the_nodes_jobs);
 	RUN(start_check_over_a_stale_object_writes_if_match_on_the_last_read);
 	RUN(start_check_exits_replaced_when_a_live_object_changes);
