@@ -100,38 +100,37 @@ struct driver {
 	struct keep_lease_state saved; /* the last state written (under state_lock) */
 	bool have_saved;
 	int go_fd;	 /* --go-fd, or -1 */
-	bool go;	 /* the first write may go (no --go-fd, or `go` read) */
+	bool go_waited;	 /* the info line of the wait for `go` was printed */
 	char go_buf[64]; /* a partial line read from go_fd */
 	size_t go_len;
-	int64_t orphan_deadline_mono_ms; /* keep-agent gone: exit by then (0: not) */
-	int64_t sd_fail_since_ms; /* boot ms of the first failed state write in a row (0: ok) */
-	int sd_errno;		  /* its errno */
-	bool sd_fatal;		  /* gave up on the state file: clean stop, exit 111 */
+	bool sd_failing; /* the last state write failed (warned once a run of them) */
+	int sd_errno;	 /* its errno */
 };
 
 /* Write st, marked as stopping when a stop was asked and it says live:
- * from the signal on, no reader may see the lease valid. Under state_lock. */
-static void write_state_locked(struct driver *d, struct keep_lease_state *st)
+ * from the signal on, no reader may see the lease valid. Under state_lock.
+ * false when it could not be written (warned once a run of failures). */
+static bool write_state_locked(struct driver *d, struct keep_lease_state *st)
 {
+	bool ok;
+
 	if (atomic_load(&stop_flag))
 		keep_lease_state_stopping(st);
-	if (keep_lease_state_write(d->node_dir, st) != 0) {
-		int e = errno ? errno : EIO;
-
-		if (!d->sd_fail_since_ms)
+	ok = keep_lease_state_write(d->node_dir, st) == 0;
+	if (!ok) {
+		d->sd_errno = errno ? errno : EIO;
+		if (!d->sd_failing)
 			keep_warn(d->prog,
 				  "unable to write the lease state file '%s/lease': %s: a lapse "
 				  "(every hold ends), renewals paused until it can be written",
-				  d->node_dir, strerror(e));
-		d->sd_errno = e;
-		if (!d->sd_fail_since_ms)
-			d->sd_fail_since_ms = keep_boot_ms();
-	} else if (d->sd_fail_since_ms) {
+				  d->node_dir, strerror(d->sd_errno));
+	} else if (d->sd_failing) {
 		keep_info(d->prog, "the lease state file '%s/lease' is written again", d->node_dir);
-		d->sd_fail_since_ms = 0;
 	}
+	d->sd_failing = !ok;
 	d->saved = *st;
 	d->have_saved = true;
+	return ok;
 }
 
 static void *signal_thread(void *arg)
@@ -161,9 +160,12 @@ static void *signal_thread(void *arg)
 	return NULL;
 }
 
-static void save_state(struct driver *d, int64_t now_mono, int64_t wall)
+/* Write the state file from the machine; the result goes to the machine
+ * (keep_lease_on_state_write), whose answer is returned. */
+static int save_state(struct driver *d, int64_t now_mono, int64_t wall)
 {
 	struct keep_lease_state st;
+	bool ok;
 
 	keep_lease_state_project(&d->sm, now_mono, wall, &st);
 	snprintf(st.node, sizeof(st.node), "%s", d->cfg.node_id);
@@ -172,8 +174,9 @@ static void save_state(struct driver *d, int64_t now_mono, int64_t wall)
 	snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
 	snprintf(st.boot_id, sizeof(st.boot_id), "%s", d->boot_id);
 	pthread_mutex_lock(&state_lock);
-	write_state_locked(d, &st);
+	ok = write_state_locked(d, &st);
 	pthread_mutex_unlock(&state_lock);
+	return keep_lease_on_state_write(&d->sm, now_mono, ok);
 }
 
 static void print_event(struct driver *d, const struct keep_lease_event *e, int64_t now_mono)
@@ -268,23 +271,23 @@ static void print_event(struct driver *d, const struct keep_lease_event *e, int6
 }
 
 /* Persist, then print, what the machine reported since the last call. */
-static void drain_events(struct driver *d)
+/* The state file, then the machine's events printed and counted.
+ * Returns keep_lease_on_state_write's answer (KEEP_LEASE_WITHDRAWN: the
+ * action just handed out is not to be sent). */
+static int drain_events(struct driver *d)
 {
 	struct keep_lease_event e;
 	int64_t now, wall;
+	int r = 0;
 
 	keep_clocks_now(&now, &wall);
 	/* the state file first: what the node's other commands trust is
 	 * never behind what this process announces (a lapse or a step ends
 	 * every hold before its line is printed) */
-	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE || d->sd_fail_since_ms) {
-		save_state(d, now, wall);
-		if (d->sd_fail_since_ms && d->sm.phase == KEEP_LEASE_LIVE) {
-			/* what readers see cannot be kept current: a lapse, then
-			 * the file again (ran-out, lapses + 1) if it can be written */
-			keep_lease_lapse(&d->sm, now);
-			save_state(d, now, wall);
-		}
+	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE || d->sm.state_fail_since_mono_ms) {
+		r = save_state(d, now, wall);
+		if (r & KEEP_LEASE_SAVE_AGAIN)
+			r |= save_state(d, now, wall);
 	}
 	while (keep_lease_poll_event(&d->sm, &e)) {
 		print_event(d, &e, now);
@@ -376,6 +379,11 @@ static void drain_events(struct driver *d)
 					 "node lease lost: %s (nodes/%s shows %s)",
 					 keep_lease_reason_name(e.reason), d->cfg.node_id,
 					 e.state[0] ? e.state : "?");
+			else if (d->sm.orphan_deadline_mono_ms)
+				keep_warn(d->prog,
+					  "released not written within a write period: peers fence "
+					  "nodes/%s after ttl + grace",
+					  d->cfg.node_id);
 			else
 				keep_warn(d->prog,
 					  "clean stop: released not confirmed in time; peers will "
@@ -391,6 +399,7 @@ static void drain_events(struct driver *d)
 				? d->sm.valid_until_mono_ms - now
 				: 0);
 	keep_metrics_flush(&d->metrics);
+	return r;
 }
 
 static void do_read(struct driver *d, const struct keep_lease_action *act)
@@ -507,13 +516,11 @@ static int wait_go(struct driver *d, int wait_ms)
 }
 
 /* The stop of an orphan (keep-agent gone, docs/lease.md "No supervisor"):
- * the same clean stop, bounded by one write period instead of ttl -
- * safety. */
+ * keep_lease_orphan, and why. */
 static void orphaned(struct driver *d, int64_t now)
 {
-	if (d->orphan_deadline_mono_ms)
+	if (d->sm.orphan_deadline_mono_ms)
 		return;
-	d->orphan_deadline_mono_ms = now + keep_timing_write_every_ms(&d->cfg.timing);
 	if (d->sm.phase == KEEP_LEASE_LIVE || d->sm.phase == KEEP_LEASE_RAN_OUT)
 		keep_warn(d->prog,
 			  "keep-agent is gone: the lease is invalid from now, every hold with it; "
@@ -521,6 +528,7 @@ static void orphaned(struct driver *d, int64_t now)
 			  "grace after the last write)");
 	else
 		keep_warn(d->prog, "keep-agent is gone: stopping");
+	keep_lease_orphan(&d->sm, now);
 }
 
 /* --clear-clock-offset (lease.lock held: no lease-write runs): the state
@@ -544,12 +552,7 @@ static int clear_clock_offset(struct driver *d)
 			 strerror(errno));
 	}
 	keep_clocks_now(&now, &wall);
-	was = wall - keep_lease_state_judge_wall(&st, now, wall, d->boot_id);
-	st.have_judge = true;
-	st.judge_offset_ms = 0;
-	st.clock_base_ms = wall - now;
-	if (strcmp(st.boot_id, d->boot_id) != 0)
-		st.clock_base_ms = 0; /* another boot's file: no base to compare */
+	was = keep_lease_state_clear_offset(&st, now, wall, d->boot_id);
 	if (keep_lease_state_write(d->node_dir, &st) != 0)
 		keep_die(KEEP_EXIT_TEMP, d->prog, "unable to write '%s/lease': %s", d->node_dir,
 			 strerror(errno));
@@ -576,9 +579,9 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	sigset_t stopsigs;
 	pthread_t sigthr;
-	bool held = false, clear_offset = false;
+	bool clear_offset = false;
 	int64_t step_ms = -1, go_fd;
-	int c, rc, orphan_rc = 0;
+	int c, rc;
 
 	/* SIGTERM/SIGINT blocked in every thread from the start (curl's too):
 	 * only signal_thread takes them; one sent during the setup waits.
@@ -592,7 +595,6 @@ int main(int argc, char **argv)
 	d.prog = "lease-write";
 	keep_supervised_start(d.prog); /* before any thread: lib/supervise.h */
 	d.go_fd = -1;
-	d.go = true;
 	keep_cli_init(&cli, d.prog, usage);
 	while ((c = keep_cli_next(&cli, argc, argv, "hc:v", opts)) != -1) {
 		switch (c) {
@@ -610,7 +612,6 @@ int main(int argc, char **argv)
 			    fcntl((int)go_fd, F_GETFD) < 0)
 				keep_cli_usage_error(&cli, "--go-fd needs an open file descriptor");
 			d.go_fd = (int)go_fd;
-			d.go = false;
 			break;
 		}
 	}
@@ -706,37 +707,22 @@ int main(int argc, char **argv)
 	 * the first write of this instance, released (docs/lease.md "Jobs of
 	 * the node") */
 	keep_lease_guard_runs(&d.sm, keep_jobstop_default_kill_after_ms(d.cfg.timing.safety_ms));
+	if (d.go_fd >= 0)
+		keep_lease_hold_first(&d.sm);
 	{
-		/* the judging offset of the steps seen before (any earlier
-		 * lease-write of this node, any boot), and a forward step since
-		 * the last reading of one on this boot: kept (docs/lease.md
-		 * "Judging others after a step") */
+		/* the judging offset left by earlier lease-writes of this node */
 		struct keep_lease_state prev;
-		int64_t now, wall;
+		int64_t now, wall, carried;
 
-		if (keep_lease_state_read(d.node_dir, &prev) == 0 && prev.have_judge) {
-			/* as within a process, only a move of the wall clock
-			 * against the boot clock beyond the step threshold is a
-			 * step: NTP's slewing and the ms rounding of two readings
-			 * are not (they added up restart after restart) */
-			int64_t thr = keep_timing_clock_step_ms(&d.cfg.timing), moved;
-
+		if (keep_lease_state_read(d.node_dir, &prev) == 0) {
 			keep_clocks_now(&now, &wall);
-			d.sm.step_sum_ms = prev.judge_offset_ms > 0 ? prev.judge_offset_ms : 0;
-			if (prev.clock_base_ms > 0 &&
-			    keep_lease_state_incomparable(&prev, d.boot_id) == NULL) {
-				moved = keep_sub_sat_ms(wall - now, prev.clock_base_ms);
-				if (moved > thr || moved < -thr)
-					d.sm.step_sum_ms = keep_add_sat_ms(d.sm.step_sum_ms, moved);
-			}
-			if (d.sm.step_sum_ms < 0)
-				d.sm.step_sum_ms = 0;
-			if (d.sm.step_sum_ms > 0)
+			carried = keep_lease_restart_carry(&d.sm, &prev, d.boot_id, now, wall);
+			if (carried > 0)
 				keep_warn(d.prog,
 					  "peers are judged %lld ms late: the wall clock stepped "
 					  "forward before (docs/lease.md \"Judging others after a "
 					  "step\"; lease-write --clear-clock-offset)",
-					  (long long)d.sm.step_sum_ms);
+					  (long long)carried);
 		}
 	}
 	if (pthread_create(&sigthr, NULL, signal_thread, &d) != 0)
@@ -756,44 +742,31 @@ int main(int argc, char **argv)
 				orphaned(&d, now);
 			keep_lease_stop(&d.sm, now);
 		}
-		if (d.orphan_deadline_mono_ms && now >= d.orphan_deadline_mono_ms) {
-			keep_warn(d.prog,
-				  "released not written within a write period: peers fence "
-				  "nodes/%s after ttl + grace",
-				  d.cfg.node_id);
-			orphan_rc = KEEP_EXIT_TEMP;
+		keep_lease_next(&d.sm, now, wall, &act);
+		if (drain_events(&d) & KEEP_LEASE_WITHDRAWN)
+			continue; /* the state file failed just now: not sent */
+		if (act.kind == KEEP_LACT_DONE)
 			break;
+		if (d.sm.state_gave_up && atomic_load(&stop_flag) == 0) {
+			keep_log(KEEP_LOG_FATAL, d.prog,
+				 "unable to write the lease state file '%s/lease' for %lld ms: %s: "
+				 "giving the lease up",
+				 d.node_dir, (long long)(now - d.sm.state_fail_since_mono_ms),
+				 strerror(d.sd_errno));
+			atomic_store(&stop_flag, 2); /* the machine stops itself */
 		}
-		if (d.sd_fail_since_ms && !d.sd_fatal && !atomic_load(&stop_flag) &&
-		    !d.sm.inflight) {
-			/* the state file cannot be written: no renewal (peers must
-			 * not see alive a node whose commands refuse its holds);
-			 * retry it, give up after ttl - safety (docs/lease.md
-			 * "State file failures") */
-			if (now - d.sd_fail_since_ms >= keep_timing_valid_for_ms(&d.cfg.timing)) {
-				keep_log(KEEP_LOG_FATAL, d.prog,
-					 "unable to write the lease state file "
-					 "'%s/lease' for %lld ms: %s: giving the lease up",
-					 d.node_dir, (long long)(now - d.sd_fail_since_ms),
-					 strerror(d.sd_errno));
-				d.sd_fatal = true;
-				atomic_store(&stop_flag, 1);
-				continue;
-			}
-			keep_sleep_until_boot(now + 100);
-			drain_events(&d);
-			continue;
-		}
-		if (!d.go && d.sm.phase == KEEP_LEASE_FIRST && !d.sm.readback && !d.sm.inflight) {
-			int g;
+		switch (act.kind) {
+		case KEEP_LACT_WAIT:
+			check_progress(&d, now);
+			if (atomic_load(&stop_flag) != 1)
+				keep_sleep_until_boot(act.until_mono_ms);
+			break;
+		case KEEP_LACT_WAIT_GO: {
+			/* the start check passed: the first write waits for `go` */
+			int g = wait_go(&d, d.go_waited ? (int)(act.until_mono_ms - now) : 0);
 
-			if (atomic_load(&stop_flag) == 1)
-				continue; /* a stop came in just now: handled above, nothing sent */
-
-			/* the start check passed: hold the first write for `go` */
-			g = wait_go(&d, held ? 100 : 0);
-			if (!g && !held) {
-				held = true;
+			if (!g && !d.go_waited) {
+				d.go_waited = true;
 				check_progress(&d, now);
 				keep_info(d.prog,
 					  "start check passed; the first write waits for `go` "
@@ -801,7 +774,7 @@ int main(int argc, char **argv)
 					  d.go_fd);
 			}
 			if (g > 0) {
-				d.go = true;
+				keep_lease_go(&d.sm);
 				close(d.go_fd);
 			} else if (g < 0) {
 				keep_info(d.prog,
@@ -812,32 +785,6 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
-		keep_lease_next(&d.sm, now, wall, &act);
-		drain_events(&d);
-		if (act.kind == KEEP_LACT_DONE)
-			break;
-		if (act.kind == KEEP_LACT_WRITE && d.sd_fail_since_ms && !d.sd_fatal &&
-		    !atomic_load(&stop_flag)) {
-			/* the state file failed just now: this renewal is not sent
-			 * (answered as a write whose fate is unknown; read back
-			 * once the file can be written again) */
-			keep_lease_on_write(&d.sm, now, KEEP_STORE_AMBIGUOUS, "");
-			drain_events(&d);
-			continue;
-		}
-		if (d.orphan_deadline_mono_ms &&
-		    (act.kind == KEEP_LACT_READ || act.kind == KEEP_LACT_WRITE)) {
-			int64_t left = d.orphan_deadline_mono_ms - now;
-
-			if (act.timeout_ms > left)
-				act.timeout_ms = left > 1 ? left : 1;
-		}
-		switch (act.kind) {
-		case KEEP_LACT_WAIT:
-			check_progress(&d, now);
-			if (atomic_load(&stop_flag) != 1)
-				keep_sleep_until_boot(act.until_mono_ms);
-			break;
 		case KEEP_LACT_READ:
 			do_read(&d, &act);
 			break;
@@ -871,9 +818,7 @@ int main(int argc, char **argv)
 		keep_clocks_now(&now, &wall);
 		save_state(&d, now, wall);
 	}
-	rc = orphan_rc ? orphan_rc : keep_lease_exit_code(&d.sm);
-	if (d.sd_fatal && rc == 0)
-		rc = KEEP_EXIT_TEMP; /* gave the lease up: the state file could not be written */
+	rc = keep_lease_exit_code(&d.sm);
 	keep_store_free(d.store);
 	keep_metrics_release(&d.metrics);
 	return rc;

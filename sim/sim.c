@@ -1498,20 +1498,47 @@ static void check_jobs_gone(struct sim *s, int pi, int a, int64_t gen, const cha
 	}
 }
 
-/* The machine's events: a lost lease marks the process (its holds stop
- * acting at once: the grant check asks the lease). */
-static void drain_lease_events(struct sim *s, struct proc *p)
+static enum keep_sd sd_write(const struct sim *s, const struct sdir *sd, bool *apply);
+
+/* lease-write's write of its state file (keep_lease_state_project,
+ * lib/core/leasestate.c) on p's state directory, which may be failing
+ * (E_SDFAIL: an atomic write that is not durable is a failed one, as
+ * keep_write_atomic says); the result goes to the machine
+ * (keep_lease_on_state_write), whose answer is returned. Only the judging
+ * lines are kept: the grant check asks the machine. */
+static int save_lease_state(struct sim *s, struct proc *p)
 {
-	struct keep_lease_event e;
 	struct sdir *sd = &s->sdirs[p->sd];
 	struct keep_lease_state st;
+	enum keep_sd r;
+	bool apply;
 
-	/* the state file's judging lines: lease-write's projection of its
-	 * machine (keep_lease_state_project, lib/core/leasestate.c) */
 	keep_lease_state_project(&p->sm, p_mono(p, s->now), p_wall(p, s->now), &st);
-	sd->have_judge = st.have_judge;
-	sd->judge_off = st.judge_offset_ms;
-	sd->clock_base = st.clock_base_ms;
+	r = sd_write(s, sd, &apply);
+	if (apply) {
+		sd->have_judge = st.have_judge;
+		sd->judge_off = st.judge_offset_ms;
+		sd->clock_base = st.clock_base_ms;
+	}
+	if (r != KEEP_SD_DURABLE && s->trace && !p->sm.state_fail_since_mono_ms)
+		tr(s, "n%d.%d lease state file not written", p->node + 1, p->no);
+	return keep_lease_on_state_write(&p->sm, p_mono(p, s->now), r == KEEP_SD_DURABLE);
+}
+
+/* The state file, then the machine's events, as lease-write's
+ * drain_events: a lost lease marks the process (its holds stop acting at
+ * once: the grant check asks the lease). Returns save_lease_state's answer
+ * (KEEP_LEASE_WITHDRAWN: the action just handed out is not sent). */
+static int drain_lease_events(struct sim *s, struct proc *p)
+{
+	struct keep_lease_event e;
+	int r = 0;
+
+	if (p->sm.ev_n > 0 || p->sm.phase == KEEP_LEASE_LIVE || p->sm.state_fail_since_mono_ms) {
+		r = save_lease_state(s, p);
+		if (r & KEEP_LEASE_SAVE_AGAIN)
+			r |= save_lease_state(s, p);
+	}
 
 	while (keep_lease_poll_event(&p->sm, &e)) {
 		if (s->trace)
@@ -1525,6 +1552,7 @@ static void drain_lease_events(struct sim *s, struct proc *p)
 			s->res->lost++;
 		}
 	}
+	return r;
 }
 
 /* The lease's smallest retry spacing, docs/lease.md "Retries": an
@@ -1572,7 +1600,12 @@ static void lease_step(struct sim *s, struct proc *p)
 		drain_lease_events(s, p);
 	}
 	keep_lease_next(&p->sm, mono, wall, &act);
-	drain_lease_events(s, p);
+	if (drain_lease_events(s, p) & KEEP_LEASE_WITHDRAWN) {
+		/* the state file failed just now: the write is not sent */
+		tr(s, "n%d.%d lease write withdrawn: the state file failed", p->node + 1, p->no);
+		wake(s, pi, T_LEASE, s->now);
+		return;
+	}
 	if (p->sm.phase == KEEP_LEASE_CHECK)
 		p->refused_ver[0] = '\0'; /* a start check reads afresh */
 	switch (act.kind) {
@@ -1625,6 +1658,10 @@ static void lease_step(struct sim *s, struct proc *p)
 			   act.if_match, keep_node_state_name(act.obj.state),
 			   act.obj.written_at_ms);
 		send_req(s, qi, act.timeout_ms);
+		return;
+	case KEEP_LACT_WAIT_GO: /* no start guard here: keep_lease_hold_first is not called */
+		keep_lease_go(&p->sm);
+		wake(s, pi, T_LEASE, s->now);
 		return;
 	case KEEP_LACT_DONE:
 		proc_exit(s, p,
@@ -3269,12 +3306,19 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	if (s->broken == SIM_B_IGNORE_STEPS)
 		p->sm.t.clock_step_ms = INT64_C(1) << 40; /* perturbation: never a step */
 	{
-		/* lease-write's start: the judging offset of the state file, and a
-		 * forward step since its last reading (same host clocks) */
+		/* lease-write's start: the restart carry of the state file's
+		 * judging offset (same host clocks: one boot) */
 		const struct sdir *sd = &s->sdirs[p->sd];
+		struct keep_lease_state st;
 
-		if (sd->have_judge)
-			p->sm.step_sum_ms = p_wall(p, s->now) - p_judge_wall(s, p);
+		memset(&st, 0, sizeof(st));
+		st.format = 2;
+		snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
+		snprintf(st.boot_id, sizeof(st.boot_id), "sim");
+		st.have_judge = sd->have_judge;
+		st.judge_offset_ms = sd->judge_off;
+		st.clock_base_ms = sd->clock_base;
+		keep_lease_restart_carry(&p->sm, &st, "sim", p_mono(p, s->now), p_wall(p, s->now));
 	}
 	/* the agent's resolver: owner-release --pending --follow */
 	res_cfg(s, KEEP_RES_FOLLOW, &c);

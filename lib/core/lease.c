@@ -360,7 +360,10 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 		copy_str(act->if_match, sizeof(act->if_match),
 			 sm->phase == KEEP_LEASE_FIRST ? sm->last_version : sm->version);
 	}
+	if (sm->orphan_deadline_mono_ms && sm->orphan_deadline_mono_ms - now < act->timeout_ms)
+		act->timeout_ms = max64(1, sm->orphan_deadline_mono_ms - now);
 	sm->inflight = true;
+	sm->inflight_write = true;
 	sm->sent_mono_ms = now;
 	sm->sent_written_at_ms = act->obj.written_at_ms;
 	sm->last_send_mono_ms = now;
@@ -372,7 +375,10 @@ static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_acti
 	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
 	if (sm->phase == KEEP_LEASE_STOPPING && sm->stop_deadline_mono_ms - now < act->timeout_ms)
 		act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now); /* as make_write */
+	if (sm->orphan_deadline_mono_ms && sm->orphan_deadline_mono_ms - now < act->timeout_ms)
+		act->timeout_ms = max64(1, sm->orphan_deadline_mono_ms - now);
 	sm->inflight = true;
+	sm->inflight_write = false;
 	sm->sent_mono_ms = now;
 }
 
@@ -410,6 +416,72 @@ void keep_lease_lapse(struct keep_lease *sm, int64_t now)
 		sm->next_write_mono_ms = now;
 		sm->failures = 0;
 	}
+}
+
+int keep_lease_on_state_write(struct keep_lease *sm, int64_t now, bool ok)
+{
+	int r = 0;
+
+	if (ok) {
+		sm->state_fail_since_mono_ms = 0;
+		return 0;
+	}
+	if (!sm->state_fail_since_mono_ms)
+		sm->state_fail_since_mono_ms = now;
+	if (sm->phase == KEEP_LEASE_STOPPING || sm->stop_requested)
+		return 0; /* the clean stop goes on: released is what matters now */
+	if (sm->phase == KEEP_LEASE_LIVE) {
+		/* what readers see cannot be kept current: a lapse, then the
+		 * file again (ran-out, lapses + 1) if it can be written */
+		keep_lease_lapse(sm, now);
+		r |= KEEP_LEASE_SAVE_AGAIN;
+	}
+	if (sm->inflight && sm->inflight_write &&
+	    (sm->phase == KEEP_LEASE_FIRST || sm->phase == KEEP_LEASE_LIVE ||
+	     sm->phase == KEEP_LEASE_RAN_OUT)) {
+		/* handed out, not sent: answered as a write whose fate is
+		 * unknown (read back once the file can be written again) */
+		keep_lease_on_write(sm, now, KEEP_STORE_AMBIGUOUS, "");
+		r |= KEEP_LEASE_WITHDRAWN | KEEP_LEASE_SAVE_AGAIN;
+	}
+	return r;
+}
+
+/* keep_lease_next's gate while the state file fails: true when it
+ * answered (WAIT, or the give-up's first step). */
+static bool state_gate(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
+{
+	if (!sm->state_fail_since_mono_ms || sm->state_gave_up || sm->stop_requested ||
+	    sm->phase == KEEP_LEASE_STOPPING || sm->phase == KEEP_LEASE_STOPPED ||
+	    sm->phase == KEEP_LEASE_LOST)
+		return false;
+	if (now - sm->state_fail_since_mono_ms >= keep_timing_valid_for_ms(&sm->t)) {
+		/* given up: the clean stop, exit 111 (keep_lease_exit_code) */
+		sm->state_gave_up = true;
+		keep_lease_stop(sm, now);
+		return false;
+	}
+	act->kind = KEEP_LACT_WAIT;
+	act->until_mono_ms = now + KEEP_LEASE_STATE_RETRY_MS;
+	return true;
+}
+
+void keep_lease_hold_first(struct keep_lease *sm)
+{
+	sm->go_held = true;
+}
+
+void keep_lease_go(struct keep_lease *sm)
+{
+	sm->go_held = false;
+}
+
+void keep_lease_orphan(struct keep_lease *sm, int64_t now)
+{
+	if (sm->orphan_deadline_mono_ms)
+		return;
+	sm->orphan_deadline_mono_ms = now + keep_timing_write_every_ms(&sm->t);
+	keep_lease_stop(sm, now);
 }
 
 int64_t keep_lease_judge_offset_ms(const struct keep_lease *sm)
@@ -534,12 +606,17 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 
 	if (sm->phase == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms)
 		enter_ran_out(sm);
-	if (sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms &&
-	    !sm->runs_active) {
+	if ((sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms &&
+	     !sm->runs_active) ||
+	    (sm->orphan_deadline_mono_ms && now >= sm->orphan_deadline_mono_ms &&
+	     sm->phase != KEEP_LEASE_STOPPED && sm->phase != KEEP_LEASE_LOST)) {
 		sm->phase = KEEP_LEASE_STOPPED;
 		sm->reason = KEEP_REASON_UNCONFIRMED;
+		sm->valid_until_mono_ms = 0;
 		push(sm, KEEP_LEV_LOST)->reason = KEEP_REASON_UNCONFIRMED;
 	}
+	if (state_gate(sm, now, act))
+		return;
 
 	switch (sm->phase) {
 	case KEEP_LEASE_CHECK:
@@ -557,6 +634,11 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 				make_read(sm, now, act);
 			else
 				act->until_mono_ms = sm->next_read_mono_ms;
+			return;
+		}
+		if (sm->phase == KEEP_LEASE_FIRST && sm->go_held) {
+			act->kind = KEEP_LACT_WAIT_GO;
+			act->until_mono_ms = now + KEEP_LEASE_STATE_RETRY_MS;
 			return;
 		}
 		if (now >= sm->next_write_mono_ms) {
@@ -902,6 +984,8 @@ int keep_lease_exit_code(const struct keep_lease *sm)
 {
 	switch (sm->reason) {
 	case KEEP_REASON_NONE:
+		if (sm->phase == KEEP_LEASE_STOPPED && sm->state_gave_up)
+			return KEEP_EXIT_TEMP; /* gave the lease up: the state file failed */
 		return sm->phase == KEEP_LEASE_STOPPED ? KEEP_EXIT_OK : KEEP_EXIT_NOT_LIVE;
 	case KEEP_REASON_FENCED:
 		return KEEP_EXIT_FENCED;

@@ -10,6 +10,10 @@
  *     WRITE -> encode act.obj, PUT nodes/<id> with act.cond/act.if_match,
  *              bounded by act.timeout_ms, then keep_lease_on_write()
  *     DONE  -> exit with keep_lease_exit_code()
+ *     RUNS_PROBE, RUNS_SIGNAL, WAIT_GO -> see keep_lease_guard_runs,
+ *              keep_lease_hold_first
+ *   the state file written after every step, before the action is
+ *   performed (keep_lease_state_project, keep_lease_on_state_write)
  *   keep_lease_poll_event() after each step, to print and persist.
  *
  * Times: *_mono_ms are the node's steady clock, CLOCK_BOOTTIME in cmd/
@@ -94,6 +98,8 @@ enum keep_lease_act_kind {
 				  keep_runs_probe)? then keep_lease_on_runs_probe() */
 	KEEP_LACT_RUNS_SIGNAL, /* send act.sig to every process of those jobs
 				  (keep_run_signal), then keep_lease_on_runs_signal() */
+	KEEP_LACT_WAIT_GO,     /* keep_lease_hold_first: wait for the supervisor's `go`
+				  until act.until_mono_ms, then keep_lease_go() if it came */
 };
 
 struct keep_lease_action {
@@ -222,6 +228,16 @@ struct keep_lease {
 	bool runs_stop_ok;	    /* no job before released */
 	struct keep_jobstop runs_js;
 
+	/* the driver's side (docs/lease.md "State file failures", "No
+	 * supervisor"): the state file, the supervisor's `go`, an orphan */
+	int64_t state_fail_since_mono_ms; /* the first failed state-file write in a row
+					     (keep_lease_on_state_write; 0: the file is
+					     current) */
+	bool state_gave_up;		  /* failing for ttl - safety: stopped (exit 111) */
+	bool go_held;			  /* the first write waits for keep_lease_go */
+	int64_t orphan_deadline_mono_ms;  /* keep_lease_orphan: stopped by then (0: none) */
+	bool inflight_write;		  /* the request out is a WRITE */
+
 	/* events */
 	struct keep_lease_event ev[KEEP_LEASE_EVENTS];
 	int ev_head, ev_n;
@@ -261,6 +277,47 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_
  * taken back, so no hold from before may pass again). No-op unless LIVE.
  * The next write, once the driver resumes, goes at once. */
 void keep_lease_lapse(struct keep_lease *sm, int64_t now_mono_ms);
+
+/* The state file's write result (docs/lease.md "State file failures").
+ * The driver writes the file from the machine (keep_lease_state_project)
+ * after keep_lease_next and every reply, and BEFORE it performs the action
+ * keep_lease_next returned (what the node's other commands trust is never
+ * behind what the store is sent), and feeds each result here, at
+ * now_mono_ms. ok false: the file cannot be kept current, so
+ *   - a LIVE lease lapses (keep_lease_lapse: RAN_OUT, lapses + 1);
+ *   - a renewal or first write just handed out (not yet sent) is withdrawn:
+ *     answered here as a write whose fate is unknown (it is read back once
+ *     the file can be written again); the driver must not send it;
+ *   - until a write succeeds, keep_lease_next sends nothing (peers must not
+ *     see alive a node whose commands refuse its holds): it answers WAIT,
+ *     KEEP_LEASE_STATE_RETRY_MS at a time, the driver writing the file
+ *     again at each; past ttl - safety from the first failure it gives the
+ *     lease up: the clean stop (released is still written), exit 111.
+ * Nothing of this once the clean stop began. Returns a mask of
+ * KEEP_LEASE_SAVE_AGAIN (the projection changed: write the file again
+ * once, feeding that result too) and KEEP_LEASE_WITHDRAWN (do not send
+ * the action). */
+#define KEEP_LEASE_STATE_RETRY_MS 100
+#define KEEP_LEASE_SAVE_AGAIN 1
+#define KEEP_LEASE_WITHDRAWN 2
+int keep_lease_on_state_write(struct keep_lease *sm, int64_t now_mono_ms, bool ok);
+
+/* --go-fd (keep-agent's start guard, docs/lease.md "Starting"): the first
+ * write of this instance waits, once the start check passed, until the
+ * driver calls keep_lease_go; meanwhile keep_lease_next answers WAIT_GO
+ * (poll for the line until act.until_mono_ms, KEEP_LEASE_STATE_RETRY_MS
+ * from now). Call once after keep_lease_init. A stop while held writes
+ * nothing (keep_lease_stop). */
+void keep_lease_hold_first(struct keep_lease *sm);
+void keep_lease_go(struct keep_lease *sm);
+
+/* The supervisor is gone (keep-agent killed: docs/lease.md "No
+ * supervisor"): the clean stop (keep_lease_stop) at now_mono_ms, bounded
+ * by one write period instead of ttl - safety; every attempt's timeout_ms
+ * ends by then, and past it the machine stops with reason UNCONFIRMED
+ * (exit 111, event LOST), whatever it was doing (jobs of the node being
+ * stopped included). Idempotent: the first call sets the bound. */
+void keep_lease_orphan(struct keep_lease *sm, int64_t now_mono_ms);
 
 /* The judging offset (ms, >= 0; docs/lease.md "Judging others after a
  * step"): max(0, step_sum_ms). Every judgement of ANOTHER node's freedom
@@ -317,8 +374,9 @@ bool keep_lease_valid(const struct keep_lease *sm, int64_t now_mono_ms);
 /* Pop the oldest queued event into *ev. true if there was one. */
 bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev);
 
-/* The process exit code for a terminal phase (exitcode.h): STOPPED -> 0,
- * LOST -> by reason. */
+/* The process exit code for a terminal phase (exitcode.h): STOPPED -> 0
+ * (111 when the lease was given up because the state file failed:
+ * keep_lease_on_state_write), LOST -> by reason. */
 int keep_lease_exit_code(const struct keep_lease *sm);
 
 /* Stable lowercase names for lines and the state file. Never NULL. */

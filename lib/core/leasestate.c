@@ -136,3 +136,33 @@ void keep_lease_state_stopping(struct keep_lease_state *st)
 	st->valid_until_wall_ms = 0;
 	st->live_since_ms = 0;
 }
+
+int64_t keep_lease_restart_carry(struct keep_lease *sm, const struct keep_lease_state *prev,
+				 const char *boot_id, int64_t now_mono_ms, int64_t wall_ms)
+{
+	int64_t thr = keep_timing_clock_step_ms(&sm->t), moved, sum;
+
+	if (!prev || !prev->have_judge)
+		return 0;
+	sum = prev->judge_offset_ms > 0 ? prev->judge_offset_ms : 0;
+	if (prev->clock_base_ms > 0 && keep_lease_state_incomparable(prev, boot_id) == NULL) {
+		moved = keep_sub_sat_ms(wall_ms - now_mono_ms, prev->clock_base_ms);
+		if (moved > thr || moved < -thr)
+			sum = keep_add_sat_ms(sum, moved);
+	}
+	sm->step_sum_ms = sum < 0 ? 0 : sum;
+	return sm->step_sum_ms;
+}
+
+int64_t keep_lease_state_clear_offset(struct keep_lease_state *st, int64_t now_mono_ms,
+				      int64_t wall_ms, const char *boot_id)
+{
+	int64_t was = wall_ms - keep_lease_state_judge_wall(st, now_mono_ms, wall_ms, boot_id);
+
+	st->have_judge = true;
+	st->judge_offset_ms = 0;
+	st->clock_base_ms = wall_ms - now_mono_ms;
+	if (!boot_id || strcmp(st->boot_id, boot_id) != 0)
+		st->clock_base_ms = 0; /* another boot's file: no base to compare */
+	return was;
+}

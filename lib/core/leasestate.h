@@ -105,4 +105,25 @@ void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, 
  * phases are left as they are. */
 void keep_lease_state_stopping(struct keep_lease_state *st);
 
+/* The restart carry (docs/lease.md "Judging others after a step"): a new
+ * lease-write of the node starts its machine sm with the judging offset
+ * of prev (the state file an earlier process of the node left; NULL:
+ * none), plus the move of the wall clock against the boot clock since
+ * prev's clock base (now_mono_ms, wall_ms: this process's readings; same
+ * boot boot_id only) when it is beyond the step threshold
+ * (keep_timing_clock_step_ms of sm's timing: as within a process, NTP's
+ * slewing and the ms rounding of two readings are not steps; they added
+ * up restart after restart). Never below 0. Returns the offset carried
+ * (ms; > 0: peers are judged that late). prev borrowed. */
+int64_t keep_lease_restart_carry(struct keep_lease *sm, const struct keep_lease_state *prev,
+				 const char *boot_id, int64_t now_mono_ms, int64_t wall_ms);
+
+/* lease-write --clear-clock-offset (docs/lease.md "Judging others after a
+ * step": the operator checked the wall clock is right): st's judging
+ * offset set to 0 and its clock base to wall_ms - now_mono_ms (0 when st
+ * is of another boot than boot_id: no base to compare). Returns the
+ * offset the node judged with before (ms: wall_ms - its judging wall). */
+int64_t keep_lease_state_clear_offset(struct keep_lease_state *st, int64_t now_mono_ms,
+				      int64_t wall_ms, const char *boot_id);
+
 #endif

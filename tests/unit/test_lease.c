@@ -1350,8 +1350,201 @@ TEST(state_file_projection)
 	CHECK_EQ_INT(st.lapses, sm.lapses + 1);
 }
 
+/* The state file failing (docs/lease.md "State file failures";
+ * keep_lease_on_state_write): a live lease lapses, a write handed out and
+ * not yet sent is withdrawn (answered as ambiguous), nothing is sent while
+ * it fails (WAIT, KEEP_LEASE_STATE_RETRY_MS at a time), a success resumes
+ * with a read-back; failing for ttl - safety gives the lease up: the clean
+ * stop, released still written, exit 111. */
+TEST(state_file_failure_lapses_pauses_and_gives_up)
+{
+	struct keep_lease_event e;
+	int64_t lapses, since;
+	int r;
+
+	go_live();
+	(void)saw_event(KEEP_LEV_LIVE, NULL);
+	lapses = sm.lapses;
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, true), 0);
+	/* the renewal handed out, then the file fails: withdrawn */
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK(keep_lease_valid(&sm, now));
+	r = keep_lease_on_state_write(&sm, now, false);
+	CHECK(r & KEEP_LEASE_WITHDRAWN);
+	CHECK(r & KEEP_LEASE_SAVE_AGAIN);
+	CHECK(!keep_lease_valid(&sm, now));
+	CHECK_EQ_INT(sm.lapses, lapses + 1);
+	CHECK(saw_event(KEEP_LEV_RAN_OUT, NULL));
+	CHECK(!sm.inflight);
+	since = sm.state_fail_since_mono_ms;
+	CHECK_EQ_INT(since, now);
+	/* again: nothing more changes (not live, nothing handed out) */
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, false), 0);
+	CHECK_EQ_INT(sm.state_fail_since_mono_ms, since);
+	/* nothing is sent while it fails */
+	for (int i = 0; i < 5; i++) {
+		next();
+		CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT);
+		CHECK_EQ_INT(act.until_mono_ms, now + KEEP_LEASE_STATE_RETRY_MS);
+		now = act.until_mono_ms;
+		CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, false), 0);
+	}
+	/* written again: the machine goes on as after an ambiguous write
+	 * (If-Match on the version held: the withdrawn write never landed) */
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, true), 0);
+	CHECK_EQ_INT(sm.state_fail_since_mono_ms, 0);
+	run_until_io();
+	if (act.kind == KEEP_LACT_READ) {
+		read_obj("v1", obj(KEEP_NODE_LIVE, ME, sm.written_at_ms));
+		run_until_io();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_STR(act.if_match, "v1");
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v2");
+	now += 5;
+	CHECK(keep_lease_valid(&sm, now));
+	CHECK(saw_event(KEEP_LEV_RECOVERED, NULL));
+	/* failing for ttl - safety (2400 ms): given up, released written */
+	since = now;
+	CHECK(keep_lease_on_state_write(&sm, now, false) & KEEP_LEASE_SAVE_AGAIN);
+	while (now - since < 2400) {
+		next();
+		CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT);
+		now = act.until_mono_ms;
+		keep_lease_on_state_write(&sm, now, false);
+	}
+	next();
+	CHECK(sm.state_gave_up);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPING);
+	CHECK(saw_event(KEEP_LEV_STOPPING, NULL));
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE); /* at once */
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+	/* the stop's writes are not withdrawn by a failing file */
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, false), 0);
+	keep_lease_on_write(&sm, now + 5, KEEP_STORE_OK, "v3");
+	now += 5;
+	CHECK(saw_event(KEEP_LEV_RELEASED, &e));
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
+}
+
+/* An orphan (keep_lease_orphan): the clean stop bounded by one write
+ * period; attempts end by then; past it, stopped UNCONFIRMED (111). */
+TEST(orphan_stop_is_bounded_by_a_write_period)
+{
+	struct keep_lease_event e;
+	int64_t t0;
+
+	go_live();
+	t0 = now;
+	keep_lease_orphan(&sm, now);
+	CHECK_EQ_INT(sm.orphan_deadline_mono_ms, t0 + 1000);
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_STOPPING);
+	keep_lease_orphan(&sm, now + 500); /* idempotent */
+	CHECK_EQ_INT(sm.orphan_deadline_mono_ms, t0 + 1000);
+	now = t0 + 700;
+	run_until_io();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	CHECK_EQ_INT(act.obj.state, KEEP_NODE_RELEASED);
+	CHECK_EQ_INT(act.timeout_ms, 300); /* ends at the bound, not 800 later */
+	now = t0 + 1000;
+	keep_lease_on_write(&sm, now, KEEP_STORE_REFUSED, "");
+	(void)saw_event(KEEP_LEV_STOPPING, NULL);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(sm.reason, KEEP_REASON_UNCONFIRMED);
+	CHECK(saw_event(KEEP_LEV_LOST, &e));
+	CHECK_EQ_INT(e.reason, KEEP_REASON_UNCONFIRMED);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_TEMP);
+}
+
+/* --go-fd (keep_lease_hold_first): the first write waits for keep_lease_go
+ * once the start check passed; a stop meanwhile writes nothing. */
+TEST(first_write_waits_for_go)
+{
+	init();
+	keep_lease_hold_first(&sm);
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT_GO);
+	CHECK(now >= 1000 + 4500);
+	CHECK_EQ_INT(act.until_mono_ms, now + KEEP_LEASE_STATE_RETRY_MS);
+	now += 100;
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT_GO);
+	keep_lease_go(&sm);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
+	/* a stop while held: nothing written */
+	init();
+	keep_lease_hold_first(&sm);
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT_GO);
+	keep_lease_stop(&sm, now);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+}
+
+/* The restart carry (keep_lease_restart_carry) and the operator's clear
+ * (keep_lease_state_clear_offset): the offset carried, a move of the wall
+ * clock against the boot clock added only beyond the step threshold (150
+ * here), on the same boot only; never below 0. */
+TEST(restart_carry_and_clear_offset)
+{
+	struct keep_lease_state st;
+
+	memset(&st, 0, sizeof(st));
+	st.format = 2;
+	snprintf(st.clock, sizeof(st.clock), "%s", KEEP_CLOCK_NAME);
+	snprintf(st.boot_id, sizeof(st.boot_id), "b1");
+	init();
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, NULL, "b1", now, WALL), 0);
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b1", now, WALL), 0); /* no judge */
+	st.have_judge = true;
+	st.judge_offset_ms = 400;
+	st.clock_base_ms = WALL - now;
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b1", now, WALL), 400);
+	CHECK_EQ_INT(keep_lease_judge_offset_ms(&sm), 400);
+	/* slewing within the threshold: not a step, not carried */
+	st.clock_base_ms = WALL - now - 150;
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b1", now, WALL), 400);
+	/* a forward step of 151 ms since the last reading: carried */
+	st.clock_base_ms = WALL - now - 151;
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b1", now, WALL), 551);
+	/* another boot: the base cannot be compared */
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b2", now, WALL), 400);
+	/* a step back larger than the offset: 0, never below */
+	st.clock_base_ms = WALL - now + 1000;
+	CHECK_EQ_INT(keep_lease_restart_carry(&sm, &st, "b1", now, WALL), 0);
+	/* the clear: the offset judged with before, then 0 and a new base */
+	st.judge_offset_ms = 400;
+	st.clock_base_ms = WALL - now;
+	CHECK_EQ_INT(keep_lease_state_clear_offset(&st, now, WALL, "b1"), 400);
+	CHECK_EQ_INT(st.judge_offset_ms, 0);
+	CHECK_EQ_INT(st.clock_base_ms, WALL - now);
+	CHECK(st.have_judge);
+	CHECK_EQ_INT(keep_lease_state_clear_offset(&st, now, WALL, "b2"), 0);
+	CHECK_EQ_INT(st.clock_base_ms, 0);
+}
+
 int main(void)
 {
+	RUN(state_file_failure_lapses_pauses_and_gives_up);
+	RUN(orphan_stop_is_bounded_by_a_write_period);
+	RUN(first_write_waits_for_go);
+	RUN(restart_carry_and_clear_offset);
 	RUN(start_check_waits_ttl_plus_grace_on_an_empty_bucket);
 	RUN(state_file_projection);
 	RUN(guarded_first_write_and_released_wait_for_the_nodes_jobs);
