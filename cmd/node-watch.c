@@ -566,6 +566,40 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 	if (keep_watch_pass(w, *in, d->n, now, wall, valid, *live_since) != 0)
 		keep_warn(d->prog, "watch pass incomplete (memory or too many nodes)");
 	keep_metrics_set(&d->metrics, "keep_nodes_listed", (int64_t)d->n);
+	keep_watch_ring(w, NULL, 0); /* ring mode: the successors of the new ring */
+	return print_events(d, w);
+}
+
+/* Ring mode, between listings (docs/fencing.md "Ring mode"): one GET of
+ * each peer the watch names (its successors), fed to the watch. 0, or an
+ * exit code to stop with. */
+#define RING_READS (KEEP_WATCH_RING_MAX * 4)
+static int ring_pass(struct driver *d, struct keep_watch *w, struct keep_watch_input *in,
+		     int64_t *live_since)
+{
+	static struct keep_node_obj obj[RING_READS];
+	const char *ids[RING_READS];
+	size_t i, n = keep_watch_ring(w, ids, RING_READS);
+	int64_t now, wall;
+	bool valid;
+
+	keep_store_set_timeout(d->store, keep_timing_attempt_timeout_ms(&d->cfg.timing));
+	for (i = 0; i < n; i++) {
+		struct keep_node_read nr;
+
+		keep_node_read(d->store, ids[i], KEEP_NODE_READ_ANY_FORMAT, &obj[i], &nr);
+		if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND)
+			keep_warn(d->prog, "unable to read nodes/%s: %s", ids[i], nr.why);
+		keep_watch_input_of(&in[i], ids[i], false, nr.ok, nr.reply.outcome != KEEP_STORE_OK,
+				    &obj[i]);
+	}
+	keep_clocks_now(&now, &wall);
+	wall = keep_judge_wall_cfg(&d->cfg);
+	self_lease(d, now, &valid, live_since);
+	if (keep_watch_observe(w, in, n, now, wall, valid, *live_since) != 0)
+		keep_warn(d->prog, "watch pass incomplete (memory)");
+	keep_watch_ring(w, NULL, 0);
+	write_watch_state(d); /* the heartbeat, as after a listing */
 	return print_events(d, w);
 }
 
@@ -580,6 +614,16 @@ static int follow(struct driver *d)
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
 	keep_watch_sched_init(&d->sched, &d->cfg.timing, keep_boot_ms());
+	if (strcmp(d->cfg.watch_mode, "ring") == 0) {
+		keep_watch_set_ring(&w, (int)d->cfg.watch_successors);
+		keep_watch_sched_ring(&d->sched, d->cfg.watch_full_every);
+		in = calloc(RING_READS, sizeof(*in));
+		inalloc = in ? RING_READS : 0;
+		if (!in) {
+			keep_warn(d->prog, "out of memory");
+			return KEEP_EXIT_TEMP;
+		}
+	}
 	d->beating = true;
 	/* counters exist from the start: an alert on the first increase sees it */
 	keep_metrics_inc(&d->metrics, "keep_watch_list_failures_total", 0);
@@ -593,6 +637,9 @@ static int follow(struct driver *d)
 		switch (keep_watch_sched_due(&d->sched, now)) {
 		case KEEP_WATCH_LIST:
 			rc = follow_pass(d, &w, &in, &inalloc, &live_since, &listed);
+			break;
+		case KEEP_WATCH_RING:
+			rc = ring_pass(d, &w, in, &live_since);
 			break;
 		case KEEP_WATCH_TICK:
 			/* a watch bound passed between listings: the candidate

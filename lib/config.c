@@ -25,6 +25,9 @@ void keep_config_defaults(struct keep_config *c)
 	snprintf(c->state_dir, sizeof(c->state_dir), "%s", "/var/lib/keep");
 	keep_timing_defaults(&c->timing);
 	c->s3_timeout_ms = 10000;
+	snprintf(c->watch_mode, sizeof(c->watch_mode), "full");
+	c->watch_successors = 3;
+	c->watch_full_every = 10;
 	c->log_timestamps = KEEP_LOG_TS_AUTO;
 	keep_log_ts_parse(getenv(KEEP_LOG_TS_ENV), &c->log_timestamps);
 }
@@ -209,7 +212,7 @@ static int set_apps(struct loader *ld, yaml_document_t *doc, const yaml_node_t *
 }
 
 /* Field kinds of the schema. */
-enum kind { K_STR, K_MS, K_BOOL, K_MAP, K_LOGTS, K_APPS };
+enum kind { K_STR, K_MS, K_INT, K_BOOL, K_MAP, K_LOGTS, K_APPS };
 
 struct field {
 	const char *key;
@@ -260,11 +263,23 @@ static const struct field log_fields[] = {
     {NULL, K_STR, 0, 0, NULL},
 };
 
+static const struct field watch_fields[] = {
+    STR("mode", watch_mode),
+    {"successors", K_INT, offsetof(struct keep_config, watch_successors), 0, NULL},
+    {"full_every", K_INT, offsetof(struct keep_config, watch_full_every), 0, NULL},
+    {NULL, K_STR, 0, 0, NULL},
+};
+
 static const struct field top_fields[] = {
-    STR("node_id", node_id),	      STR("store", store),
-    STR("state_dir", state_dir),      {"lease", K_MAP, 0, 0, lease_fields},
-    {"s3", K_MAP, 0, 0, s3_fields},   {"metrics", K_MAP, 0, 0, metrics_fields},
-    {"log", K_MAP, 0, 0, log_fields}, {"apps", K_APPS, 0, 0, NULL},
+    STR("node_id", node_id),
+    STR("store", store),
+    STR("state_dir", state_dir),
+    {"lease", K_MAP, 0, 0, lease_fields},
+    {"s3", K_MAP, 0, 0, s3_fields},
+    {"metrics", K_MAP, 0, 0, metrics_fields},
+    {"log", K_MAP, 0, 0, log_fields},
+    {"apps", K_APPS, 0, 0, NULL},
+    {"watch", K_MAP, 0, 0, watch_fields},
     {NULL, K_STR, 0, 0, NULL},
 };
 
@@ -299,10 +314,29 @@ static int check_value(struct loader *ld, const yaml_node_t *n, const char *key)
 		return fail(ld, n, "'store': %s", why);
 	if (strcmp(key, "state_dir") == 0 && state_dir_check(c->state_dir, why, sizeof(why)) != 0)
 		return fail(ld, n, "'state_dir' %s", why);
+	if (strcmp(key, "mode") == 0 && keep_config_watch_mode_check(c->watch_mode) != 0)
+		return fail(ld, n, "'mode' in 'watch' must be full or ring");
 	if (strcmp(key, "addressing") == 0 && strcmp(c->s3_addressing, "path") != 0 &&
 	    strcmp(c->s3_addressing, "virtual") != 0)
 		return fail(ld, n, "'addressing' must be path or virtual");
 	return 0;
+}
+
+/* The ranges of the plain integers (K_INT). */
+static int check_int(struct loader *ld, const yaml_node_t *n, const char *key, int64_t x)
+{
+	if (strcmp(key, "successors") == 0 && (x < 1 || x > KEEP_CONFIG_SUCCESSORS_MAX))
+		return fail(ld, n, "'successors' in 'watch' out of range 1..%d",
+			    KEEP_CONFIG_SUCCESSORS_MAX);
+	if (strcmp(key, "full_every") == 0 && (x < 2 || x > KEEP_CONFIG_FULL_EVERY_MAX))
+		return fail(ld, n, "'full_every' in 'watch' out of range 2..%d",
+			    KEEP_CONFIG_FULL_EVERY_MAX);
+	return 0;
+}
+
+int keep_config_watch_mode_check(const char *mode)
+{
+	return strcmp(mode, "full") == 0 || strcmp(mode, "ring") == 0 ? 0 : KEEP_ERR_CONFIG;
 }
 
 static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *map,
@@ -350,7 +384,11 @@ static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *
 				rc = check_value(ld, v, f->key);
 			break;
 		case K_MS:
+		case K_INT:
 			rc = set_ms(ld, v, f->key, (int64_t *)(void *)((char *)ld->c + f->off));
+			if (!rc && f->kind == K_INT)
+				rc = check_int(ld, v, f->key,
+					       *(int64_t *)(void *)((char *)ld->c + f->off));
 			break;
 		case K_BOOL:
 			rc = set_bool(ld, v, f->key, (bool *)(void *)((char *)ld->c + f->off));

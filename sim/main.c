@@ -11,7 +11,8 @@
 
 static const char USAGE[] =
     "usage: keep-sim [--seeds N] [--seed S] [--broken NAME] [--verbose] [--check]\n"
-    "       keep-sim --scale N [--periods P] [--sample S] [--jitter-ms J] [--mode full]\n"
+    "       keep-sim --scale N [--periods P] [--sample S] [--jitter-ms J]\n"
+    "                [--mode full|ring [--successors K] [--full-every M]]\n"
     "                [--seed S]\n"
     "\n"
     "  --seeds N      run seeds 0..N-1 (default 200, or $KEEP_SIM_SEEDS)\n"
@@ -38,7 +39,10 @@ static const char USAGE[] =
     "  --sample S     watches played (default: all up to 1000 nodes, else 100);\n"
     "                 every lease is played, S watches against the full bucket\n"
     "  --jitter-ms J  a process wakes 0..J ms late (default 20)\n"
-    "  --mode M       how nodes watch their peers: full (the only mode today)\n"
+    "  --mode M       how nodes watch their peers: full (list nodes/ every period,\n"
+    "                 the default) or ring (docs/fencing.md \"Ring mode\")\n"
+    "  --successors K ring: peers read every period (default 3)\n"
+    "  --full-every M ring: a listing of nodes/ every M periods (default 10)\n"
     "  --seed S       start phases, jitter and the death's phase (default 1)\n"
     "\n"
     "exit: 0 no violation (--check: every test ok; --scale: the run kept its\n"
@@ -163,6 +167,7 @@ int main(int argc, char **argv)
 	bool have_scale = false, have_periods = false, have_sample = false, have_jitter = false;
 	enum scale_mode mode = SCALE_FULL;
 	bool have_mode = false;
+	uint64_t succ = 0, fevery = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 1; i < argc; i++) {
@@ -205,8 +210,16 @@ int main(int argc, char **argv)
 			have_jitter = true;
 		} else if (strcmp(a, "--mode") == 0) {
 			if (i + 1 >= argc || scale_mode_parse(argv[++i], &mode))
-				return usage_error("--mode needs a known watch mode: full");
+				return usage_error("--mode needs a known watch mode: full, ring");
 			have_mode = true;
+		} else if (strcmp(a, "--successors") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &succ) || succ < 1 ||
+			    succ > 16)
+				return usage_error("--successors needs a number, 1 to 16");
+		} else if (strcmp(a, "--full-every") == 0) {
+			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &fevery) || fevery < 2 ||
+			    fevery > 100)
+				return usage_error("--full-every needs a number, 2 to 100");
 		} else {
 			return usage_error("unknown argument");
 		}
@@ -222,6 +235,12 @@ int main(int argc, char **argv)
 			    "--scale takes no --check, --broken, --verbose or --seeds");
 		scale_opts_defaults(&so, (int64_t)scale_n);
 		so.mode = mode;
+		if ((succ || fevery) && mode != SCALE_RING)
+			return usage_error("--successors and --full-every need --mode ring");
+		if (succ)
+			so.successors = (int64_t)succ;
+		if (fevery)
+			so.full_every = (int64_t)fevery;
 		if (have_periods)
 			so.periods = (int64_t)periods;
 		if (have_sample)
@@ -237,8 +256,9 @@ int main(int argc, char **argv)
 		}
 		return rc ? KEEP_EXIT_NO : KEEP_EXIT_OK;
 	}
-	if (have_periods || have_sample || have_jitter || have_mode)
-		return usage_error("--periods, --sample, --jitter-ms and --mode need --scale");
+	if (have_periods || have_sample || have_jitter || have_mode || succ || fevery)
+		return usage_error("--periods, --sample, --jitter-ms, --mode, --successors and "
+				   "--full-every need --scale");
 	if (check) {
 		if (have_seed || b != SIM_REAL || verbose)
 			return usage_error("--check takes no --seed, --broken or --verbose");

@@ -110,6 +110,8 @@ struct scale {
 const char *scale_mode_name(enum scale_mode m)
 {
 	switch (m) {
+	case SCALE_RING:
+		return "ring";
 	case SCALE_FULL:
 	case SCALE_MODE_COUNT:
 		break;
@@ -121,6 +123,10 @@ int scale_mode_parse(const char *name, enum scale_mode *out)
 {
 	if (name && strcmp(name, "full") == 0) {
 		*out = SCALE_FULL;
+		return 0;
+	}
+	if (name && strcmp(name, "ring") == 0) {
+		*out = SCALE_RING;
 		return 0;
 	}
 	return -1;
@@ -135,6 +141,8 @@ void scale_opts_defaults(struct scale_opts *o, int64_t nodes)
 	o->sample = nodes <= SCALE_FULL_MAX ? 0 : SCALE_SAMPLE_DEFAULT;
 	o->jitter_ms = SCALE_JITTER_DEFAULT_MS;
 	o->seed = 1;
+	o->successors = 3;
+	o->full_every = 10;
 }
 
 /* ---- plumbing ------------------------------------------------------------------ */
@@ -531,6 +539,36 @@ static int watch_pass(struct scale *s, struct swatch *w)
 			    keep_lease_valid(&nd->sm, mono), nd->sm.live_since_mono_ms) != 0)
 		return -1;
 	keep_watch_sched_listed(&w->sched, true, mono, wall_of(s->now));
+	keep_watch_ring(&w->kw, NULL, 0);
+	stale_events(s, w);
+	return 0;
+}
+
+/* Ring mode between listings (node-watch's ring_pass): one GET of each
+ * peer keep_watch_ring names, fed to the watch. */
+static int ring_pass(struct scale *s, struct swatch *w)
+{
+	struct snode *nd = &s->nodes[w->node];
+	struct counts *c = watch_counts(s);
+	const struct keep_node_obj *objs[KEEP_WATCH_RING_MAX * 4];
+	const char *ids[KEEP_WATCH_RING_MAX * 4];
+	int64_t mono = mono_of(s->now);
+	size_t i, n = keep_watch_ring(&w->kw, ids, KEEP_WATCH_RING_MAX * 4);
+
+	for (i = 0; i < n; i++) {
+		int64_t k = strtoll(ids[i] + 1, NULL, 10); /* ids are "n" and the index */
+		char ver[32];
+
+		if (bucket_get(s, k, c, &objs[i], ver, sizeof(ver)) != KEEP_STORE_OK)
+			objs[i] = NULL;
+		keep_watch_input_of(&s->in[i], s->nodes[k].id, false, objs[i] != NULL,
+				    objs[i] == NULL, objs[i]);
+	}
+	if (keep_watch_observe(&w->kw, s->in, n, mono,
+			       wall_of(s->now) - keep_lease_judge_offset_ms(&nd->sm),
+			       keep_lease_valid(&nd->sm, mono), nd->sm.live_since_mono_ms) != 0)
+		return -1;
+	keep_watch_ring(&w->kw, NULL, 0);
 	stale_events(s, w);
 	return 0;
 }
@@ -546,6 +584,10 @@ static int watch_step(struct scale *s, int64_t wi)
 	switch (keep_watch_sched_due(&w->sched, mono)) {
 	case KEEP_WATCH_LIST:
 		if (watch_pass(s, w) != 0)
+			return -1;
+		break;
+	case KEEP_WATCH_RING:
+		if (ring_pass(s, w) != 0)
 			return -1;
 		break;
 	case KEEP_WATCH_TICK:
@@ -664,6 +706,10 @@ static int setup(struct scale *s)
 		w->fence_wait = NEVER;
 		/* node-watch starts beside lease-write and lists at once */
 		keep_watch_sched_init(&w->sched, &s->t, mono_of(s->nodes[w->node].start_ms));
+		if (s->o.mode == SCALE_RING) {
+			keep_watch_set_ring(&w->kw, (int)s->o.successors);
+			keep_watch_sched_ring(&w->sched, s->o.full_every);
+		}
 	}
 	for (i = 0; i < s->n; i++) {
 		s->now = 0;
@@ -682,11 +728,19 @@ static int setup(struct scale *s)
 }
 
 /* The victim: a node in the middle whose watch is not played (so the
- * sample stays whole), or the middle node when every watch is played. */
+ * sample stays whole), or the middle node when every watch is played; in
+ * ring mode the node right after a played watch, whose first successor it
+ * is (the ids sort as their index). */
 static int64_t pick_victim(const struct scale *s)
 {
 	int64_t v = s->n / 2;
 
+	if (s->o.mode == SCALE_RING && s->nw < s->n) {
+		v = s->watches[s->nw / 2].node + 1;
+		if (v < s->n && s->nodes[v].w < 0)
+			return v;
+		v = s->n / 2;
+	}
 	while (s->nw < s->n && s->nodes[v].w >= 0)
 		v = (v + 1) % s->n;
 	return v;
@@ -737,6 +791,8 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		}
 	}
 	warm += 3 * period;
+	if (o->mode == SCALE_RING)
+		warm += o->full_every * period; /* every watch listed the whole cluster */
 	if (run_until(&s, warm, false) != 0)
 		goto nomem;
 	/* the counted window */
@@ -784,14 +840,20 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		double recv = per(l->bytes_recv, periods * (double)s.n) + per(wc->bytes_recv, pw);
 		double cn = (double)s.n;
 		double s3, r2;
+		char ringdesc[64] = "";
+
+		if (o->mode == SCALE_RING)
+			snprintf(ringdesc, sizeof(ringdesc),
+				 " successors=%" PRId64 " full_every=%" PRId64, o->successors,
+				 o->full_every);
 
 		rq = put + get + lst;
 		s3 = cn / secs * MONTH_S * ((put + lst) * S3_CLASS_A_USD + get * S3_CLASS_B_USD);
 		r2 = cn / secs * MONTH_S * ((put + lst) * R2_CLASS_A_USD + get * R2_CLASS_B_USD);
 		floor_ms = last_written + keep_timing_takeover_ms(&s.t);
 		fprintf(out,
-			"scale-model mode=%s nodes=%" PRId64 " played=%" PRId64 " periods=%" PRId64
-			" period_ms=%" PRId64 " jitter_ms=%" PRId64
+			"scale-model mode=%s%s nodes=%" PRId64 " played=%" PRId64
+			" periods=%" PRId64 " period_ms=%" PRId64 " jitter_ms=%" PRId64
 			" put_per_node_period=%.3f get_per_node_period=%.3f"
 			" list_pages_per_node_period=%.3f keys_listed_per_node_period=%.1f"
 			" requests_per_node_period=%.3f bytes_sent_per_node_period=%.0f"
@@ -799,9 +861,9 @@ int scale_run(const struct scale_opts *o, FILE *out)
 			" cluster_get_per_s=%.1f cluster_list_per_s=%.1f"
 			" cluster_requests_per_s=%.1f cluster_keys_listed_per_period=%.0f"
 			" s3_usd_month=%.0f r2_usd_month=%.0f",
-			scale_mode_name(o->mode), s.n, s.nw, o->periods, period, o->jitter_ms, put,
-			get, lst, keys, rq, sent, recv, cn * put / secs, cn * get / secs,
-			cn * lst / secs, cn * rq / secs, cn * keys, s3, r2);
+			scale_mode_name(o->mode), ringdesc, s.n, s.nw, o->periods, period,
+			o->jitter_ms, put, get, lst, keys, rq, sent, recv, cn * put / secs,
+			cn * get / secs, cn * lst / secs, cn * rq / secs, cn * keys, s3, r2);
 		if (s.fenced_at != NEVER)
 			fprintf(out, " death_to_fence_ms=%" PRId64 " over_floor_ms=%" PRId64,
 				s.fenced_at - s.kill_at, wall_of(s.fenced_at) - floor_ms);

@@ -21,11 +21,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* How a node watches its peers. Only the full watch of ADR 0020 §2 today
- * (list nodes/ every period); a mode is added here, in scale_mode_name and
- * in scale.c's watch pass. */
+/* How a node watches its peers: the full watch of ADR 0020 §2 (list
+ * nodes/ every period), or ring mode (docs/fencing.md "Ring mode": one GET
+ * of each of `successors` peers every period, a listing every
+ * `full_every` periods). */
 enum scale_mode {
 	SCALE_FULL = 0,
+	SCALE_RING,
 	SCALE_MODE_COUNT,
 };
 
@@ -37,14 +39,16 @@ enum scale_mode {
 
 struct scale_opts {
 	enum scale_mode mode;
-	int64_t nodes;	   /* N >= 2 */
-	int64_t periods;   /* periods counted, >= 1 */
-	int64_t sample;	   /* watches played; 0: all (N) */
-	int64_t jitter_ms; /* each wake-up is 0..jitter_ms late (uniform), >= 0 */
-	uint64_t seed;	   /* start phases, jitter, the victim's death phase */
+	int64_t nodes;	    /* N >= 2 */
+	int64_t periods;    /* periods counted, >= 1 */
+	int64_t sample;	    /* watches played; 0: all (N) */
+	int64_t jitter_ms;  /* each wake-up is 0..jitter_ms late (uniform), >= 0 */
+	uint64_t seed;	    /* start phases, jitter, the victim's death phase */
+	int64_t successors; /* ring: peers read every period (1..16; default 3) */
+	int64_t full_every; /* ring: a listing every that many periods (2..100; default 10) */
 };
 
-/* "full". Never NULL. */
+/* "full", "ring". Never NULL. */
 const char *scale_mode_name(enum scale_mode m);
 
 /* Parse a mode's name (borrowed) into *out: 0, or -1 when it is not a
@@ -62,7 +66,8 @@ void scale_opts_defaults(struct scale_opts *o, int64_t nodes);
  * of the counted window; rates per second; bytes are payload bytes; times
  * in ms on the model's clock; $ per 30-day month at the list prices in
  * scale.c (docs/scale.md):
- *   scale-model mode=M nodes=N played=S periods=P period_ms=.. jitter_ms=..
+ *   scale-model mode=M [successors=K full_every=M] nodes=N played=S periods=P
+ *   period_ms=.. jitter_ms=..
  *   put_per_node_period=.. get_per_node_period=.. list_pages_per_node_period=..
  *   keys_listed_per_node_period=.. requests_per_node_period=..
  *   bytes_sent_per_node_period=.. bytes_received_per_node_period=..

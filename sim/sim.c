@@ -267,6 +267,7 @@ enum ls_state {
 	LS_IDLE = 0,
 	LS_LIST,
 	LS_BODY,
+	LS_RING,       /* ring mode: the GETs of the watched peers (keep_watch_ring) */
 	LS_FENCE_WAKE, /* the fencer machine goes on at a wake: a line queued in
 			* lease-fence, a not-yet's retry, a slow fence thread */
 	LS_FENCE_REQ,  /* the fencer machine's read or write is out */
@@ -373,6 +374,9 @@ struct proc {
 	struct seen seen[MAX_NODES];
 	bool need[MAX_NODES];
 	char self_id[KEEP_NODE_ID_MAX + 1];
+	/* ring mode's pass: the watched peers, their GETs' answers */
+	int ring_ix[MAX_NODES], ring_n, ring_at;
+	struct seen ring_res[MAX_NODES];
 
 	/* the application's fenced commits (T_COMMIT; lib/core/commit.c, as
 	 * owner-commit): one machine at a time */
@@ -432,6 +436,9 @@ struct sim {
 	struct keep_timing t;
 	int64_t now, end;
 	int nnodes, nactors;
+	/* node-watch's mode (docs/fencing.md "Ring mode"): ring_k successors
+	 * and a listing every full_every passes; ring_k 0: full mode */
+	int ring_k, full_every;
 	/* scheduler knobs (per mille) */
 	int pm_lost, pm_slow, pm_late, pm_refused, pm_slow_reply, pm_drop;
 	int64_t op_wall_off;
@@ -2949,7 +2956,50 @@ static void ls_decide(struct sim *s, struct proc *p)
 	if (keep_watch_pass(&p->kw, in, n, mono, wall, lease_valid(s, p),
 			    p->sm.live_since_mono_ms) != 0)
 		abort();
+	keep_watch_ring(&p->kw, NULL, 0); /* ring mode: the new ring's successors */
 	ls_events(s, p);
+}
+
+/* Ring mode's pass (node-watch's ring_pass): the GETs answered, fed to
+ * the watch (keep_watch_observe). */
+static void ring_decide(struct sim *s, struct proc *p)
+{
+	struct keep_watch_input in[MAX_NODES];
+	char ids[MAX_NODES][KEEP_NODE_ID_MAX + 1];
+	int i;
+
+	for (i = 0; i < p->ring_n; i++) {
+		const struct seen *x = &p->ring_res[i];
+
+		snprintf(ids[i], sizeof(ids[i]), "n%d", p->ring_ix[i] + 1);
+		keep_watch_input_of(&in[i], ids[i], false, x->decoded, x->read_failed, &x->obj);
+	}
+	if (keep_watch_observe(&p->kw, in, (size_t)p->ring_n, p_mono(p, s->now), p_judge_wall(s, p),
+			       lease_valid(s, p), p->sm.live_since_mono_ms) != 0)
+		abort();
+	keep_watch_ring(&p->kw, NULL, 0);
+	ls_events(s, p);
+}
+
+/* Ring mode, between listings: one GET of each peer keep_watch_ring names. */
+static void ring_start(struct sim *s, struct proc *p)
+{
+	const char *ids[MAX_NODES];
+	size_t i, n = keep_watch_ring(&p->kw, ids, MAX_NODES);
+
+	p->ring_n = (int)n;
+	p->ring_at = 0;
+	for (i = 0; i < n; i++)
+		p->ring_ix[i] = node_index(s, ids[i]);
+	if (s->trace)
+		tr(s, "n%d.%d watch: ring pass over %d peer(s)", p->node + 1, p->no, p->ring_n);
+	if (n == 0) {
+		ring_decide(s, p);
+		return;
+	}
+	p->ls = LS_RING;
+	send_req(s, mk_req(s, pidx(s, p), T_LIST, false, TG_NODE, p->ring_ix[0]),
+		 keep_timing_attempt_timeout_ms(&s->t));
 }
 
 /* The watch's events of its last pass or tick: the first stale candidate
@@ -2991,6 +3041,10 @@ static void ls_wake(struct sim *s, struct proc *p)
 		if (keep_watch_tick(&p->kw, mono, lease_valid(s, p), p->sm.live_since_mono_ms) != 0)
 			abort();
 		ls_events(s, p);
+		return;
+	}
+	if (d == KEEP_WATCH_RING) {
+		ring_start(s, p);
 		return;
 	}
 	p->ls = LS_LIST;
@@ -3074,6 +3128,22 @@ static void ls_reply(struct sim *s, struct proc *p, struct req *q, enum keep_out
 			return;
 		}
 		ls_decide(s, p);
+		return;
+	}
+	case LS_RING: {
+		struct seen *x = &p->ring_res[p->ring_at];
+
+		memset(x, 0, sizeof(*x));
+		x->decoded = out == KEEP_STORE_OK;
+		x->read_failed = out != KEEP_STORE_OK; /* absent: the next listing says */
+		if (out == KEEP_STORE_OK)
+			x->obj = *o;
+		if (++p->ring_at < p->ring_n) {
+			send_req(s, mk_req(s, pi, T_LIST, false, TG_NODE, p->ring_ix[p->ring_at]),
+				 keep_timing_attempt_timeout_ms(&s->t));
+			return;
+		}
+		ring_decide(s, p);
 		return;
 	}
 	case LS_FENCE_REQ: {
@@ -3292,6 +3362,10 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	snprintf(p->self_id, sizeof(p->self_id), "n%d", node + 1);
 	keep_watch_init(&p->kw, &s->t, p->self_id);
 	keep_watch_sched_init(&p->lsched, &s->t, p_mono(p, at));
+	if (s->ring_k) {
+		keep_watch_set_ring(&p->kw, s->ring_k);
+		keep_watch_sched_ring(&p->lsched, s->full_every);
+	}
 	p->kw_on = true;
 	memset(&tmpl, 0, sizeof(tmpl));
 	tmpl.format = 3;
@@ -3912,6 +3986,12 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 		s->node_sd[n] = -1;
 	s->nnodes = (int)rng_range(&s->rng, 2, MAX_NODES);
 	s->nactors = (int)rng_range(&s->rng, 1, MAX_ACTORS);
+	if (seed % 4 == 3) {
+		/* one seed in four watches in ring mode (drawn from the seed, not
+		 * the generator: the other seeds play as before) */
+		s->ring_k = 1 + (int)((seed / 4) % 2);
+		s->full_every = 2 + (int)((seed / 8) % 3);
+	}
 	s->end = 40 * s->t.ttl_ms;
 	s->pm_lost = (int)rng_range(&s->rng, 0, 100);
 	s->pm_slow = (int)rng_range(&s->rng, 0, 200);
@@ -3926,6 +4006,8 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 	   " skew=%" PRId64 " period=%" PRId64 " nodes=%d actors=%d lost=%d slow=%d late=%d",
 	   seed, sim_broken_name(b), s->t.ttl_ms, s->t.grace_ms, s->t.safety_ms, s->t.max_skew_ms,
 	   s->t.period_ms, s->nnodes, s->nactors, s->pm_lost, s->pm_slow, s->pm_late);
+	if (s->ring_k)
+		tr(s, "watch mode ring: successors=%d full_every=%d", s->ring_k, s->full_every);
 	for (n = 0; n < s->nnodes; n++)
 		start_proc(s, n, rng_range(&s->rng, 0, 2000), false);
 	schedule_faults(s);

@@ -172,6 +172,96 @@ static bool recently(const struct keep_watch *w, const struct keep_watch_peer *p
 static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since,
 		      int rc);
 
+/* Apply one input to the watch at now (wall: the judging wall clock).
+ * may_join: a peer not known joins (a listing); otherwise it is ignored
+ * (a ring observation). 0 or KEEP_ERR_NOMEM (an event lost). The peers
+ * array has room for one more (keep_watch_pass made it). */
+static int apply_input(struct keep_watch *w, const struct keep_watch_input *x, int64_t now,
+		       int64_t wall, bool may_join)
+{
+	struct keep_watch_peer *p, old;
+	long at = find_peer(w, x->node);
+	bool stat_changed;
+	int rc = 0;
+
+	if (at < 0) {
+		size_t pos = (size_t)(-at - 1);
+		if (x->wrote || !may_join)
+			return 0; /* no body of an unknown peer: not watched yet */
+		memmove(&w->peers[pos + 1], &w->peers[pos], (w->n - pos) * sizeof(w->peers[0]));
+		w->n++;
+		p = &w->peers[pos];
+		memset(p, 0, sizeof(*p));
+		copy_str(p->node, sizeof(p->node), x->node);
+		observe(p, x);
+		p->since_mono_ms = now;
+		p->seen = true;
+		p->observed = true;
+		p->watched = w->ring_k == 0;
+		p->read_failed = x->read_failed;
+		p->status = keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, false);
+		if (!add_event(w, KEEP_WEV_JOIN, p))
+			rc = KEEP_ERR_NOMEM;
+		return rc;
+	}
+	p = &w->peers[at];
+	if (p->seen)
+		return 0; /* listed twice: the first wins */
+	p->seen = true;
+	p->observed = true;
+	p->read_failed = x->read_failed;
+	if (x->read_failed)
+		return 0; /* unknown: the watch stays as it was */
+	p->unread = false;
+	if (!may_join && !x->wrote && x->readable && x->obj && p->readable && x->obj->format == 3 &&
+	    p->format == 3 &&
+	    (x->obj->written_at_ms != p->written_at_ms ||
+	     strcmp(x->obj->instance, p->instance) != 0) &&
+	    x->obj->written_at_ms != p->noticed_written_at_ms) {
+		/* a ring observation showing a newer write: a write seen, as a
+		 * listing's changed token (the body is taken at the next
+		 * observation): the watch counts from the same moments in
+		 * both modes, and two reads in one gap between a peer's
+		 * writes never make a candidate of a live peer */
+		p->noticed_written_at_ms = x->obj->written_at_ms;
+		p->since_mono_ms = now;
+		p->last_stale_mono_ms = 0;
+		p->changed_mono_ms = now;
+		return 0;
+	}
+	if (x->wrote) {
+		/* a write landed: alive; the body is read once the
+		 * token stops changing, and the watch starts again */
+		p->since_mono_ms = now;
+		p->last_stale_mono_ms = 0;
+		p->changed_mono_ms = now;
+		old = *p;
+		if (p->readable && p->format != 3) {
+			/* an old-format heartbeat rewritten: old-running (§6) */
+			p->status = KEEP_STATUS_OLD_RUNNING;
+			if (p->status != old.status && !add_event(w, KEEP_WEV_CHANGE, p))
+				rc = KEEP_ERR_NOMEM;
+		}
+		return rc;
+	}
+	old = *p;
+	observe(p, x);
+	if (p->readable != old.readable || p->format != old.format ||
+	    p->written_at_ms != old.written_at_ms || strcmp(p->instance, old.instance) != 0 ||
+	    (p->readable && x->obj->format == 3 &&
+	     keep_node_status(x->obj, wall, &w->t, false) != old.status)) {
+		p->since_mono_ms = now;
+		p->last_stale_mono_ms = 0;
+		p->changed_mono_ms = now;
+	}
+	p->status = keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, recently(w, p, now));
+	stat_changed = p->status != old.status || p->readable != old.readable ||
+		       p->format != old.format || strcmp(p->instance, old.instance) != 0;
+	if (stat_changed && !add_event(w, KEEP_WEV_CHANGE, p))
+		rc = KEEP_ERR_NOMEM;
+	return rc;
+}
+
 int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, size_t n, int64_t now,
 		    int64_t wall, bool self_valid, int64_t live_since)
 {
@@ -193,71 +283,13 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 	for (i = 0; i < w->n; i++)
 		w->peers[i].seen = false;
 
+	for (i = 0; i < w->n; i++)
+		w->peers[i].observed = false;
 	for (i = 0; i < n; i++) {
-		const struct keep_watch_input *x = &in[i];
-		struct keep_watch_peer *p, old;
-		long at = find_peer(w, x->node);
-		bool stat_changed;
+		int r = apply_input(w, &in[i], now, wall, true);
 
-		if (at < 0) {
-			size_t pos = (size_t)(-at - 1);
-			if (x->wrote)
-				continue; /* no body of an unknown peer: not watched yet */
-			memmove(&w->peers[pos + 1], &w->peers[pos],
-				(w->n - pos) * sizeof(w->peers[0]));
-			w->n++;
-			p = &w->peers[pos];
-			memset(p, 0, sizeof(*p));
-			copy_str(p->node, sizeof(p->node), x->node);
-			observe(p, x);
-			p->since_mono_ms = now;
-			p->seen = true;
-			p->read_failed = x->read_failed;
-			p->status =
-			    keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, false);
-			if (!add_event(w, KEEP_WEV_JOIN, p))
-				rc = KEEP_ERR_NOMEM;
-			continue;
-		}
-		p = &w->peers[at];
-		if (p->seen)
-			continue; /* listed twice: the first wins */
-		p->seen = true;
-		p->read_failed = x->read_failed;
-		if (x->read_failed)
-			continue; /* unknown: the watch stays as it was */
-		if (x->wrote) {
-			/* a write landed: alive; the body is read once the
-			 * token stops changing, and the watch starts again */
-			p->since_mono_ms = now;
-			p->last_stale_mono_ms = 0;
-			p->changed_mono_ms = now;
-			old = *p;
-			if (p->readable && p->format != 3) {
-				/* an old-format heartbeat rewritten: old-running (§6) */
-				p->status = KEEP_STATUS_OLD_RUNNING;
-				if (p->status != old.status && !add_event(w, KEEP_WEV_CHANGE, p))
-					rc = KEEP_ERR_NOMEM;
-			}
-			continue;
-		}
-		old = *p;
-		observe(p, x);
-		if (p->readable != old.readable || p->format != old.format ||
-		    p->written_at_ms != old.written_at_ms ||
-		    strcmp(p->instance, old.instance) != 0 ||
-		    (p->readable && x->obj->format == 3 &&
-		     keep_node_status(x->obj, wall, &w->t, false) != old.status)) {
-			p->since_mono_ms = now;
-			p->last_stale_mono_ms = 0;
-			p->changed_mono_ms = now;
-		}
-		p->status =
-		    keep_node_status(p->readable ? x->obj : NULL, wall, &w->t, recently(w, p, now));
-		stat_changed = p->status != old.status || p->readable != old.readable ||
-			       p->format != old.format || strcmp(p->instance, old.instance) != 0;
-		if (stat_changed && !add_event(w, KEEP_WEV_CHANGE, p))
-			rc = KEEP_ERR_NOMEM;
+		if (r)
+			rc = r;
 	}
 
 	/* leaves */
@@ -318,7 +350,8 @@ static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_
 		struct keep_watch_peer *p = &w->peers[i];
 		struct keep_watch_event *e;
 
-		if (!watchable(w, p) || now < stale_due(w, p, live_since))
+		if (!watchable(w, p) || !(p->observed || (p->watched && !p->unread)) ||
+		    now < stale_due(w, p, live_since))
 			continue;
 		p->last_stale_mono_ms = now;
 		e = add_event(w, KEEP_WEV_STALE, p);
@@ -335,8 +368,81 @@ static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_
 
 int keep_watch_tick(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since)
 {
+	size_t i;
+
 	w->nev = 0;
+	for (i = 0; i < w->n; i++)
+		w->peers[i].observed = false; /* a tick judges the watched peers only */
 	return stale_pass(w, now, self_valid, live_since, 0);
+}
+
+void keep_watch_set_ring(struct keep_watch *w, int k)
+{
+	size_t i;
+
+	w->ring_k = k < 0 ? 0 : k > KEEP_WATCH_RING_MAX ? KEEP_WATCH_RING_MAX : k;
+	for (i = 0; i < w->n; i++)
+		w->peers[i].watched = w->ring_k == 0;
+}
+
+/* A peer the ring counts: one that could be fenced (keep_watch_ring). */
+static bool ring_member(const struct keep_watch *w, const struct keep_watch_peer *p)
+{
+	return p->readable && p->format == 3 && p->status == KEEP_STATUS_LIVE &&
+	       strcmp(p->node, w->self) != 0;
+}
+
+size_t keep_watch_ring(struct keep_watch *w, const char **ids, size_t max)
+{
+	size_t i, start, out = 0;
+	long at;
+	int counted = 0;
+
+	for (i = 0; i < w->n; i++) {
+		struct keep_watch_peer *p = &w->peers[i];
+
+		if (w->ring_k && !p->watched)
+			p->unread = true; /* judged on time only once a pass looked at it */
+		p->watched = w->ring_k == 0;
+	}
+	if (w->ring_k == 0 || w->n == 0)
+		return 0;
+	at = find_peer(w, w->self);
+	start = at >= 0 ? (size_t)at + 1 : (size_t)(-at - 1);
+	for (i = 0; i < w->n && counted < w->ring_k; i++) {
+		struct keep_watch_peer *p = &w->peers[(start + i) % w->n];
+
+		if (!ring_member(w, p))
+			continue;
+		p->watched = true;
+		if (out < max)
+			ids[out++] = p->node;
+		if (!p->last_stale_mono_ms)
+			counted++; /* a candidate now does not count: one more is watched */
+	}
+	return out;
+}
+
+int keep_watch_observe(struct keep_watch *w, const struct keep_watch_input *in, size_t n,
+		       int64_t now, int64_t wall, bool self_valid, int64_t live_since)
+{
+	size_t i;
+	int rc = 0;
+
+	w->nev = 0;
+	for (i = 0; i < w->n; i++) {
+		w->peers[i].observed = false;
+		w->peers[i].seen = false;
+	}
+	for (i = 0; i < n; i++) {
+		int r = apply_input(w, &in[i], now, wall, false);
+
+		if (r)
+			rc = r;
+	}
+	for (i = 0; i < w->n; i++)
+		w->peers[i].seen = true; /* nobody leaves on an observation */
+	return stale_pass(w, now, self_valid, live_since, rc);
 }
 
 int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_since)
@@ -349,7 +455,7 @@ int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_s
 	for (i = 0; i < w->n; i++) {
 		int64_t due;
 
-		if (!watchable(w, &w->peers[i]))
+		if (!watchable(w, &w->peers[i]) || !w->peers[i].watched || w->peers[i].unread)
 			continue;
 		due = stale_due(w, &w->peers[i], live_since);
 		if (!best || due < best)

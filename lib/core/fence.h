@@ -109,6 +109,13 @@ struct keep_watch_peer {
 	int64_t last_stale_mono_ms; /* last stale emitted (0: never) */
 	bool seen;		    /* listed in the current pass */
 	bool read_failed;	    /* the last pass's read of it failed: never stale on it */
+	bool observed;		    /* its body or token was seen in the current pass */
+	bool watched;		    /* ring mode: one of this node's successors (keep_watch_ring);
+				       always true in full mode */
+	bool unread;		    /* ring mode: watched since its last observation: no tick
+				       judges it before a pass has looked at it */
+	int64_t noticed_written_at_ms; /* ring mode: a GET showed this newer written_at, taken
+					  as a write seen (keep_watch_observe) */
 };
 
 /* The watch. Owns peers[] and ev[]; release with keep_watch_release. */
@@ -120,6 +127,7 @@ struct keep_watch {
 	struct keep_watch_event *ev; /* events of the last pass */
 	size_t nev, evalloc;
 	bool was_valid; /* this node's lease was valid at the last pass */
+	int ring_k;	/* ring mode: successors watched (keep_watch_set_ring); 0: full */
 };
 
 /* Initialise for node self (NULL or "": no own lease, never stale). */
@@ -158,6 +166,43 @@ int keep_watch_tick(struct keep_watch *w, int64_t now_mono_ms, bool self_valid,
  * when none can (no own node id, no live peer watched). The driver wakes
  * then and calls keep_watch_tick. */
 int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_since_mono_ms);
+
+/* ---- ring mode (issue 28; docs/fencing.md "Ring mode") ------------------------
+ *
+ * In full mode (the default) every peer is listed, and judged, every
+ * period. In ring mode a node lists nodes/ only every full_every periods
+ * (keep_watch_pass, as in full mode: joins, leaves, the ring itself, and
+ * every peer judged on what that listing shows), and in the periods
+ * between reads only the bodies of its watched peers (keep_watch_observe).
+ * A peer is a candidate only on a pass that observed it, or at a tick when
+ * it is watched: a peer not watched is never judged on time alone (it is
+ * not being looked at), so ring mode never emits a candidate full mode
+ * would not; the fence is decided on one fresh read either way. */
+
+/* Ring mode with k successors (1..KEEP_WATCH_RING_MAX), or full mode (0). */
+#define KEEP_WATCH_RING_MAX 16
+void keep_watch_set_ring(struct keep_watch *w, int k);
+
+/* The watched peers, after a pass or an observation: walking the ring of
+ * peer ids (sorted, wrapping) from this node's own id, the next ring_k
+ * peers that can be fenced (readable, format 3, live, not this node), and
+ * beyond each of them that is a candidate now (a stale line emitted and
+ * nothing changed since) one more: a run of dead successors is skipped
+ * over the moment each becomes a candidate. Sets each peer's watched flag
+ * and fills ids[0..max) with the watched peers' node ids (borrowed from
+ * w: valid until the next pass or observation); returns how many. Full
+ * mode: every peer watched, 0 returned (the listing reads them). */
+size_t keep_watch_ring(struct keep_watch *w, const char **ids, size_t max);
+
+/* A ring-mode pass: the bodies of the watched peers read at now_mono_ms
+ * (in: one input each; keep_watch_input_of with wrote false; a peer not
+ * known is ignored; a GET that found nothing is a read_failed input: the
+ * next full listing says whether it left). No join and no leave; a
+ * candidate only among the peers observed here; the rest as
+ * keep_watch_pass. 0 or KEEP_ERR_NOMEM. */
+int keep_watch_observe(struct keep_watch *w, const struct keep_watch_input *in, size_t n,
+		       int64_t now_mono_ms, int64_t now_wall_ms, bool self_valid,
+		       int64_t live_since_mono_ms);
 
 /* "join", "change", "leave", "stale". */
 const char *keep_watch_event_name(enum keep_watch_event_kind k);

@@ -51,12 +51,25 @@ void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing 
 	s->period_ms = t->period_ms > 0 ? t->period_ms : 1;
 	s->ttl_ms = t->ttl_ms;
 	s->next_pass_mono_ms = now_mono_ms;
+	s->full_every = 1;
+}
+
+void keep_watch_sched_ring(struct keep_watch_sched *s, int64_t full_every)
+{
+	s->full_every = full_every < 1				 ? 1
+			: full_every > KEEP_WATCH_FULL_EVERY_MAX ? KEEP_WATCH_FULL_EVERY_MAX
+								 : full_every;
 }
 
 enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms)
 {
 	if (now_mono_ms >= s->next_pass_mono_ms) {
 		s->next_pass_mono_ms = keep_add_sat_ms(now_mono_ms, s->period_ms);
+		if (s->full_every > 1 && s->listed && s->since_full < s->full_every - 1) {
+			s->since_full++;
+			return KEEP_WATCH_RING;
+		}
+		s->since_full = 0;
 		return KEEP_WATCH_LIST;
 	}
 	return s->listed ? KEEP_WATCH_TICK : KEEP_WATCH_SLEEP;

@@ -108,6 +108,8 @@ struct keep_watch_sched {
 	int64_t failures;	       /* failed listings in a row */
 	int64_t failing_since_mono_ms; /* the first of them; 0 while ok */
 	int64_t failing_since_wall_ms; /* the same moment, wall; 0 while ok */
+	int64_t full_every;	       /* ring mode: a listing every full_every passes (1: full) */
+	int64_t since_full;	       /* ring passes since the last listing */
 };
 
 /* What the watch's driver does at a wake-up. */
@@ -115,6 +117,8 @@ enum keep_watch_do {
 	KEEP_WATCH_SLEEP = 0, /* nothing due: sleep until keep_watch_sched_wake_mono_ms */
 	KEEP_WATCH_LIST,      /* list nodes/, read what keep_listing_need_body asks, pass */
 	KEEP_WATCH_TICK,      /* keep_watch_tick on the last pass's bodies */
+	KEEP_WATCH_RING,      /* ring mode: GET each peer keep_watch_ring names, then
+				 keep_watch_observe */
 };
 
 /* A schedule whose first listing is due at now_mono_ms (t: period_ms,
@@ -122,10 +126,18 @@ enum keep_watch_do {
 void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing *t,
 			   int64_t now_mono_ms);
 
-/* What is due at now_mono_ms: LIST when a listing is (the next one is
- * then due a period later: a slow pass does not push the cadence back by
- * its own length beyond one period), else TICK after a listing that
- * succeeded, else SLEEP. */
+/* Ring mode (docs/fencing.md "Ring mode"): of every full_every passes
+ * (2..KEEP_WATCH_FULL_EVERY_MAX) one lists nodes/ and the others are ring
+ * passes; after a listing that failed the next pass lists again. 1: full
+ * mode (every pass a listing, the default). */
+#define KEEP_WATCH_FULL_EVERY_MAX 100
+void keep_watch_sched_ring(struct keep_watch_sched *s, int64_t full_every);
+
+/* What is due at now_mono_ms: a pass when one is (the next one is then
+ * due a period later: a slow pass does not push the cadence back by its
+ * own length beyond one period): LIST, or in ring mode RING between
+ * listings that succeeded; else TICK after a listing that succeeded,
+ * else SLEEP. */
 enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms);
 
 /* A listing ended at now_mono_ms (wall: now_wall_ms), listed or failed:

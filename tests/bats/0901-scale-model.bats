@@ -86,16 +86,23 @@ within() {
 	run -100 --separate-stderr keep-sim --scale 100001
 	[ "${stderr_lines[0]}" = "keep-sim: --scale needs a number of nodes, 2 to 100000" ]
 	run -100 --separate-stderr keep-sim --periods 5
-	[ "${stderr_lines[0]}" = "keep-sim: --periods, --sample, --jitter-ms and --mode need --scale" ]
-	run -100 --separate-stderr keep-sim --scale 10 --mode ring
-	[ "${stderr_lines[0]}" = "keep-sim: --mode needs a known watch mode: full" ]
+	[ "${stderr_lines[0]}" = "keep-sim: --periods, --sample, --jitter-ms, --mode, --successors and --full-every need --scale" ]
+	run -100 --separate-stderr keep-sim --scale 10 --mode rung
+	[ "${stderr_lines[0]}" = "keep-sim: --mode needs a known watch mode: full, ring" ]
+	run -100 --separate-stderr keep-sim --scale 10 --successors 2
+	[ "${stderr_lines[0]}" = "keep-sim: --successors and --full-every need --mode ring" ]
+	run -100 --separate-stderr keep-sim --scale 10 --mode ring --successors 17
+	[ "${stderr_lines[0]}" = "keep-sim: --successors needs a number, 1 to 16" ]
+	run -100 --separate-stderr keep-sim --scale 10 --mode ring --full-every 1
+	[ "${stderr_lines[0]}" = "keep-sim: --full-every needs a number, 2 to 100" ]
 	run -100 --separate-stderr keep-sim --scale 10 --check
 	[ "${stderr_lines[0]}" = "keep-sim: --scale takes no --check, --broken, --verbose or --seeds" ]
 }
 
-# the docs/scale.md row for nodes: its cells, "|"-separated, trimmed
+# doc_row N MODE : the docs/scale.md row for N nodes in MODE: its cells,
+# "|"-separated, trimmed
 doc_row() {
-	awk -F'|' -v n="$1" '$2 ~ "^ *" n " *$" && $3 ~ /full/ {
+	awk -F'|' -v n="$1" -v m="$2" '$2 ~ "^ *" n " *$" && $3 ~ "^ *" m " *$" {
 		for (i = 2; i < NF; i++) { gsub(/^ +| +$/, "", $i); printf "%s%s", (i > 2 ? "|" : ""), $i }
 		print ""; exit }' "$BATS_TEST_DIRNAME/../../docs/scale.md"
 }
@@ -112,6 +119,37 @@ doc_row() {
 	want="$want|$(field cluster_get_per_s)|$(field cluster_list_per_s)"
 	want="$want|$(field cluster_requests_per_s)|$(field s3_usd_month)|$(field r2_usd_month)"
 	want="$want|$(field death_to_fence_ms)"
-	run -0 doc_row 1,000
+	run -0 doc_row 1,000 full
+	assert_output "$want"
+}
+
+@test "keep-sim --scale 20 --mode ring: 1 PUT, K GETs, 1/M of a listing per node and period; fenced at the floor" {
+	run -0 keep-sim --scale 20 --mode ring --successors 2 --full-every 4
+	assert_output --regexp '^scale-model mode=ring successors=2 full_every=4 nodes=20 played=20 periods=10 '
+	within "$(field put_per_node_period)" 0.98 1.0
+	# K GETs on 3 periods of 4 (ring passes), a listing on the 4th: 10
+	# periods counted hold 7 or 8 ring passes and 2 or 3 listings
+	within "$(field get_per_node_period)" 1.35 1.65
+	within "$(field list_pages_per_node_period)" 0.19 0.31
+	within "$(field over_floor_ms)" 1 21
+	[ "$(field fences_landed)" = 1 ]
+	# the dead node's watchers, and watches whose listing judged it: not
+	# every node
+	[ "$(field fencers)" -lt 19 ]
+	[ "$(field false_candidates)" = 0 ]
+}
+
+@test "docs/scale.md: the ring mode row and line at N = 1,000 are the model's output" {
+	run -0 scale_model --scale 1000 --mode ring
+	line=$(printf '%s\n' "$output" | grep '^scale-model ')
+	run -0 grep -Fx -- "$line" "$BATS_TEST_DIRNAME/../../docs/scale.md"
+	output=$line
+	want="1,000|ring|$(field played)|$(field put_per_node_period)|$(field get_per_node_period)"
+	want="$want|$(field list_pages_per_node_period)|$(field requests_per_node_period)"
+	want="$want|$(field cluster_keys_listed_per_period)|$(field cluster_put_per_s)"
+	want="$want|$(field cluster_get_per_s)|$(field cluster_list_per_s)"
+	want="$want|$(field cluster_requests_per_s)|$(field s3_usd_month)|$(field r2_usd_month)"
+	want="$want|$(field death_to_fence_ms)"
+	run -0 doc_row 1,000 ring
 	assert_output "$want"
 }

@@ -48,6 +48,15 @@ static size_t stales(const struct keep_watch *w)
 	return n;
 }
 
+static size_t count_events(const struct keep_watch *w, enum keep_watch_event_kind k)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < w->nev; i++)
+		n += w->ev[i].kind == k;
+	return n;
+}
+
 static void body(struct keep_watch *w, const struct keep_node_obj *o, int64_t now)
 {
 	struct keep_watch_input in = {.node = o->node, .readable = true, .obj = o};
@@ -289,8 +298,198 @@ TEST(listing_health_moves_ok_failing_failed_ok)
 	CHECK(sc.listed);
 }
 
+/* ---- ring mode (docs/fencing.md "Ring mode") ---------------------------- */
+
+/* A full pass of live peers ids[0..n) all written at wa, at now. */
+static void list_all(struct keep_watch *w, const char *const *ids, size_t n, int64_t wa,
+		     int64_t now)
+{
+	struct keep_node_obj o[8];
+	struct keep_watch_input in[8];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		o[i] = live(ids[i], wa);
+		keep_watch_input_of(&in[i], ids[i], false, true, false, &o[i]);
+	}
+	CHECK_EQ_INT(keep_watch_pass(w, in, n, now, W0 + now, true, 1), 0);
+}
+
+/* A ring observation of one peer's body (written at wa) at now. */
+static void observe1(struct keep_watch *w, const char *node, int64_t wa, int64_t now)
+{
+	struct keep_node_obj o = live(node, wa);
+	struct keep_watch_input in;
+
+	keep_watch_input_of(&in, node, false, true, false, &o);
+	CHECK_EQ_INT(keep_watch_observe(w, &in, 1, now, W0 + now, true, 1), 0);
+}
+
+static bool is_stale(const struct keep_watch *w, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < w->nev; i++)
+		if (w->ev[i].kind == KEEP_WEV_STALE && strcmp(w->ev[i].node, node) == 0)
+			return true;
+	return false;
+}
+
+/* The successors: the next k live peers after this node's id, wrapping;
+ * a peer that is not live is skipped; beyond a candidate one more. */
+TEST(ring_successors_wrap_skip_and_extend)
+{
+	static const char *const ids[] = {"a", "b", "d", "e", "f"};
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	const char *got[8];
+	struct keep_node_obj fenced = live("e", W0);
+	struct keep_watch_input in;
+
+	keep_watch_init(&w, &t, "c");
+	keep_watch_set_ring(&w, 2);
+	list_all(&w, ids, 5, W0, 100);
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 2);
+	CHECK_EQ_STR(got[0], "d");
+	CHECK_EQ_STR(got[1], "e");
+	/* a fenced peer is not in the ring */
+	fenced.state = KEEP_NODE_FENCED;
+	keep_watch_input_of(&in, "e", false, true, false, &fenced);
+	CHECK_EQ_INT(keep_watch_observe(&w, &in, 1, 200, W0 + 200, true, 1), 0);
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 2);
+	CHECK_EQ_STR(got[0], "d");
+	CHECK_EQ_STR(got[1], "f");
+	keep_watch_release(&w);
+	/* wrapping past the end of the sorted ids */
+	keep_watch_init(&w, &t, "f");
+	keep_watch_set_ring(&w, 2);
+	list_all(&w, ids, 5, W0, 100);
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 2);
+	CHECK_EQ_STR(got[0], "a");
+	CHECK_EQ_STR(got[1], "b");
+	/* d, e not looked at: never a candidate at a tick; a and b are */
+	observe1(&w, "a", W0, 1100);
+	CHECK_EQ_INT(keep_watch_tick(&w, 1900, true, 1), 0);
+	CHECK(is_stale(&w, "a"));
+	CHECK(!is_stale(&w, "d"));
+	CHECK(!is_stale(&w, "e"));
+	/* b was never observed since it became watched: no tick judges it */
+	CHECK(!is_stale(&w, "b"));
+	/* a is a candidate now: one more successor is watched beyond it */
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 3);
+	CHECK_EQ_STR(got[2], "d");
+	/* full mode: every peer watched, nothing to GET */
+	keep_watch_set_ring(&w, 0);
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 0);
+	keep_watch_release(&w);
+}
+
+/* A ring observation showing a newer written_at is a write seen (as a
+ * listing's changed token): the watch restarts, and the body is taken at
+ * the next observation, which restarts it once more; so two reads that
+ * fall in one gap between a live peer's writes never make it a candidate,
+ * and a dead peer's watch counts from the same moment as in full mode. */
+TEST(ring_a_newer_write_counts_as_in_a_listing)
+{
+	static const char *const ids[] = {"a", "b"};
+	struct keep_timing t = timing();
+	struct keep_watch w;
+
+	keep_watch_init(&w, &t, "b");
+	keep_watch_set_ring(&w, 1);
+	list_all(&w, ids, 2, W0, 100);
+	keep_watch_ring(&w, NULL, 0);
+	/* a wrote at W0 + 1000: seen at 1005, its watch restarts there */
+	observe1(&w, "a", W0 + 1000, 1005);
+	CHECK_EQ_INT(stales(&w), 0);
+	/* read again at 2000 before its next write (at 2010): taken now */
+	observe1(&w, "a", W0 + 1000, 2000);
+	CHECK_EQ_INT(keep_watch_next_stale_mono_ms(&w, 1), 2000 + 1800);
+	/* a tick at 1005 + 1800 does not judge it: not unchanged that long */
+	CHECK_EQ_INT(keep_watch_tick(&w, 2805, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	/* it wrote at 2010: seen at 3000, the watch restarts */
+	observe1(&w, "a", W0 + 2010, 3000);
+	CHECK_EQ_INT(keep_watch_tick(&w, 3800, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	/* dead after that write: observed unchanged, a candidate 1800 after
+	 * the observation that took the body */
+	observe1(&w, "a", W0 + 2010, 4000);
+	observe1(&w, "a", W0 + 2010, 5000);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_tick(&w, 5799, true, 1), 0);
+	CHECK_EQ_INT(stales(&w), 0);
+	CHECK_EQ_INT(keep_watch_tick(&w, 5800, true, 1), 0);
+	CHECK(is_stale(&w, "a"));
+	keep_watch_release(&w);
+}
+
+/* A peer not watched is judged at a full listing that shows it unchanged
+ * since the last one (full_every periods apart), never between listings;
+ * an observation names no join and no leave. */
+TEST(ring_unwatched_peer_judged_only_at_a_listing)
+{
+	static const char *const ids[] = {"a", "c", "d"};
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_watch_input in;
+
+	keep_watch_init(&w, &t, "b");
+	keep_watch_set_ring(&w, 1);
+	list_all(&w, ids, 3, W0, 100);
+	keep_watch_ring(&w, NULL, 0); /* watches c */
+	observe1(&w, "c", W0 + 1000, 1100);
+	CHECK_EQ_INT(count_events(&w, KEEP_WEV_LEAVE), 0);
+	CHECK_EQ_INT(keep_watch_tick(&w, 9000, true, 1), 0);
+	CHECK(!is_stale(&w, "a"));
+	CHECK(!is_stale(&w, "d"));
+	/* the next listing: a and d unchanged since 100: candidates there */
+	list_all(&w, ids, 3, W0, 10100);
+	CHECK(is_stale(&w, "a"));
+	CHECK(is_stale(&w, "d"));
+	/* an observation of an unknown node is ignored (no join) */
+	{
+		struct keep_node_obj z = live("z", W0);
+
+		keep_watch_input_of(&in, "z", false, true, false, &z);
+		CHECK_EQ_INT(keep_watch_observe(&w, &in, 1, 10200, W0 + 10200, true, 1), 0);
+		CHECK_EQ_INT(count_events(&w, KEEP_WEV_JOIN), 0);
+	}
+	keep_watch_release(&w);
+}
+
+/* Ring mode's schedule: one listing every full_every passes, ring passes
+ * between; after a failed listing the next pass lists again. */
+TEST(ring_schedule_lists_every_full_every_passes)
+{
+	struct keep_timing t = timing();
+	struct keep_watch_sched sc;
+
+	keep_watch_sched_init(&sc, &t, 0);
+	keep_watch_sched_ring(&sc, 3);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 0), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, true, 10, W0 + 10);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 1000), KEEP_WATCH_RING);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 2000), KEEP_WATCH_RING);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 3000), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, false, 3010, W0 + 3010);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 4000), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, true, 4010, W0 + 4010);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 4500), KEEP_WATCH_TICK);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 5000), KEEP_WATCH_RING);
+	/* full mode */
+	keep_watch_sched_ring(&sc, 1);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 6000), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, true, 6010, W0 + 6010);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 7000), KEEP_WATCH_LIST);
+}
+
 int main(void)
 {
+	RUN(ring_successors_wrap_skip_and_extend);
+	RUN(ring_a_newer_write_counts_as_in_a_listing);
+	RUN(ring_unwatched_peer_judged_only_at_a_listing);
+	RUN(ring_schedule_lists_every_full_every_passes);
 	RUN(wrote_restarts_the_watch_without_a_body);
 	RUN(wrote_never_earlier_than_the_body_watch);
 	RUN(tick_respects_own_lease_and_live_since);
