@@ -117,6 +117,7 @@ lease:
   heartbeat_period_ms: $PERIOD
 metrics:
   textfile: $CL/$1.prom
+${NODE_EXTRA_YAML:-}
 YAML
 }
 

@@ -13,8 +13,10 @@
 #
 # Environment (besides bench/perf-lib.sh's BENCH_STORE, KEEP_BINDIR,
 # BENCH_DIR, BENCH_KEEP): BENCH_MODE (full: every node lists nodes/ every
-# period and every peer races to fence a dead node, the watch built today;
-# ring, issue 28's item 3, is refused with exit 100 until it exists),
+# period and every peer races to fence a dead node; ring: each node GETs
+# its BENCH_SUCCESSORS (3) successors in the ring of live ids every period
+# and lists nodes/ every BENCH_FULL_EVERY (10) periods, configuration
+# `watch: {mode: ring, ...}`, docs/fencing.md "Ring mode"),
 # BENCH_NODES (node counts, one run each: "10 50 100 200"), BENCH_WINDOW
 # (seconds of the steady-state window: 30), BENCH_KILLS (kills a run: 5),
 # BENCH_DEFAULT_TIMINGS (1 here: ADR 0020's defaults, ttl 10 s, grace 5 s,
@@ -55,16 +57,17 @@
 #      objects deleted (s3), and a check that none of its processes is left.
 # One line per run on stdout (per node per period: requests, put, get,
 # list; fence times over the kills):
-#   scale store=S mode=full nodes=N requests_per_node_period=X put=.. get=..
+#   scale store=S mode=M nodes=N requests_per_node_period=X put=.. get=..
 #   list=.. cpu_pct_per_node=.. rss_kib_per_node=.. fence_median_ms=..
 #   fence_p99_ms=.. fence_attempts_per_death=.. kills=K fenced=F
 #   over_floor_min_ms=.. window_s=.. expected_per_node_period=E
-#   lease_ran_out=R
+#   lease_ran_out=R [successors=K full_every=M (ring mode)]
 # over_floor_min_ms: the least of fenced_at_ms - (written_at_ms + ttl +
 # grace) over the kills, on the fencer's clock alone: never below 0 (no
 # fence before the floor, ADR 0020 §2); expected_per_node_period: the
 # protocol's 1 PUT + ceil(N/1000) LIST pages (+ a GET per changed body,
-# none at steady state); lease_ran_out: the `ran-out` lines of the nodes'
+# none at steady state) in full mode, 1 PUT + K GETs + ceil(N/1000)/M LIST
+# pages in ring mode; lease_ran_out: the `ran-out` lines of the nodes'
 # lease-writes from their start to the window's end: not 0 means this host
 # did not hold N nodes (writes later than the validity), and the line is
 # no steady state (docs/performance.md, "Scale"). Lines starting with # say what it does (stderr:
@@ -81,10 +84,21 @@ usage() {
 	echo "bench: $*" >&2
 	exit 100
 }
+SUCC=${BENCH_SUCCESSORS:-3}
+FULL_EVERY=${BENCH_FULL_EVERY:-10}
 case $MODE in
 full) ;;
-ring) usage "BENCH_MODE=ring: the ring watch (issue 28, item 3) is not built yet; only BENCH_MODE=full runs" ;;
-*) usage "BENCH_MODE must be full (ring is not built yet), not '$MODE'" ;;
+ring)
+	[[ $SUCC =~ ^[1-9][0-9]*$ ]] || usage "BENCH_SUCCESSORS wants a count > 0, not '$SUCC'"
+	[[ $FULL_EVERY =~ ^[1-9][0-9]*$ ]] || usage "BENCH_FULL_EVERY wants a count > 0, not '$FULL_EVERY'"
+	# node_config (bench/perf-lib.sh) appends this to every node's file;
+	# the configuration checks the ranges (docs/configuration.md)
+	NODE_EXTRA_YAML="watch:
+  mode: ring
+  successors: $SUCC
+  full_every: $FULL_EVERY"
+	;;
+*) usage "BENCH_MODE must be full or ring, not '$MODE'" ;;
 esac
 [[ $WINDOW =~ ^[1-9][0-9]*$ ]] || usage "BENCH_WINDOW wants seconds > 0, not '$WINDOW'"
 [[ $KILLS =~ ^[0-9]+$ ]] || usage "BENCH_KILLS wants a count, not '$KILLS'"
@@ -161,10 +175,13 @@ one_run() {
 	for i in $(seq 1 "$N"); do nodes+=("n$i"); done
 	for n in "${nodes[@]}"; do start_node "$n"; done
 	wait_live "${nodes[@]}" || return 1
-	end=$((SECONDS + 60))
+	# in ring mode a node lists nodes/ every FULL_EVERY periods only
+	w=60
+	[ "$MODE" = full ] || w=$((60 + FULL_EVERY * PERIOD / 1000))
+	end=$((SECONDS + w))
 	until listed_all "$N" "${nodes[@]}"; do
 		[ $SECONDS -lt $end ] || {
-			echo "bench: N=$N: the node-watches did not all list $N nodes in 60 s" >&2
+			echo "bench: N=$N: the node-watches did not all list $N nodes in $w s" >&2
 			return 1
 		}
 		sleep 0.2
@@ -249,6 +266,7 @@ one_run() {
 	awk -v S="$STORE_KIND" -v M="$MODE" -v N="$N" -v per="$PERIOD" -v ms="$WINDOW_MS" -v cms=$((t1 - t0)) \
 		-v g=$((g1 - g0)) -v p=$((p1 - p0)) -v l=$((l1 - l0)) -v o=$((o1 - o0)) \
 		-v cpu=$((c1 - c0)) -v hz="$HZ" -v rss="$rss" -v K="$KILLS" -v ro="$ro" \
+		-v succ="$SUCC" -v fe="$FULL_EVERY" \
 		-v fm="$(sort -n "$CL/fence_ms" | tr '\n' ' ')" \
 		-v at="$(tr '\n' ' ' <"$CL/attempts")" -v ov="$(sort -n "$CL/over" | tr '\n' ' ')" '
 	function median(s,  a, n) { n = split(s, a, " "); return n ? a[int((n + 1) / 2)] : -1 }
@@ -260,11 +278,16 @@ one_run() {
 		printf "scale store=%s mode=%s nodes=%d requests_per_node_period=%.3f put=%.3f get=%.3f list=%.3f", S, M, N, (g + p + l + o) / d, p / d, g / d, l / d
 		printf " cpu_pct_per_node=%.3f rss_kib_per_node=%d", 100 * cpu / hz / (cms / 1000) / N, rss / N
 		printf " fence_median_ms=%d fence_p99_ms=%d fence_attempts_per_death=%.1f", median(fm), p99(fm), na ? sa / na : 0
-		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%d lease_ran_out=%d\n", K, na, no ? o2[1] : -1, ms / 1000, 1 + int((N + 999) / 1000), ro
+		pages = int((N + 999) / 1000)
+		ex = M == "ring" ? 1 + succ + pages / fe : 1 + pages
+		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%g lease_ran_out=%d", K, na, no ? o2[1] : -1, ms / 1000, ex, ro
+		if (M == "ring") printf " successors=%d full_every=%d", succ, fe
+		printf "\n"
 	}'
 }
 
 echo "# $(machine)"
+[ "$MODE" = full ] || echo "# ring: $SUCC successors a period, a listing every $FULL_EVERY periods"
 echo "# mode $MODE; timing: ttl ${TTL} ms, grace ${GRACE} ms, period ${PERIOD} ms; window ${WINDOW_MS} ms (${WINDOW_P} periods); ${KILLS} kills a run; build $BIN"
 echo "# commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 for N in $NODES_LIST; do

@@ -240,7 +240,8 @@ void keep_metrics_flush(struct keep_metrics *m)
 				keep_buf_addf(&b, "%" PRId64 "\n", v);
 		}
 	}
-	if (keep_write_atomic(m->path, b.data ? b.data : "", b.len) == 0)
+	/* no fsync: a textfile lost in a crash loses nothing (docs/metrics.md) */
+	if (keep_write_replace(m->path, b.data ? b.data : "", b.len) == 0)
 		m->dirty = false;
 	keep_buf_release(&b);
 }

@@ -161,6 +161,45 @@ int keep_write_atomic(const char *path, const void *data, size_t len)
 	return keep_write_atomic_sd(path, data, len) == KEEP_SD_DURABLE ? 0 : KEEP_ERR_IO;
 }
 
+int keep_write_replace(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	const char *p = data;
+	int fd, n, saved;
+	static unsigned long seq;
+
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%lu", path, (long)getpid(),
+		     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	if (n < 0 || (size_t)n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return KEEP_ERR_IO;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return KEEP_ERR_IO;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			unlink(tmp);
+			errno = saved;
+			return KEEP_ERR_IO;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+		return KEEP_ERR_IO;
+	}
+	return 0;
+}
+
 enum keep_sd keep_remove_sd(const char *path)
 {
 	if (unlink(path) != 0 && errno != ENOENT)

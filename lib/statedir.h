@@ -41,6 +41,15 @@ int keep_sweep_atomic_temps(const char *path);
  * DURABLE, else KEEP_ERR_IO (errno kept), VISIBLE included. */
 int keep_write_atomic(const char *path, const void *data, size_t len);
 
+/* Replace path with len bytes (temp + rename, file mode 0644) without any
+ * fsync: readers never see a torn file, but a crash of the machine may
+ * leave the previous content or an empty file. For files nothing depends
+ * on after a crash, which the next write rewrites whole: the metrics
+ * textfile (node_exporter's textfile collector reads whatever is there;
+ * docs/metrics.md). Not for protocol state. 0, or KEEP_ERR_IO (errno kept;
+ * nothing changed: the temp is removed). */
+int keep_write_replace(const char *path, const void *data, size_t len);
+
 /* Remove path (absent counts as removed), then fsync its directory:
  * DURABLE; VISIBLE (gone, the fsync failed); UNCHANGED (the unlink failed:
  * it is still there). errno kept when not DURABLE. */

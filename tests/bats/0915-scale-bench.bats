@@ -4,7 +4,8 @@
 # this pass's store, whose line must parse and stay within the protocol's
 # bounds (structure and bounds only, never a timed assertion: the
 # measurements are the bench's, recorded by hand); an interrupted run leaves
-# no process and no object behind; ring mode is refused until it exists.
+# no process and no object behind; ring mode (K successors, a listing
+# every M periods) runs too.
 # The bench runs the build under test (KEEP_BINDIR: the sanitizer build here).
 
 load helpers/common
@@ -95,10 +96,43 @@ prefix_of() { sed -n 's/^# N=3 store \([^ ,]*\),.*/\1/p' "$1"; }
 	fi
 }
 
-@test "bench/scale.sh: BENCH_MODE=ring is refused (exit 100, one line) until the ring watch exists; bad counts too" {
-	run -100 --separate-stderr env BENCH_MODE=ring BENCH_DIR="$BDIR" bash "$ROOT/bench/scale.sh"
-	[ "$stderr" = "bench: BENCH_MODE=ring: the ring watch (issue 28, item 3) is not built yet; only BENCH_MODE=full runs" ]
+@test "bench/scale.sh: BENCH_MODE=ring runs the ring watch: K GETs a period, a listing every M; the dead node fenced by a watcher" {
+	# K = 1, M = 2: each of the 3 nodes GETs one successor a period and
+	# lists nodes/ every other period; the first node killed is watched by
+	# its predecessor, which fences it (ADR 0020 §2 floor, as in full mode)
+	# shellcheck disable=SC2046 # the words of bench_env
+	run -0 --separate-stderr env $(bench_env) BENCH_MODE=ring BENCH_SUCCESSORS=1 BENCH_FULL_EVERY=2 bash "$ROOT/bench/scale.sh"
+	err=$stderr
+	[ "$(grep -c '^scale ' <<<"$output")" -eq 1 ]
+	line=$(grep '^scale ' <<<"$output")
+	D='[0-9]+(\.[0-9]+)?'
+	re="^scale store=(fs|s3) mode=ring nodes=3 requests_per_node_period=$D put=$D get=$D list=$D"
+	re+=" cpu_pct_per_node=$D rss_kib_per_node=[0-9]+ fence_median_ms=[0-9]+ fence_p99_ms=[0-9]+"
+	re+=" fence_attempts_per_death=$D kills=1 fenced=1 over_floor_min_ms=-?[0-9]+ window_s=$D"
+	re+=" expected_per_node_period=2.5 lease_ran_out=[0-9]+ successors=1 full_every=2\$"
+	[[ $line =~ $re ]]
+	run -0 grep -Fx '# ring: 1 successors a period, a listing every 2 periods' <<<"$output"
+	# one PUT a write period; one listing every 2 periods: at most 1 with
+	# the window's edges (5 periods: a counter read just before or after a
+	# request is 0.2 off), less than full mode's 1 a period
+	le 0.1 "$(f put)"
+	le "$(f put)" 2
+	le "$(f list)" 0.8
+	# one GET of the successor a pass, plus the listing passes' reads of
+	# bodies whose token did not move: at most 2 (K + 1 listed peer) on average
+	le 0.1 "$(f get)"
+	le "$(f get)" 2
+	le 0 "$(f over_floor_min_ms)"
+	run -0 grep -E '^# N=3 kill 1: n1 killed at [0-9]+, fenced by n[23] at [0-9]+ ' <<<"$err"
+	[ -z "$(left_in "$BDIR")" ]
+}
+
+@test "bench/scale.sh: a bad mode and bad counts are refused (exit 100, one line), nothing started" {
+	run -100 --separate-stderr env BENCH_MODE=star BENCH_DIR="$BDIR" bash "$ROOT/bench/scale.sh"
+	[ "$stderr" = "bench: BENCH_MODE must be full or ring, not 'star'" ]
 	[ -z "$output" ]
+	run -100 --separate-stderr env BENCH_MODE=ring BENCH_SUCCESSORS=0 BENCH_DIR="$BDIR" bash "$ROOT/bench/scale.sh"
+	[ "$stderr" = "bench: BENCH_SUCCESSORS wants a count > 0, not '0'" ]
 	run -100 --separate-stderr env BENCH_NODES="10 x" BENCH_DIR="$BDIR" bash "$ROOT/bench/scale.sh"
 	[ "$stderr" = "bench: BENCH_NODES wants node counts, not 'x'" ]
 	run -100 --separate-stderr env BENCH_NODES=2 BENCH_KILLS=2 BENCH_DIR="$BDIR" bash "$ROOT/bench/scale.sh"
