@@ -10,6 +10,7 @@
  * one status line per node (cluster status). See docs/fencing.md. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -566,6 +567,12 @@ static int follow_pass(struct driver *d, struct keep_watch *w, struct keep_watch
 	if (keep_watch_pass(w, *in, d->n, now, wall, valid, *live_since) != 0)
 		keep_warn(d->prog, "watch pass incomplete (memory or too many nodes)");
 	keep_metrics_set(&d->metrics, "keep_nodes_listed", (int64_t)d->n);
+	if (strcmp(d->cfg.watch_mode, "auto") == 0 &&
+	    keep_watch_choose_mode(w, &d->sched, d->n, d->cfg.watch_ring_from,
+				   (int)d->cfg.watch_successors, d->cfg.watch_full_every))
+		keep_info(d->prog, "watch mode %s: %zu nodes listed (ring from %" PRId64 ")",
+			  w->ring_k ? "ring" : "full", d->n, d->cfg.watch_ring_from);
+	keep_metrics_set(&d->metrics, "keep_watch_ring", w->ring_k ? 1 : 0);
 	keep_watch_ring(w, NULL, 0); /* ring mode: the successors of the new ring */
 	return print_events(d, w);
 }
@@ -614,9 +621,11 @@ static int follow(struct driver *d)
 
 	keep_watch_init(&w, &d->cfg.timing, d->cfg.node_id);
 	keep_watch_sched_init(&d->sched, &d->cfg.timing, keep_boot_ms());
-	if (strcmp(d->cfg.watch_mode, "ring") == 0) {
-		keep_watch_set_ring(&w, (int)d->cfg.watch_successors);
-		keep_watch_sched_ring(&d->sched, d->cfg.watch_full_every);
+	if (strcmp(d->cfg.watch_mode, "full") != 0) { /* ring, or auto: maybe ring */
+		if (strcmp(d->cfg.watch_mode, "ring") == 0) {
+			keep_watch_set_ring(&w, (int)d->cfg.watch_successors);
+			keep_watch_sched_ring(&d->sched, d->cfg.watch_full_every);
+		}
 		in = calloc(RING_READS, sizeof(*in));
 		inalloc = in ? RING_READS : 0;
 		if (!in) {

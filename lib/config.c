@@ -28,6 +28,7 @@ void keep_config_defaults(struct keep_config *c)
 	snprintf(c->watch_mode, sizeof(c->watch_mode), "full");
 	c->watch_successors = 3;
 	c->watch_full_every = 10;
+	c->watch_ring_from = 200;
 	c->log_timestamps = KEEP_LOG_TS_AUTO;
 	keep_log_ts_parse(getenv(KEEP_LOG_TS_ENV), &c->log_timestamps);
 }
@@ -267,6 +268,7 @@ static const struct field watch_fields[] = {
     STR("mode", watch_mode),
     {"successors", K_INT, offsetof(struct keep_config, watch_successors), 0, NULL},
     {"full_every", K_INT, offsetof(struct keep_config, watch_full_every), 0, NULL},
+    {"ring_from", K_INT, offsetof(struct keep_config, watch_ring_from), 0, NULL},
     {NULL, K_STR, 0, 0, NULL},
 };
 
@@ -315,7 +317,7 @@ static int check_value(struct loader *ld, const yaml_node_t *n, const char *key)
 	if (strcmp(key, "state_dir") == 0 && state_dir_check(c->state_dir, why, sizeof(why)) != 0)
 		return fail(ld, n, "'state_dir' %s", why);
 	if (strcmp(key, "mode") == 0 && keep_config_watch_mode_check(c->watch_mode) != 0)
-		return fail(ld, n, "'mode' in 'watch' must be full or ring");
+		return fail(ld, n, "'mode' in 'watch' must be full, ring or auto");
 	if (strcmp(key, "addressing") == 0 && strcmp(c->s3_addressing, "path") != 0 &&
 	    strcmp(c->s3_addressing, "virtual") != 0)
 		return fail(ld, n, "'addressing' must be path or virtual");
@@ -331,12 +333,17 @@ static int check_int(struct loader *ld, const yaml_node_t *n, const char *key, i
 	if (strcmp(key, "full_every") == 0 && (x < 2 || x > KEEP_CONFIG_FULL_EVERY_MAX))
 		return fail(ld, n, "'full_every' in 'watch' out of range 2..%d",
 			    KEEP_CONFIG_FULL_EVERY_MAX);
+	if (strcmp(key, "ring_from") == 0 && (x < 2 || x > KEEP_CONFIG_RING_FROM_MAX))
+		return fail(ld, n, "'ring_from' in 'watch' out of range 2..%d",
+			    KEEP_CONFIG_RING_FROM_MAX);
 	return 0;
 }
 
 int keep_config_watch_mode_check(const char *mode)
 {
-	return strcmp(mode, "full") == 0 || strcmp(mode, "ring") == 0 ? 0 : KEEP_ERR_CONFIG;
+	return strcmp(mode, "full") == 0 || strcmp(mode, "ring") == 0 || strcmp(mode, "auto") == 0
+		   ? 0
+		   : KEEP_ERR_CONFIG;
 }
 
 static int load_map(struct loader *ld, yaml_document_t *doc, const yaml_node_t *map,

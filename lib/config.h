@@ -66,19 +66,22 @@ struct keep_config {
 	 * and resolves (keep_app_root_valid each, no duplicates). */
 	char apps[KEEP_APPS_MAX][KEEP_APP_ROOT_MAX + 1];
 	size_t napps;
-	/* `watch:` (node-watch; docs/fencing.md "Ring mode"): mode "full" or
-	 * "ring"; successors (ring: peers read every period, 1..16); full_every
-	 * (ring: a listing of nodes/ every that many periods, 2..100). */
+	/* `watch:` (node-watch; docs/fencing.md "Ring mode"): mode "full",
+	 * "ring" or "auto"; successors (ring: peers read every period, 1..16);
+	 * full_every (ring: a listing of nodes/ every that many periods,
+	 * 2..100); ring_from (auto: ring mode from that many listed nodes,
+	 * 2..1000000; keep_watch_choose_mode). */
 	char watch_mode[8];
 	int64_t watch_successors;
 	int64_t watch_full_every;
+	int64_t watch_ring_from;
 };
 
 /* Defaults: node_id "", store "", state_dir "/var/lib/keep", ADR timings,
  * s3 fields empty, timeout 10000, metrics "", log.timestamps from
  * $KEEP_LOG_TIMESTAMPS (auto when unset or not a value of it),
  * event_timestamps false, watch full (successors 3, full_every 10 when
- * ring). */
+ * ring, ring_from 200 when auto). */
 void keep_config_defaults(struct keep_config *c);
 
 /* Load path into c (over whatever c holds). path NULL: $KEEP_CONFIG, else
@@ -94,9 +97,11 @@ int keep_config_load(struct keep_config *c, const char *path, char *err, size_t 
  * commands accept. 0 or KEEP_ERR_CONFIG. */
 int keep_config_check(const struct keep_config *c, char *err, size_t errlen);
 
-/* watch.mode: 0 for "full" or "ring", else KEEP_ERR_CONFIG. mode borrowed. */
-#define KEEP_CONFIG_SUCCESSORS_MAX 16  /* = KEEP_WATCH_RING_MAX (lib/core/fence.h) */
-#define KEEP_CONFIG_FULL_EVERY_MAX 100 /* = KEEP_WATCH_FULL_EVERY_MAX (listing.h) */
+/* watch.mode: 0 for "full", "ring" or "auto", else KEEP_ERR_CONFIG. mode
+ * borrowed. */
+#define KEEP_CONFIG_SUCCESSORS_MAX 16	  /* = KEEP_WATCH_RING_MAX (lib/core/fence.h) */
+#define KEEP_CONFIG_FULL_EVERY_MAX 100	  /* = KEEP_WATCH_FULL_EVERY_MAX (listing.h) */
+#define KEEP_CONFIG_RING_FROM_MAX 1000000 /* a listing of more is not run anyway */
 int keep_config_watch_mode_check(const char *mode);
 
 /* Fill store options borrowing c's strings (valid while c lives). */

@@ -29,6 +29,7 @@ static const struct {
     {"keep_store_throttled_total",
      "Store replies that throttled the request (503 SlowDown, 429), by operation."},
     {"keep_nodes_listed", "Node objects found by the last listing of nodes/."},
+    {"keep_watch_ring", "1 while node-watch runs in ring mode, 0 in full mode."},
     {"keep_watch_list_failures_total", "Listings of nodes/ that failed."},
     {"keep_watch_listing_failing_seconds",
      "How long the listings of nodes/ have been failing (0 while they succeed)."},

@@ -439,6 +439,9 @@ struct sim {
 	/* node-watch's mode (docs/fencing.md "Ring mode"): ring_k successors
 	 * and a listing every full_every passes; ring_k 0: full mode */
 	int ring_k, full_every;
+	/* watch mode auto: ring mode from ring_from listed nodes
+	 * (keep_watch_choose_mode after each listing); 0: the mode is fixed */
+	int64_t ring_from;
 	/* scheduler knobs (per mille) */
 	int pm_lost, pm_slow, pm_late, pm_refused, pm_slow_reply, pm_drop;
 	int64_t op_wall_off;
@@ -2956,6 +2959,11 @@ static void ls_decide(struct sim *s, struct proc *p)
 	if (keep_watch_pass(&p->kw, in, n, mono, wall, lease_valid(s, p),
 			    p->sm.live_since_mono_ms) != 0)
 		abort();
+	if (s->ring_from && /* auto: the listing (and this node) chooses the mode */
+	    keep_watch_choose_mode(&p->kw, &p->lsched, n + 1, s->ring_from, s->ring_k,
+				   s->full_every))
+		tr(s, "%s watch mode %s: %zu listed", p->self_id, p->kw.ring_k ? "ring" : "full",
+		   n + 1);
 	keep_watch_ring(&p->kw, NULL, 0); /* ring mode: the new ring's successors */
 	ls_events(s, p);
 }
@@ -3362,7 +3370,7 @@ static struct proc *start_proc(struct sim *s, int node, int64_t at, bool twin)
 	snprintf(p->self_id, sizeof(p->self_id), "n%d", node + 1);
 	keep_watch_init(&p->kw, &s->t, p->self_id);
 	keep_watch_sched_init(&p->lsched, &s->t, p_mono(p, at));
-	if (s->ring_k) {
+	if (s->ring_k && !s->ring_from) {
 		keep_watch_set_ring(&p->kw, s->ring_k);
 		keep_watch_sched_ring(&p->lsched, s->full_every);
 	}
@@ -3991,6 +3999,11 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 		 * the generator: the other seeds play as before) */
 		s->ring_k = 1 + (int)((seed / 4) % 2);
 		s->full_every = 2 + (int)((seed / 8) % 3);
+		/* and one of those in two chooses it (watch mode auto) at the
+		 * cluster's size: listings during the start and after a leave
+		 * show fewer, so the mode switches both ways */
+		if ((seed / 32) % 2)
+			s->ring_from = s->nnodes;
 	}
 	s->end = 40 * s->t.ttl_ms;
 	s->pm_lost = (int)rng_range(&s->rng, 0, 100);
@@ -4007,7 +4020,8 @@ void sim_run(uint64_t seed, enum sim_broken b, FILE *trace, struct sim_result *r
 	   seed, sim_broken_name(b), s->t.ttl_ms, s->t.grace_ms, s->t.safety_ms, s->t.max_skew_ms,
 	   s->t.period_ms, s->nnodes, s->nactors, s->pm_lost, s->pm_slow, s->pm_late);
 	if (s->ring_k)
-		tr(s, "watch mode ring: successors=%d full_every=%d", s->ring_k, s->full_every);
+		tr(s, "watch mode %s: successors=%d full_every=%d ring_from=%" PRId64,
+		   s->ring_from ? "auto" : "ring", s->ring_k, s->full_every, s->ring_from);
 	for (n = 0; n < s->nnodes; n++)
 		start_proc(s, n, rng_range(&s->rng, 0, 2000), false);
 	schedule_faults(s);

@@ -61,6 +61,29 @@ void keep_watch_sched_ring(struct keep_watch_sched *s, int64_t full_every)
 								 : full_every;
 }
 
+bool keep_watch_choose_mode(struct keep_watch *w, struct keep_watch_sched *s, size_t listed,
+			    int64_t ring_from, int ring_k, int64_t full_every)
+{
+	int64_t n = listed > (size_t)INT64_MAX ? INT64_MAX : (int64_t)listed;
+	bool ring = w->ring_k > 0;
+
+	if (ring_from < 2)
+		ring_from = 2;
+	if (!ring && n >= ring_from) {
+		keep_watch_set_ring(w, ring_k);
+		keep_watch_sched_ring(s, full_every);
+		keep_watch_ring(w, NULL, 0); /* the successors of this listing's ring */
+		return true;
+	}
+	if (ring && n < ring_from - ring_from / 10) {
+		keep_watch_set_ring(w, 0);
+		keep_watch_sched_ring(s, 1);
+		s->since_full = 0;
+		return true;
+	}
+	return false;
+}
+
 enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms)
 {
 	if (now_mono_ms >= s->next_pass_mono_ms) {

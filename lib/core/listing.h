@@ -133,6 +133,20 @@ void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing 
 #define KEEP_WATCH_FULL_EVERY_MAX 100
 void keep_watch_sched_ring(struct keep_watch_sched *s, int64_t full_every);
 
+/* The watch mode chosen by the size of the cluster (`watch: {mode: auto}`;
+ * docs/fencing.md "Choosing the mode"): ring mode with ring_k successors
+ * and a listing every full_every passes once a listing showed at least
+ * ring_from nodes, full mode again once one showed fewer than
+ * ring_from - ring_from / 10 (a band, so that a cluster at the threshold
+ * does not flap). Called after each listing that succeeded, with the
+ * number of nodes/ objects it listed; switches w and s
+ * (keep_watch_set_ring, keep_watch_sched_ring) only when the mode
+ * changes, which is safe at any listing: ring mode never emits a
+ * candidate full mode would not. Returns true when it switched.
+ * ring_from < 2 is 2. */
+bool keep_watch_choose_mode(struct keep_watch *w, struct keep_watch_sched *s, size_t listed,
+			    int64_t ring_from, int ring_k, int64_t full_every);
+
 /* What is due at now_mono_ms: a pass when one is (the next one is then
  * due a period later: a slow pass does not push the cadence back by its
  * own length beyond one period): LIST, or in ring mode RING between

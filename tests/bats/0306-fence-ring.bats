@@ -29,12 +29,12 @@ fence_delay() {
 	echo $((f - w))
 }
 
-@test "fence-ring: the configuration is checked (mode, successors, full_every)" {
+@test "fence-ring: the configuration is checked (mode, successors, full_every, ring_from)" {
 	run -0 node-watch --check
 	printf 'watch:\n  mode: rings\n' >>"$KEEP_CONFIG"
 	run -100 --separate-stderr node-watch --check
 	assert_equal "${#stderr_lines[@]}" 1
-	assert_equal "$stderr" "node-watch: fatal: invalid configuration: $KEEP_CONFIG:10: 'mode' in 'watch' must be full or ring"
+	assert_equal "$stderr" "node-watch: fatal: invalid configuration: $KEEP_CONFIG:10: 'mode' in 'watch' must be full, ring or auto"
 	keep_setup
 	printf 'watch:\n  mode: ring\n  successors: 0\n' >>"$KEEP_CONFIG"
 	run -100 --separate-stderr node-watch --check
@@ -43,6 +43,13 @@ fence_delay() {
 	printf 'watch:\n  mode: ring\n  full_every: 1\n' >>"$KEEP_CONFIG"
 	run -100 --separate-stderr node-watch --check
 	assert_equal "$stderr" "node-watch: fatal: invalid configuration: $KEEP_CONFIG:11: 'full_every' in 'watch' out of range 2..100"
+	keep_setup
+	printf 'watch:\n  mode: auto\n  ring_from: 1\n' >>"$KEEP_CONFIG"
+	run -100 --separate-stderr node-watch --check
+	assert_equal "$stderr" "node-watch: fatal: invalid configuration: $KEEP_CONFIG:11: 'ring_from' in 'watch' out of range 2..1000000"
+	keep_setup
+	printf 'watch:\n  mode: auto\n  ring_from: 500\n' >>"$KEEP_CONFIG"
+	run -0 node-watch --check
 	keep_setup
 	ring 2 5
 	run -0 node-watch --check
@@ -147,5 +154,34 @@ fence_delay() {
 	[ "$u" -lt 10000 ]
 	# n3 is no longer watched every period: never a candidate while alive
 	run ! grep -q '^stale node=n3 ' "$BATS_TEST_TMPDIR/w1.out"
+	refute_sanitizer_reports
+}
+
+@test "fence-ring: mode auto watches in full until a listing shows ring_from nodes, then in ring mode" {
+	# the choice is the listing's count (keep_watch_choose_mode, unit-tested
+	# with its band); ring mode itself runs on both stores above
+	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent: the mode is chosen on the listing's count"
+	printf 'watch:\n  mode: auto\n  ring_from: 3\n  successors: 1\n  full_every: 2\n' >>"$KEEP_CONFIG"
+	start_bg n1 lease-write --node-id n1
+	start_bg n3 lease-write --node-id n3
+	wait_line 20 n1 '^live '
+	wait_line 20 n3 '^live '
+	start_bg w1 node-watch --node-id n1 --follow
+	wait_line 10 w1 '^join node=n3 state=live'
+	# that listing found 2 nodes: full mode stays (a switch is logged
+	# before the pass's lines are printed)
+	run -1 grep -c 'watch mode' "$BATS_TEST_TMPDIR/w1.err"
+	start_bg n2 lease-write --node-id n2
+	wait_line 20 n2 '^live '
+	wait_line 10 w1 '^join node=n2 state=live'
+	run -0 grep -c 'watch mode' "$BATS_TEST_TMPDIR/w1.err"
+	assert_output 1
+	run -0 grep 'watch mode' "$BATS_TEST_TMPDIR/w1.err"
+	assert_output "node-watch: info: watch mode ring: 3 nodes listed (ring from 3)"
+	# in ring mode n1 reads its successor n2 between listings: n2 killed is
+	# a candidate from the ring watch
+	watched_past n1 $(($(uptime_ms) + 1000))
+	kill -KILL "$(bg_pid n2)"
+	wait_line 30 w1 '^stale node=n2 '
 	refute_sanitizer_reports
 }

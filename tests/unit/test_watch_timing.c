@@ -484,8 +484,54 @@ TEST(ring_schedule_lists_every_full_every_passes)
 	CHECK_EQ_INT(keep_watch_sched_due(&sc, 7000), KEEP_WATCH_LIST);
 }
 
+/* watch mode auto: ring mode from ring_from listed nodes, full mode again
+ * below ring_from - ring_from / 10 (a band: no flapping at the threshold);
+ * a call that changes nothing switches nothing. */
+TEST(auto_mode_switches_at_ring_from_with_a_band)
+{
+	static const char *const ids[] = {"a", "b", "d", "e", "f"};
+	const char *got[8];
+	struct keep_timing t = timing();
+	struct keep_watch w;
+	struct keep_watch_sched sc;
+
+	keep_watch_init(&w, &t, "c");
+	keep_watch_sched_init(&sc, &t, 0);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 0), KEEP_WATCH_LIST);
+	list_all(&w, ids, 5, 0, 10);
+	keep_watch_sched_listed(&sc, true, 10, W0 + 10);
+	/* 6 listed (5 peers and this node), ring from 20: full stays */
+	CHECK(!keep_watch_choose_mode(&w, &sc, 6, 20, 2, 3));
+	CHECK_EQ_INT(w.ring_k, 0);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 1000), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, true, 1010, W0 + 1010);
+	/* 20 listed: ring, with this listing's successors watched */
+	CHECK(keep_watch_choose_mode(&w, &sc, 20, 20, 2, 3));
+	CHECK_EQ_INT(w.ring_k, 2);
+	CHECK_EQ_INT(keep_watch_ring(&w, got, 8), 2);
+	CHECK_EQ_STR(got[0], "d");
+	CHECK_EQ_STR(got[1], "e");
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 2000), KEEP_WATCH_RING);
+	/* still ring: nothing switches */
+	CHECK(!keep_watch_choose_mode(&w, &sc, 25, 20, 2, 3));
+	/* 18 listed: within the band (full below 20 - 2) */
+	CHECK(!keep_watch_choose_mode(&w, &sc, 18, 20, 2, 3));
+	CHECK_EQ_INT(w.ring_k, 2);
+	/* 17: full again, every pass a listing */
+	CHECK(keep_watch_choose_mode(&w, &sc, 17, 20, 2, 3));
+	CHECK_EQ_INT(w.ring_k, 0);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 3000), KEEP_WATCH_LIST);
+	keep_watch_sched_listed(&sc, true, 3010, W0 + 3010);
+	CHECK_EQ_INT(keep_watch_sched_due(&sc, 4000), KEEP_WATCH_LIST);
+	/* ring_from below 2 is 2 */
+	CHECK(keep_watch_choose_mode(&w, &sc, 2, 0, 1, 2));
+	CHECK_EQ_INT(w.ring_k, 1);
+	keep_watch_release(&w);
+}
+
 int main(void)
 {
+	RUN(auto_mode_switches_at_ring_from_with_a_band);
 	RUN(ring_successors_wrap_skip_and_extend);
 	RUN(ring_a_newer_write_counts_as_in_a_listing);
 	RUN(ring_unwatched_peer_judged_only_at_a_listing);
