@@ -12,8 +12,8 @@
 static const char USAGE[] =
     "usage: keep-sim [--seeds N] [--seed S] [--broken NAME] [--verbose] [--check]\n"
     "       keep-sim --scale N [--periods P] [--sample S] [--jitter-ms J]\n"
-    "                [--mode full|ring [--successors K] [--full-every M]]\n"
-    "                [--seed S]\n"
+    "                [--mode full|ring [--successors K] [--full-every M]\n"
+    "                [--kill-watchers]] [--seed S]\n"
     "\n"
     "  --seeds N      run seeds 0..N-1 (default 200, or $KEEP_SIM_SEEDS)\n"
     "  --seed S       run seed S only\n"
@@ -43,6 +43,8 @@ static const char USAGE[] =
     "                 the default) or ring (docs/fencing.md \"Ring mode\")\n"
     "  --successors K ring: peers read every period (default 3)\n"
     "  --full-every M ring: a listing of nodes/ every M periods (default 10)\n"
+    "  --kill-watchers ring: the node dies with its K watchers (every watch\n"
+    "                 played: N up to 1000, or --sample N)\n"
     "  --seed S       start phases, jitter and the death's phase (default 1)\n"
     "\n"
     "exit: 0 no violation (--check: every test ok; --scale: the run kept its\n"
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
 	enum scale_mode mode = SCALE_FULL;
 	bool have_mode = false;
 	uint64_t succ = 0, fevery = 0;
+	bool kill_watchers = false;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 1; i < argc; i++) {
@@ -216,6 +219,8 @@ int main(int argc, char **argv)
 			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &succ) || succ < 1 ||
 			    succ > 16)
 				return usage_error("--successors needs a number, 1 to 16");
+		} else if (strcmp(a, "--kill-watchers") == 0) {
+			kill_watchers = true;
 		} else if (strcmp(a, "--full-every") == 0) {
 			if (parse_u64(i + 1 < argc ? argv[++i] : NULL, &fevery) || fevery < 2 ||
 			    fevery > 100)
@@ -235,8 +240,10 @@ int main(int argc, char **argv)
 			    "--scale takes no --check, --broken, --verbose or --seeds");
 		scale_opts_defaults(&so, (int64_t)scale_n);
 		so.mode = mode;
-		if ((succ || fevery) && mode != SCALE_RING)
-			return usage_error("--successors and --full-every need --mode ring");
+		if ((succ || fevery || kill_watchers) && mode != SCALE_RING)
+			return usage_error(
+			    "--successors, --full-every and --kill-watchers need --mode ring");
+		so.kill_watchers = kill_watchers;
 		if (succ)
 			so.successors = (int64_t)succ;
 		if (fevery)
@@ -249,6 +256,8 @@ int main(int argc, char **argv)
 			so.jitter_ms = (int64_t)jitter;
 		if (have_seed)
 			so.seed = seed;
+		if (kill_watchers && so.sample && so.sample < so.nodes)
+			return usage_error("--kill-watchers needs every watch played (--sample N)");
 		rc = scale_run(&so, stdout);
 		if (rc < 0) {
 			fprintf(stderr, "keep-sim: out of memory\n");
@@ -256,9 +265,10 @@ int main(int argc, char **argv)
 		}
 		return rc ? KEEP_EXIT_NO : KEEP_EXIT_OK;
 	}
-	if (have_periods || have_sample || have_jitter || have_mode || succ || fevery)
-		return usage_error("--periods, --sample, --jitter-ms, --mode, --successors and "
-				   "--full-every need --scale");
+	if (have_periods || have_sample || have_jitter || have_mode || succ || fevery ||
+	    kill_watchers)
+		return usage_error("--periods, --sample, --jitter-ms, --mode, --successors, "
+				   "--full-every and --kill-watchers need --scale");
 	if (check) {
 		if (have_seed || b != SIM_REAL || verbose)
 			return usage_error("--check takes no --seed, --broken or --verbose");

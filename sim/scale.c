@@ -461,9 +461,12 @@ static void stale_events(struct scale *s, struct swatch *w)
 	for (i = 0; i < w->kw.nev; i++) {
 		if (w->kw.ev[i].kind != KEEP_WEV_STALE)
 			continue;
-		if (s->victim < 0 || strcmp(w->kw.ev[i].node, s->nodes[s->victim].id) != 0) {
+		int64_t k = strtoll(w->kw.ev[i].node + 1, NULL, 10); /* "n%07d": its index */
+
+		if (k < 0 || k >= s->n || !s->nodes[k].dead) {
 			/* a live node taken for a candidate: at the start of a
-			 * watch (docs/scale.md), never at steady state */
+			 * watch (docs/scale.md), never at steady state (the
+			 * victim, and the watchers killed with it, are dead) */
 			if (s->phase == PH_WARM)
 				s->start_stale++;
 			else
@@ -749,7 +752,7 @@ static int64_t pick_victim(const struct scale *s)
 int scale_run(const struct scale_opts *o, FILE *out)
 {
 	struct scale s;
-	int64_t i, period, warm, end, deadline, floor_ms, last_written;
+	int64_t i, period, warm, end, deadline, floor_ms, last_written, cand_ms, bound_ms;
 	double periods, pw, rq, secs;
 	struct counts *l, *wc;
 	int rc = 0;
@@ -816,10 +819,26 @@ int scale_run(const struct scale_opts *o, FILE *out)
 	if (run_until(&s, s.kill_at, false) != 0)
 		goto nomem;
 	s.nodes[s.victim].dead = true;
+	if (o->kill_watchers) /* its watchers: the K nodes before it (ids sort as index) */
+		for (i = 1; i <= o->successors; i++)
+			s.nodes[(s.victim - i + s.n) % s.n].dead = true;
 	memset(&s.fence_c, 0, sizeof(s.fence_c)); /* the death's fence requests */
 	s.landed = 0;
 	last_written = s.bucket[s.victim].obj.written_at_ms;
-	deadline = s.kill_at + keep_timing_takeover_ms(&s.t) + 10 * period;
+	/* the liveness bound (docs/fencing.md "Ring mode"), on the wall clock
+	 * of the writes: a candidate within 2 periods + write_every + attempt
+	 * timeout of the last write while a watcher lives (full mode: every
+	 * peer watches), within 3 x full_every periods when they all died with
+	 * it; the fence at max(that, the floor) + a read and a write (an
+	 * attempt timeout each) */
+	floor_ms = last_written + keep_timing_takeover_ms(&s.t);
+	cand_ms = o->mode == SCALE_RING && o->kill_watchers
+		      ? last_written + 3 * o->full_every * period
+		      : last_written + 2 * period + keep_timing_write_every_ms(&s.t) +
+			    keep_timing_attempt_timeout_ms(&s.t);
+	bound_ms =
+	    (cand_ms > floor_ms ? cand_ms : floor_ms) + 2 * keep_timing_attempt_timeout_ms(&s.t);
+	deadline = s.kill_at + (bound_ms - last_written) + 10 * period;
 	if (run_until(&s, deadline, true) != 0)
 		goto nomem;
 	/* the fencers still racing finish their reads and writes */
@@ -850,7 +869,6 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		rq = put + get + lst;
 		s3 = cn / secs * MONTH_S * ((put + lst) * S3_CLASS_A_USD + get * S3_CLASS_B_USD);
 		r2 = cn / secs * MONTH_S * ((put + lst) * R2_CLASS_A_USD + get * R2_CLASS_B_USD);
-		floor_ms = last_written + keep_timing_takeover_ms(&s.t);
 		fprintf(out,
 			"scale-model mode=%s%s nodes=%" PRId64 " played=%" PRId64
 			" periods=%" PRId64 " period_ms=%" PRId64 " jitter_ms=%" PRId64
@@ -872,9 +890,12 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		fprintf(out,
 			" fencers=%" PRId64 " fence_reads=%" PRIu64 " fence_writes=%" PRIu64
 			" fences_landed=%" PRId64 " start_candidates=%" PRId64
-			" false_candidates=%" PRId64 "\n",
+			" false_candidates=%" PRId64 " bound_over_floor_ms=%" PRId64,
 			s.fencers, s.fence_c.get, s.fence_c.put, s.landed, s.start_stale,
-			s.false_stale);
+			s.false_stale, bound_ms - floor_ms);
+		if (o->kill_watchers)
+			fprintf(out, " watchers_killed=%" PRId64, o->successors);
+		fprintf(out, "\n");
 		if (s.false_stale) {
 			fprintf(out,
 				"scale-model error: %" PRId64
@@ -885,8 +906,14 @@ int scale_run(const struct scale_opts *o, FILE *out)
 		if (s.fenced_at == NEVER) {
 			fprintf(out,
 				"scale-model error: node %s killed at %" PRId64
-				" ms was not fenced within ttl + grace + 10 periods\n",
+				" ms was not fenced within its liveness bound + 10 periods\n",
 				s.nodes[s.victim].id, s.kill_at);
+			rc = 1;
+		} else if (wall_of(s.fenced_at) > bound_ms) {
+			fprintf(out,
+				"scale-model error: node %s fenced %" PRId64
+				" ms after its liveness bound (docs/fencing.md \"Ring mode\")\n",
+				s.nodes[s.victim].id, wall_of(s.fenced_at) - bound_ms);
 			rc = 1;
 		} else if (wall_of(s.fenced_at) < floor_ms) {
 			fprintf(out,

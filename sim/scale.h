@@ -18,6 +18,7 @@
 #ifndef KEEP_SIM_SCALE_H
 #define KEEP_SIM_SCALE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -46,6 +47,7 @@ struct scale_opts {
 	uint64_t seed;	    /* start phases, jitter, the victim's death phase */
 	int64_t successors; /* ring: peers read every period (1..16; default 3) */
 	int64_t full_every; /* ring: a listing every that many periods (2..100; default 10) */
+	bool kill_watchers; /* ring: the victim dies with its K watchers (every watch played) */
 };
 
 /* "full", "ring". Never NULL. */
@@ -75,12 +77,17 @@ void scale_opts_defaults(struct scale_opts *o, int64_t nodes);
  *   cluster_requests_per_s=.. cluster_keys_listed_per_period=..
  *   s3_usd_month=.. r2_usd_month=.. death_to_fence_ms=.. over_floor_ms=..
  *   fencers=.. fence_reads=.. fence_writes=.. fences_landed=..
- *   start_candidates=.. false_candidates=..
+ *   start_candidates=.. false_candidates=.. bound_over_floor_ms=..
+ *   [watchers_killed=K]
  * 0; 1 when the run broke a rule it checks (a lease not live at steady
  * state, a live node taken for a stale candidate at steady state, no fence
- * within ttl + grace + 10 periods of the death, a fence before the dead
- * node's last written_at + ttl + grace: a line `scale-model error: ...` on
- * out); -1 out of memory. */
+ * within the liveness bound of docs/fencing.md "Ring mode" (fenced by
+ * max(floor, candidate bound) + 2 attempt timeouts, the candidate bound
+ * being the last write + 2 periods + write_every + attempt timeout while
+ * a watcher lives, in full mode, or the last write + 3 x full_every
+ * periods when the K watchers died with it: bound_over_floor_ms), a
+ * fence before the dead node's last written_at + ttl + grace: a line
+ * `scale-model error: ...` on out); -1 out of memory. */
 int scale_run(const struct scale_opts *o, FILE *out);
 
 #endif

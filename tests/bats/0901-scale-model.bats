@@ -86,11 +86,11 @@ within() {
 	run -100 --separate-stderr keep-sim --scale 100001
 	[ "${stderr_lines[0]}" = "keep-sim: --scale needs a number of nodes, 2 to 100000" ]
 	run -100 --separate-stderr keep-sim --periods 5
-	[ "${stderr_lines[0]}" = "keep-sim: --periods, --sample, --jitter-ms, --mode, --successors and --full-every need --scale" ]
+	[ "${stderr_lines[0]}" = "keep-sim: --periods, --sample, --jitter-ms, --mode, --successors, --full-every and --kill-watchers need --scale" ]
 	run -100 --separate-stderr keep-sim --scale 10 --mode rung
 	[ "${stderr_lines[0]}" = "keep-sim: --mode needs a known watch mode: full, ring" ]
 	run -100 --separate-stderr keep-sim --scale 10 --successors 2
-	[ "${stderr_lines[0]}" = "keep-sim: --successors and --full-every need --mode ring" ]
+	[ "${stderr_lines[0]}" = "keep-sim: --successors, --full-every and --kill-watchers need --mode ring" ]
 	run -100 --separate-stderr keep-sim --scale 10 --mode ring --successors 17
 	[ "${stderr_lines[0]}" = "keep-sim: --successors needs a number, 1 to 16" ]
 	run -100 --separate-stderr keep-sim --scale 10 --mode ring --full-every 1
@@ -152,4 +152,29 @@ doc_row() {
 	want="$want|$(field death_to_fence_ms)"
 	run -0 doc_row 1,000 ring
 	assert_output "$want"
+}
+
+@test "keep-sim --scale 20 --mode ring --kill-watchers: a node dead with its K watchers is fenced within 3 x M periods; with a watcher alive, within the full-mode bound" {
+	# docs/fencing.md "Ring mode", liveness: the model itself fails (exit 1,
+	# a `scale-model error:` line) past the bound; here the bound's figures
+	# are checked as well. Timings: the defaults (period 3000, ttl 10000,
+	# grace 5000, attempt timeout 2666): full-mode bound = the floor + 2
+	# attempt timeouts (5332), the candidate (2 periods + write_every +
+	# attempt timeout after the last write) coming before the floor
+	run -0 keep-sim --scale 20 --mode ring --successors 2 --full-every 4
+	[ "$(field bound_over_floor_ms)" = 5332 ]
+	within "$(field over_floor_ms)" 0 5332
+	# K = 2 watchers killed with it, a listing every 4 periods: a
+	# candidate within 3 x 4 x 3000 ms of the last write, fenced within 2
+	# attempt timeouts of that (12 periods: past the floor by 21000 + 5332)
+	run -0 keep-sim --scale 20 --mode ring --successors 2 --full-every 4 --kill-watchers
+	assert_output --regexp ' watchers_killed=2$'
+	[ "$(field bound_over_floor_ms)" = 26332 ]
+	within "$(field over_floor_ms)" 0 26332
+	# the victim and its two watchers, each fenced once
+	[ "$(field fences_landed)" = 3 ]
+	[ "$(field false_candidates)" = 0 ]
+	# every watch must be played to kill the victim's watchers
+	run -100 --separate-stderr keep-sim --scale 2000 --mode ring --kill-watchers --sample 10
+	[ "${stderr_lines[0]}" = "keep-sim: --kill-watchers needs every watch played (--sample N)" ]
 }
