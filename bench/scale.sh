@@ -19,6 +19,7 @@
 # `watch: {mode: ring, ...}`, docs/fencing.md "Ring mode"),
 # BENCH_NODES (node counts, one run each: "10 50 100 200"), BENCH_WINDOW
 # (seconds of the steady-state window: 30), BENCH_KILLS (kills a run: 5),
+# BENCH_START_GAP_MS (ms between two nodes' starts: 100),
 # BENCH_DEFAULT_TIMINGS (1 here: ADR 0020's defaults, ttl 10 s, grace 5 s,
 # period 3 s; 0: the end-to-end tests' short timings, for a quick check).
 #
@@ -61,16 +62,17 @@
 #   list=.. cpu_pct_per_node=.. rss_kib_per_node=.. fence_median_ms=..
 #   fence_p99_ms=.. fence_attempts_per_death=.. kills=K fenced=F
 #   over_floor_min_ms=.. window_s=.. expected_per_node_period=E
-#   lease_ran_out=R [successors=K full_every=M (ring mode)]
+#   lease_ran_out=R window_ran_out=W [successors=K full_every=M (ring mode)]
 # over_floor_min_ms: the least of fenced_at_ms - (written_at_ms + ttl +
 # grace) over the kills, on the fencer's clock alone: never below 0 (no
 # fence before the floor, ADR 0020 §2); expected_per_node_period: the
 # protocol's 1 PUT + ceil(N/1000) LIST pages (+ a GET per changed body,
 # none at steady state) in full mode, 1 PUT + K GETs + ceil(N/1000)/M LIST
 # pages in ring mode; lease_ran_out: the `ran-out` lines of the nodes'
-# lease-writes from their start to the window's end: not 0 means this host
-# did not hold N nodes (writes later than the validity), and the line is
-# no steady state (docs/performance.md, "Scale"). Lines starting with # say what it does (stderr:
+# lease-writes from their start to the window's end (the start included:
+# run-outs while 3N processes start); window_ran_out: those in the window
+# alone: not 0 means this host did not hold N nodes at steady state (writes
+# later than the validity), and the line is no steady state (docs/performance.md, "Scale"). Lines starting with # say what it does (stderr:
 # each kill). Exit: 0; 100 usage; 111 a run failed (a node not live, a
 # fence that did not come, a process left); 130 interrupted (SIGINT or
 # SIGTERM: every process it started is killed first, and the bucket
@@ -78,6 +80,7 @@
 set -u
 MODE=${BENCH_MODE:-full}
 NODES_LIST=${BENCH_NODES:-10 50 100 200}
+START_GAP=${BENCH_START_GAP_MS:-100}
 WINDOW=${BENCH_WINDOW:-30}
 KILLS=${BENCH_KILLS:-5}
 usage() {
@@ -102,6 +105,7 @@ ring)
 esac
 [[ $WINDOW =~ ^[1-9][0-9]*$ ]] || usage "BENCH_WINDOW wants seconds > 0, not '$WINDOW'"
 [[ $KILLS =~ ^[0-9]+$ ]] || usage "BENCH_KILLS wants a count, not '$KILLS'"
+[[ $START_GAP =~ ^[0-9]+$ ]] || usage "BENCH_START_GAP_MS wants ms, not '$START_GAP'"
 for N in $NODES_LIST; do
 	[[ $N =~ ^[1-9][0-9]*$ ]] || usage "BENCH_NODES wants node counts, not '$N'"
 	[ "$KILLS" -lt "$N" ] || usage "BENCH_KILLS=$KILLS needs more than $KILLS nodes: N=$N leaves no fencer"
@@ -157,6 +161,21 @@ listed_all() {
 		grep -q "^keep_nodes_listed{[^}]*} $want\$" "$CL/$n.node-watch.prom" 2>/dev/null || return 1
 	done
 }
+# not_listed N NODE... : how many node-watches' last listing did not find N
+# nodes, and the last lines of three of them
+not_listed() {
+	local want=$1 n k=0 shown=0
+	shift
+	for n in "$@"; do
+		grep -q "^keep_nodes_listed{[^}]*} $want\$" "$CL/$n.node-watch.prom" 2>/dev/null && continue
+		k=$((k + 1))
+		[ $shown -lt 3 ] || continue
+		shown=$((shown + 1))
+		echo "# $n: $(grep -h '^keep_nodes_listed\|^keep_watch_list_failures_total' "$CL/$n.node-watch.prom" 2>/dev/null | tr '\n' ' ')"
+		tail -n 3 "$CL/log/$n.nw.err" 2>/dev/null | sed 's/^/#   /'
+	done
+	echo "# $k of $# node-watches did not list $want nodes"
+}
 # gone PID... : none of them runs
 gone() {
 	local p
@@ -169,11 +188,17 @@ field() { sed -n "s/^$1 //p" "$CL/victim.body"; }
 # one_run N : the run of N nodes; prints its line
 one_run() {
 	local N=$1 nodes=() pids n i p end w0 t0 t1 g0 p0 l0 o0 g1 p1 l1 o1 c0 c1 rss
-	local v t_kill f0 f1 fat fby wat left ro
+	local v t_kill f0 f1 fat fby wat left ro ro0 rw
 	new_cluster "scale-$N"
 	echo "# N=$N store $STORE, dir $CL" >&2
 	for i in $(seq 1 "$N"); do nodes+=("n$i"); done
-	for n in "${nodes[@]}"; do start_node "$n"; done
+	# the starts spread over N x START_GAP ms: hosts do not start their
+	# nodes in one instant, and 3N processes exec'd at once on one host
+	# (each mapping libcurl and OpenSSL) starve the first ones' renewals
+	for n in "${nodes[@]}"; do
+		start_node "$n"
+		[ "$START_GAP" -eq 0 ] || ms_sleep "$START_GAP"
+	done
 	wait_live "${nodes[@]}" || return 1
 	# in ring mode a node lists nodes/ every FULL_EVERY periods only
 	w=60
@@ -182,6 +207,7 @@ one_run() {
 	until listed_all "$N" "${nodes[@]}"; do
 		[ $SECONDS -lt $end ] || {
 			echo "bench: N=$N: the node-watches did not all list $N nodes in $w s" >&2
+			not_listed "$N" "${nodes[@]}" >&2
 			return 1
 		}
 		sleep 0.2
@@ -193,6 +219,7 @@ one_run() {
 	# file's two reads that far apart, when both reads take as long), the
 	# CPU times just after them (over the time measured between)
 	w0=$(ms_now)
+	ro0=$(cat "$CL"/log/*.lw.out | grep -c '^ran-out ')
 	read -r g0 p0 l0 o0 <<<"$(requests "${nodes[@]}")"
 	c0=$(cpu_ticks "${pids[@]}")
 	t0=$(ms_now)
@@ -203,7 +230,9 @@ one_run() {
 	t1=$(ms_now)
 	rss=$(rss_kib "${pids[@]}")
 	ro=$(cat "$CL"/log/*.lw.out | grep -c '^ran-out ')
-	[ "$ro" -eq 0 ] || echo "bench: warning: N=$N: $ro lease run-outs by the window's end: this host does not hold $N nodes" >&2
+	rw=$((ro - ro0))
+	[ "$ro" -eq 0 ] || echo "bench: warning: N=$N: $ro lease run-outs by the window's end, $rw of them in the window" >&2
+	[ "$rw" -eq 0 ] || echo "bench: warning: N=$N: $rw lease run-outs in the window: this host does not hold $N nodes" >&2
 	gone "${pids[@]}" && {
 		echo "bench: N=$N: every process ended during the window" >&2
 		return 1
@@ -266,7 +295,7 @@ one_run() {
 	awk -v S="$STORE_KIND" -v M="$MODE" -v N="$N" -v per="$PERIOD" -v ms="$WINDOW_MS" -v cms=$((t1 - t0)) \
 		-v g=$((g1 - g0)) -v p=$((p1 - p0)) -v l=$((l1 - l0)) -v o=$((o1 - o0)) \
 		-v cpu=$((c1 - c0)) -v hz="$HZ" -v rss="$rss" -v K="$KILLS" -v ro="$ro" \
-		-v succ="$SUCC" -v fe="$FULL_EVERY" \
+		-v succ="$SUCC" -v fe="$FULL_EVERY" -v rw="$rw" \
 		-v fm="$(sort -n "$CL/fence_ms" | tr '\n' ' ')" \
 		-v at="$(tr '\n' ' ' <"$CL/attempts")" -v ov="$(sort -n "$CL/over" | tr '\n' ' ')" '
 	function median(s,  a, n) { n = split(s, a, " "); return n ? a[int((n + 1) / 2)] : -1 }
@@ -280,7 +309,7 @@ one_run() {
 		printf " fence_median_ms=%d fence_p99_ms=%d fence_attempts_per_death=%.1f", median(fm), p99(fm), na ? sa / na : 0
 		pages = int((N + 999) / 1000)
 		ex = M == "ring" ? 1 + succ + pages / fe : 1 + pages
-		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%g lease_ran_out=%d", K, na, no ? o2[1] : -1, ms / 1000, ex, ro
+		printf " kills=%d fenced=%d over_floor_min_ms=%d window_s=%.1f expected_per_node_period=%g lease_ran_out=%d window_ran_out=%d", K, na, no ? o2[1] : -1, ms / 1000, ex, ro, rw
 		if (M == "ring") printf " successors=%d full_every=%d", succ, fe
 		printf "\n"
 	}'

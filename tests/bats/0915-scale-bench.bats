@@ -41,7 +41,7 @@ prefix_of() { sed -n 's/^# N=3 store \([^ ,]*\),.*/\1/p' "$1"; }
 	re="^scale store=(fs|s3) mode=full nodes=3 requests_per_node_period=$D put=$D get=$D list=$D"
 	re+=" cpu_pct_per_node=$D rss_kib_per_node=[0-9]+ fence_median_ms=[0-9]+ fence_p99_ms=[0-9]+"
 	re+=" fence_attempts_per_death=$D kills=1 fenced=1 over_floor_min_ms=-?[0-9]+ window_s=$D"
-	re+=" expected_per_node_period=2 lease_ran_out=[0-9]+\$"
+	re+=" expected_per_node_period=2 lease_ran_out=[0-9]+ window_ran_out=[0-9]+\$"
 	[[ $line =~ $re ]]
 	[ "$(f store)" = "${KEEP_TEST_STORE:-fs}" ]
 	# each node wrote its lease and listed nodes/ in the window: once a
@@ -109,7 +109,7 @@ prefix_of() { sed -n 's/^# N=3 store \([^ ,]*\),.*/\1/p' "$1"; }
 	re="^scale store=(fs|s3) mode=ring nodes=3 requests_per_node_period=$D put=$D get=$D list=$D"
 	re+=" cpu_pct_per_node=$D rss_kib_per_node=[0-9]+ fence_median_ms=[0-9]+ fence_p99_ms=[0-9]+"
 	re+=" fence_attempts_per_death=$D kills=1 fenced=1 over_floor_min_ms=-?[0-9]+ window_s=$D"
-	re+=" expected_per_node_period=2.5 lease_ran_out=[0-9]+ successors=1 full_every=2\$"
+	re+=" expected_per_node_period=2.5 lease_ran_out=[0-9]+ window_ran_out=[0-9]+ successors=1 full_every=2\$"
 	[[ $line =~ $re ]]
 	run -0 grep -Fx '# ring: 1 successors a period, a listing every 2 periods' <<<"$output"
 	# one PUT a write period; one listing every 2 periods: at most 1 with
