@@ -29,8 +29,8 @@ CC ?= cc
 # dlopen when the first S3 store opens (lib/store/curlfn_internal.h; at
 # exec, linking it cost every command 14 ms, fs store or not:
 # docs/performance.md "Exec cost")
-PKGS := libcurl openssl yaml-0.1 expat
-LINK_PKGS := openssl yaml-0.1 expat
+PKGS := libcurl openssl yaml-0.1 expat jansson
+LINK_PKGS := openssl yaml-0.1 expat jansson
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(LINK_PKGS) 2>/dev/null) -ldl
 # commands that never touch the store link without OpenSSL and expat

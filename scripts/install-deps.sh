@@ -13,7 +13,7 @@
 #   --s3     also the Ceph RGW packages used as the real S3 server of the tests
 #   --bench  also gnuplot (bench/plot-soak draws a soak's per-minute CSV)
 set -eu
-pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev \
+pkgs="build-essential pkg-config libcurl4-openssl-dev libssl-dev libyaml-dev libexpat1-dev libjansson-dev \
 curl ca-certificates procps util-linux"
 for arg in "$@"; do
 	case $arg in

@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <openssl/crypto.h>
 #include <poll.h>
 #include <pthread.h>
@@ -328,410 +329,112 @@ int keep_aws_parse_time(const char *s, int64_t *out_ms)
 	return 0;
 }
 
-/* ---- a strict JSON object of scalars --------------------------------------- */
+/* ---- a strict JSON object of scalars (libjansson) -------------------------- */
 
-struct jmember {
-	char name[KEEP_AWS_JSON_KEY_MAX + 1];
-	char *value;	/* owned, decoded; a number or literal as written */
-	bool is_string; /* else a number, true, false or null */
-};
-
+/* A JSON object of scalar members, decoded by jansson (awscreds.h gives
+ * the rules). The document is owned; doc_release wipes its string values
+ * in place before jansson frees them (its lexer's own token buffers are
+ * freed unwiped: the one copy of a secret this code cannot reach). */
 struct jobj {
-	struct jmember m[KEEP_AWS_JSON_MEMBERS];
-	size_t n;
+	json_t *doc;
 };
 
 static void jobj_release(struct jobj *o)
 {
-	size_t i;
+	const char *k;
+	json_t *v;
 
-	for (i = 0; i < o->n; i++)
-		wipe_free(&o->m[i].value);
-	o->n = 0;
-}
-
-static const struct jmember *jget(const struct jobj *o, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < o->n; i++)
-		if (strcmp(o->m[i].name, name) == 0)
-			return &o->m[i];
-	return NULL;
-}
-
-struct jp {
-	const unsigned char *s;
-	size_t len, i;
-	const char *why;
-	int rc;
-};
-
-static void ws(struct jp *p)
-{
-	while (p->i < p->len && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' ||
-				 p->s[p->i] == '\r'))
-		p->i++;
-}
-
-static bool fail(struct jp *p, const char *why, int rc)
-{
-	p->why = why;
-	p->rc = rc;
-	return false;
-}
-
-static int hex4(const unsigned char *s)
-{
-	int v = 0, i;
-
-	for (i = 0; i < 4; i++) {
-		int c = s[i], d;
-
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
-			return -1;
-		v = v << 4 | d;
+	if (!o->doc)
+		return;
+	json_object_foreach(o->doc, k, v)
+	{
+		if (json_is_string(v))
+			OPENSSL_cleanse((char *)json_string_value(v), json_string_length(v));
 	}
-	return v;
+	json_decref(o->doc);
+	o->doc = NULL;
 }
 
-/* The length of a valid UTF-8 sequence at s (room bytes left), 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t room)
+/* jansson's error classes, in our own words: an error never quotes the
+ * input (jansson's text does: "near '...'"). */
+static const char *jerror_why(enum json_error_code c)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (room < n)
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
+	switch (c) {
+	case json_error_invalid_utf8:
+		return "not valid UTF-8";
+	case json_error_null_character:
+	case json_error_null_byte_in_key:
+		return "a NUL in a string";
+	case json_error_duplicate_key:
+		return "a member name twice";
+	case json_error_end_of_input_expected:
+		return "bytes after the object";
+	case json_error_premature_end_of_input:
+		return "the input ends inside the object";
+	case json_error_numeric_overflow:
+		return "a number out of range";
+	case json_error_out_of_memory:
+		return "out of memory";
+	default:
+		return "malformed JSON";
+	}
 }
 
-/* Put code point cp as UTF-8 at o; returns the bytes written. */
-static size_t put_utf8(unsigned char *o, unsigned long cp)
-{
-	if (cp < 0x80) {
-		o[0] = (unsigned char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (unsigned char)(0xc0 | cp >> 6);
-		o[1] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (unsigned char)(0xe0 | cp >> 12);
-		o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (unsigned char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (unsigned char)(0xf0 | cp >> 18);
-	o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (unsigned char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-/* A string at p->s[p->i] == '"', decoded into *out (malloc'd, at most max
- * bytes). */
-static bool jstring(struct jp *p, size_t max, char **out)
-{
-	unsigned char *v;
-	size_t n = 0, cap;
-
-	p->i++; /* '"' */
-	/* a decoded string is never longer than its source */
-	cap = p->len - p->i;
-	if (cap > max + 6)
-		cap = max + 6;
-	v = malloc(cap + 1);
-	if (!v)
-		return fail(p, "out of memory", KEEP_ERR_NOMEM);
-	for (;;) {
-		unsigned char c;
-		size_t u;
-
-		if (p->i >= p->len) {
-			fail(p, "unterminated string", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		if (n > max) {
-			fail(p, "a string over its bound", KEEP_ERR_TOOBIG);
-			goto bad;
-		}
-		c = p->s[p->i];
-		if (c == '"') {
-			p->i++;
-			break;
-		}
-		if (c < 0x20) {
-			fail(p, "a control byte in a string", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		if (c >= 0x80) {
-			u = utf8_seq(p->s + p->i, p->len - p->i);
-			if (!u) {
-				fail(p, "a string that is not UTF-8", KEEP_ERR_PARSE);
-				goto bad;
-			}
-			if (n + u > cap)
-				goto big;
-			memcpy(v + n, p->s + p->i, u);
-			n += u;
-			p->i += u;
-			continue;
-		}
-		if (c != '\\') {
-			if (n + 1 > cap)
-				goto big;
-			v[n++] = c;
-			p->i++;
-			continue;
-		}
-		if (p->i + 1 >= p->len) {
-			fail(p, "unterminated escape", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		c = p->s[p->i + 1];
-		p->i += 2;
-		if (c == 'u') {
-			long cp, lo;
-
-			if (p->len - p->i < 4 || (cp = hex4(p->s + p->i)) < 0) {
-				fail(p, "bad \\u escape", KEEP_ERR_PARSE);
-				goto bad;
-			}
-			p->i += 4;
-			if (cp >= 0xdc00 && cp <= 0xdfff) {
-				fail(p, "a lone surrogate", KEEP_ERR_PARSE);
-				goto bad;
-			}
-			if (cp >= 0xd800 && cp <= 0xdbff) {
-				if (p->len - p->i < 6 || p->s[p->i] != '\\' ||
-				    p->s[p->i + 1] != 'u' ||
-				    (lo = hex4(p->s + p->i + 2)) < 0xdc00 || lo > 0xdfff) {
-					fail(p, "a lone surrogate", KEEP_ERR_PARSE);
-					goto bad;
-				}
-				p->i += 6;
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			}
-			if (cp == 0) {
-				fail(p, "\\u0000 in a string", KEEP_ERR_PARSE);
-				goto bad;
-			}
-			if (n + 4 > cap)
-				goto big;
-			n += put_utf8(v + n, (unsigned long)cp);
-			continue;
-		}
-		if (n + 1 > cap)
-			goto big;
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			v[n++] = c;
-			break;
-		case 'b':
-			v[n++] = '\b';
-			break;
-		case 'f':
-			v[n++] = '\f';
-			break;
-		case 'n':
-			v[n++] = '\n';
-			break;
-		case 'r':
-			v[n++] = '\r';
-			break;
-		case 't':
-			v[n++] = '\t';
-			break;
-		default:
-			fail(p, "unknown escape", KEEP_ERR_PARSE);
-			goto bad;
-		}
-	}
-	if (n > max) {
-		fail(p, "a string over its bound", KEEP_ERR_TOOBIG);
-		goto bad;
-	}
-	v[n] = '\0';
-	*out = (char *)v;
-	return true;
-big:
-	fail(p, "a string over its bound", KEEP_ERR_TOOBIG);
-bad:
-	OPENSSL_cleanse(v, n);
-	free(v);
-	return false;
-}
-
-/* A number, true, false or null, copied as written. */
-static bool jscalar(struct jp *p, char **out)
-{
-	size_t start = p->i, i = p->i;
-	const unsigned char *s = p->s;
-	char *v;
-
-	if (p->len - i >= 4 && memcmp(s + i, "true", 4) == 0)
-		i += 4;
-	else if (p->len - i >= 5 && memcmp(s + i, "false", 5) == 0)
-		i += 5;
-	else if (p->len - i >= 4 && memcmp(s + i, "null", 4) == 0)
-		i += 4;
-	else {
-		if (i < p->len && s[i] == '-')
-			i++;
-		if (i < p->len && s[i] == '0')
-			i++;
-		else if (i < p->len && s[i] >= '1' && s[i] <= '9')
-			while (i < p->len && s[i] >= '0' && s[i] <= '9')
-				i++;
-		else
-			return fail(p, "a value that is not a string, number, true, false or null",
-				    KEEP_ERR_PARSE);
-		if (i < p->len && s[i] == '.') {
-			i++;
-			if (i >= p->len || s[i] < '0' || s[i] > '9')
-				return fail(p, "bad number", KEEP_ERR_PARSE);
-			while (i < p->len && s[i] >= '0' && s[i] <= '9')
-				i++;
-		}
-		if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
-			i++;
-			if (i < p->len && (s[i] == '+' || s[i] == '-'))
-				i++;
-			if (i >= p->len || s[i] < '0' || s[i] > '9')
-				return fail(p, "bad number", KEEP_ERR_PARSE);
-			while (i < p->len && s[i] >= '0' && s[i] <= '9')
-				i++;
-		}
-	}
-	if (i - start > 64)
-		return fail(p, "a number over 64 bytes", KEEP_ERR_TOOBIG);
-	v = malloc(i - start + 1);
-	if (!v)
-		return fail(p, "out of memory", KEEP_ERR_NOMEM);
-	memcpy(v, s + start, i - start);
-	v[i - start] = '\0';
-	p->i = i;
-	*out = v;
-	return true;
-}
-
-/* Parse one JSON object of scalar members (awscreds.h). On failure *o is
- * empty and err says why, at which byte. */
+/* Parse one JSON object of scalar members (awscreds.h): jansson with
+ * duplicate names refused and NUL (\u0000) refused, then this code's own
+ * bounds (members, name and string lengths) and the scalar rule. On
+ * failure *o is empty and err says why, at which byte. */
 static int jparse(const char *s, size_t len, struct jobj *o, char *err, size_t errlen)
 {
-	struct jp p = {(const unsigned char *)s, len, 0, NULL, 0};
+	json_error_t je;
+	const char *k;
+	json_t *v;
+	size_t i = 0, n = 0;
 
-	o->n = 0;
+	o->doc = NULL;
 	if (len > KEEP_AWS_JSON_MAX) {
 		snprintf(err, errlen, "over %d bytes", KEEP_AWS_JSON_MAX);
 		return KEEP_ERR_TOOBIG;
 	}
-	ws(&p);
-	if (p.i >= p.len || p.s[p.i] != '{') {
-		fail(&p, "not a JSON object", KEEP_ERR_PARSE);
-		goto bad;
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+		i++;
+	if (i >= len || s[i] != '{') {
+		snprintf(err, errlen, "byte %zu: not a JSON object", i + 1);
+		return KEEP_ERR_PARSE;
 	}
-	p.i++;
-	ws(&p);
-	if (p.i < p.len && p.s[p.i] == '}') {
-		p.i++;
-		goto end;
-	}
-	for (;;) {
-		struct jmember *m;
-		char *name = NULL;
+	o->doc = json_loadb(s, len, JSON_REJECT_DUPLICATES, &je);
+	if (!o->doc) {
+		enum json_error_code c = json_error_code(&je);
 
-		ws(&p);
-		if (p.i >= p.len || p.s[p.i] != '"') {
-			fail(&p, "a member name expected", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		if (!jstring(&p, KEEP_AWS_JSON_KEY_MAX, &name))
-			goto bad;
-		if (jget(o, name)) {
-			free(name);
-			fail(&p, "a member name twice", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		if (o->n >= KEEP_AWS_JSON_MEMBERS) {
-			free(name);
-			fail(&p, "too many members", KEEP_ERR_TOOBIG);
-			goto bad;
-		}
-		m = &o->m[o->n];
-		memcpy(m->name, name, strlen(name) + 1);
-		free(name);
-		ws(&p);
-		if (p.i >= p.len || p.s[p.i] != ':') {
-			fail(&p, "':' expected", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		p.i++;
-		ws(&p);
-		if (p.i < p.len && (p.s[p.i] == '{' || p.s[p.i] == '[')) {
-			fail(&p, "a nested object or array", KEEP_ERR_PARSE);
-			goto bad;
-		}
-		m->is_string = p.i < p.len && p.s[p.i] == '"';
-		if (m->is_string ? !jstring(&p, KEEP_AWS_SECRET_MAX, &m->value)
-				 : !jscalar(&p, &m->value))
-			goto bad;
-		o->n++;
-		ws(&p);
-		if (p.i < p.len && p.s[p.i] == ',') {
-			p.i++;
-			continue;
-		}
-		if (p.i < p.len && p.s[p.i] == '}') {
-			p.i++;
-			break;
-		}
-		fail(&p, "',' or '}' expected", KEEP_ERR_PARSE);
-		goto bad;
+		snprintf(err, errlen, "byte %d: %s", je.position > 0 ? je.position : 1,
+			 jerror_why(c));
+		return c == json_error_out_of_memory ? KEEP_ERR_NOMEM : KEEP_ERR_PARSE;
 	}
-end:
-	ws(&p);
-	if (p.i != p.len) {
-		fail(&p, "bytes after the object", KEEP_ERR_PARSE);
-		goto bad;
+	if (!json_is_object(o->doc)) { /* not reached: the input starts with '{' */
+		jobj_release(o);
+		snprintf(err, errlen, "byte %zu: not a JSON object", i + 1);
+		return KEEP_ERR_PARSE;
+	}
+	json_object_foreach(o->doc, k, v)
+	{
+		const char *why = NULL;
+		int rc = KEEP_ERR_TOOBIG;
+
+		if (++n > KEEP_AWS_JSON_MEMBERS)
+			why = "too many members";
+		else if (strlen(k) > KEEP_AWS_JSON_KEY_MAX)
+			why = "a member name over its bound";
+		else if (json_is_object(v) || json_is_array(v))
+			why = "a nested object or array", rc = KEEP_ERR_PARSE;
+		else if (json_is_string(v) && json_string_length(v) > KEEP_AWS_SECRET_MAX)
+			why = "a string over its bound";
+		if (why) {
+			jobj_release(o);
+			snprintf(err, errlen, "%s", why);
+			return rc;
+		}
 	}
 	return 0;
-bad:
-	snprintf(err, errlen, "byte %zu: %s", p.i + 1, p.why ? p.why : "malformed");
-	jobj_release(o);
-	return p.rc ? p.rc : KEEP_ERR_PARSE;
 }
 
 void keep_aws_json_creds_release(struct keep_aws_json_creds *c)
@@ -742,25 +445,29 @@ void keep_aws_json_creds_release(struct keep_aws_json_creds *c)
 	c->expires_at_ms = 0;
 }
 
-/* Take the string member name out of o into *dst (ownership moves). */
+/* Copy the string member name of o into *dst (malloc'd; wiped when
+ * released). A null or absent member is NULL when not required. */
 static int take(struct jobj *o, const char *name, bool required, char **dst, char *err,
 		size_t errlen)
 {
-	struct jmember *m = (struct jmember *)jget(o, name);
+	json_t *m = json_object_get(o->doc, name);
 
 	*dst = NULL;
-	if (!m || (!m->is_string && strcmp(m->value, "null") == 0 && !required)) {
+	if (!m || (json_is_null(m) && !required)) {
 		if (!required)
 			return 0;
 		snprintf(err, errlen, "no \"%s\"", name);
 		return KEEP_ERR_PARSE;
 	}
-	if (!m->is_string) {
+	if (!json_is_string(m)) {
 		snprintf(err, errlen, "\"%s\" is not a string", name);
 		return KEEP_ERR_PARSE;
 	}
-	*dst = m->value;
-	m->value = NULL;
+	*dst = strndup(json_string_value(m), json_string_length(m));
+	if (!*dst) {
+		snprintf(err, errlen, "out of memory");
+		return KEEP_ERR_NOMEM;
+	}
 	return 0;
 }
 
@@ -768,7 +475,7 @@ int keep_aws_parse_creds_json(const char *json, size_t len, bool imds,
 			      struct keep_aws_json_creds *out, char *err, size_t errlen)
 {
 	struct jobj o;
-	const struct jmember *m;
+	json_t *m;
 	char *exp = NULL;
 	int rc;
 
@@ -777,15 +484,15 @@ int keep_aws_parse_creds_json(const char *json, size_t len, bool imds,
 	if (rc)
 		return rc;
 	if (imds) {
-		m = jget(&o, "Code");
-		if (m && (!m->is_string || strcmp(m->value, "Success") != 0)) {
+		m = json_object_get(o.doc, "Code");
+		if (m && (!json_is_string(m) || strcmp(json_string_value(m), "Success") != 0)) {
 			snprintf(err, errlen, "\"Code\" is not \"Success\"");
 			rc = KEEP_ERR_PARSE;
 			goto out;
 		}
 	} else {
-		m = jget(&o, "Version");
-		if (!m || m->is_string || strcmp(m->value, "1") != 0) {
+		m = json_object_get(o.doc, "Version");
+		if (!m || !json_is_integer(m) || json_integer_value(m) != 1) {
 			snprintf(err, errlen, "\"Version\" is not the number 1");
 			rc = KEEP_ERR_PARSE;
 			goto out;
