@@ -91,11 +91,14 @@ static const char *section_profile(char *name, bool config_file)
 	return NULL;
 }
 
-int keep_aws_profile_parse(char *data, size_t len, bool config_file, const char *profile,
-			   struct keep_aws_profile *out, char *err, size_t errlen)
+/* keep_aws_profile_parse; headless: the lines before any section belong
+ * to the profile (s3.credentials_file's [default], docs/s3.md). */
+static int profile_parse(char *data, size_t len, bool config_file, bool headless,
+			 const char *profile, struct keep_aws_profile *out, char *err,
+			 size_t errlen)
 {
 	char *line, *next;
-	bool in = false, have_key = false;
+	bool in = headless, have_key = false;
 	size_t lineno = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -160,6 +163,7 @@ int keep_aws_profile_parse(char *data, size_t len, bool config_file, const char 
 		have_key = true;
 		if (!in)
 			continue;
+		out->found = true; /* a section, or the lines before any (headless) */
 		for (eq = name; *eq; eq++)
 			*eq = (char)tolower((unsigned char)*eq);
 		if (strcmp(name, "aws_access_key_id") == 0)
@@ -188,6 +192,12 @@ int keep_aws_profile_parse(char *data, size_t len, bool config_file, const char 
 		*slot = val;
 	}
 	return 0;
+}
+
+int keep_aws_profile_parse(char *data, size_t len, bool config_file, const char *profile,
+			   struct keep_aws_profile *out, char *err, size_t errlen)
+{
+	return profile_parse(data, len, config_file, false, profile, out, err, errlen);
 }
 
 /* ---- credential_process command line --------------------------------------- */
@@ -1056,6 +1066,76 @@ static int mode_ok(const struct aws_file *f, const char *what, bool secret, char
 		 what, f->path, secret ? "readable or writable" : "writable",
 		 (unsigned)(f->mode & 07777), secret ? "600" : "go-w");
 	return KEEP_ERR_PERM;
+}
+
+/* ---- s3.credentials_file (s3_internal.h) ---------------------------------- */
+
+void keep_s3_creds_release(struct keep_s3_creds *c)
+{
+	wipe_free(&c->access_key);
+	wipe_free(&c->secret_key);
+	wipe_free(&c->token);
+}
+
+/* A copy of val, or NULL (out of memory) */
+static char *dup_or_null(const char *val, int *rc)
+{
+	char *p = val ? strdup(val) : NULL;
+
+	if (val && !p)
+		*rc = KEEP_ERR_NOMEM;
+	return p;
+}
+
+int keep_s3_creds_read(const char *path, struct keep_s3_creds *c, char *err, size_t errlen)
+{
+	struct aws_file f;
+	char why[160];
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	memset(&f, 0, sizeof(f));
+	if (snprintf(f.path, sizeof(f.path), "%s", path) >= (int)sizeof(f.path)) {
+		snprintf(err, errlen, "credentials file path too long");
+		return KEEP_ERR_IO;
+	}
+	f.named = true;
+	rc = read_file(&f, "credentials file", err, errlen);
+	if (rc == 0 && !f.exists) {
+		snprintf(err, errlen, "unable to open credentials file '%s': %s", path,
+			 strerror(ENOENT));
+		rc = KEEP_ERR_IO;
+	}
+	if (rc) {
+		rc = rc == KEEP_ERR_NOMEM ? rc : KEEP_ERR_IO;
+		goto out;
+	}
+	if ((rc = mode_ok(&f, "credentials file", true, err, errlen)))
+		goto out;
+	/* the one parser of AWS files; the lines before any section are
+	 * [default] too (docs/s3.md) */
+	rc = profile_parse(f.data, f.len, false, true, "default", &f.prof, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "credentials file '%s': %s", path, why);
+		goto out;
+	}
+	if (!f.prof.access_key || !*f.prof.access_key || !f.prof.secret_key ||
+	    !*f.prof.secret_key) {
+		snprintf(err, errlen,
+			 "credentials file '%s' has no aws_access_key_id and "
+			 "aws_secret_access_key in [default]",
+			 path);
+		rc = KEEP_ERR_PARSE;
+		goto out;
+	}
+	c->access_key = dup_or_null(f.prof.access_key, &rc);
+	c->secret_key = dup_or_null(f.prof.secret_key, &rc);
+	c->token = dup_or_null(f.prof.session_token, &rc);
+out:
+	file_release(&f);
+	if (rc)
+		keep_s3_creds_release(c);
+	return rc;
 }
 
 static int set_static(struct keep_awscreds **out, const char *label, const char *ak, const char *sk,

@@ -535,6 +535,20 @@ TEST(creds_file_errors)
 		       0600);
 	CHECK_EQ_INT(keep_s3_creds_read(p, &c, err, sizeof(err)), KEEP_ERR_PARSE);
 	CHECK(strstr(err, "S\n") == NULL);
+	/* the shared files' parser (awscreds.c): a line that is not
+	 * "name = value" is refused by its number, never quoted */
+	p = write_file(
+	    "creds-noeq",
+	    "[default]\naws_access_key_id = A\nwJalr garbage\naws_secret_access_key = S\n", 0600);
+	CHECK_EQ_INT(keep_s3_creds_read(p, &c, err, sizeof(err)), KEEP_ERR_PARSE);
+	CHECK(strstr(err, "line 3") != NULL);
+	CHECK(strstr(err, "wJalr") == NULL);
+	/* names are case-insensitive, as the AWS CLI reads them */
+	p = write_file("creds-case",
+		       "[default]\nAWS_ACCESS_KEY_ID = A\naws_secret_access_key = S\n", 0600);
+	CHECK_EQ_INT(keep_s3_creds_read(p, &c, err, sizeof(err)), 0);
+	CHECK_EQ_STR(c.access_key, "A");
+	keep_s3_creds_release(&c);
 }
 
 TEST(open_checks_url_and_options)
