@@ -7,9 +7,18 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include "cli.h"
 #include "exitcode.h"
 #include "line.h"
+#include "log.h"
+
+/* keep_die's line and exit (cli.h), without the dependency: cli.h uses
+ * this module (KEEP_BATCH_JOBS_MAX) */
+static void batch_die(const char *prog, const char *why) __attribute__((noreturn));
+static void batch_die(const char *prog, const char *why)
+{
+	keep_log(KEEP_LOG_FATAL, prog, "%s", why);
+	exit(KEEP_EXIT_TEMP);
+}
 
 #define QUEUE_MAX 64 /* keys read ahead of the workers */
 
@@ -95,11 +104,11 @@ static int line_key(char *line, ssize_t n, const char **key, const char *prog)
 	if (n == 0)
 		return KEEP_EXIT_OK;
 	if ((size_t)n > KEEP_LINE_MAX) {
-		keep_warn(prog, "input line too long");
+		keep_log(KEEP_LOG_WARNING, prog, "input line too long");
 		return KEEP_EXIT_USAGE;
 	}
 	if (memchr(line, '\0', (size_t)n)) {
-		keep_warn(prog, "input line with a NUL byte: refused");
+		keep_log(KEEP_LOG_WARNING, prog, "input line with a NUL byte: refused");
 		return KEEP_EXIT_USAGE;
 	}
 	*key = line;
@@ -149,13 +158,14 @@ int keep_batch_run(FILE *in, int jobs, void *const *ctxs, int (*fn)(void *ctx, c
 		w[i].ctx = ctxs[i];
 		w[i].b = &b;
 		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
-			keep_warn(prog, "unable to start more threads: %d at once", started);
+			keep_log(KEEP_LOG_WARNING, prog, "unable to start more threads: %d at once",
+				 started);
 			break;
 		}
 		started++;
 	}
 	if (!started)
-		keep_die(KEEP_EXIT_TEMP, prog, "unable to start a thread");
+		batch_die(prog, "unable to start a thread");
 	while ((n = getline(&line, &cap, in)) > 0) {
 		const char *key;
 		char *copy;
@@ -169,7 +179,7 @@ int keep_batch_run(FILE *in, int jobs, void *const *ctxs, int (*fn)(void *ctx, c
 		}
 		copy = strdup(key);
 		if (!copy)
-			keep_die(KEEP_EXIT_TEMP, prog, "out of memory");
+			batch_die(prog, "out of memory");
 		pthread_mutex_lock(&b.lock);
 		while (b.n == QUEUE_MAX)
 			pthread_cond_wait(&b.room, &b.lock);

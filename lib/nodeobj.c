@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/timing.h"
 #include "err.h"
 #include "parse.h"
 

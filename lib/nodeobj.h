@@ -26,9 +26,9 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "parse.h" /* KEEP_INSTANCE_LEN, KEEP_WALL_MAX_MS */
 
 #define KEEP_NODE_ID_MAX 64   /* bytes, NUL excluded: [A-Za-z0-9._-], not starting with '.' */
-#define KEEP_INSTANCE_LEN 32  /* hex chars of an instance token */
 #define KEEP_NODEOBJ_MAX 4096 /* bytes: largest node object accepted */
 
 enum keep_node_state {

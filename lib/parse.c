@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "nodeobj.h"
-
 bool keep_dec_parse(const char *s, size_t n, int64_t max, int64_t *out)
 {
 	int64_t v = 0;

@@ -27,6 +27,18 @@ bool keep_duration_parse(const char *s, int64_t max_ms, int64_t *out_ms);
 /* Are the n bytes at s lowercase hex digits only (n >= 1)? */
 bool keep_hex_valid(const char *s, size_t n);
 
+/* The latest wall time (ms since the epoch) any keep object or line may
+ * carry: 9999-12-31T23:59:59.999Z. A decoder has no clock, so this static
+ * bound is what it checks: a timestamp above it (written_at_ms,
+ * fenced_at_ms, an old lease's expires_at_ms) is malformed (KEEP_ERR_PARSE,
+ * exit 17 where a command refuses a bad object). Below it, every deadline
+ * computed from such a time (+ ttl + grace, + horizon ...) fits in int64
+ * by a wide margin; keep_add_sat_ms is used anyway (docs/formats.md,
+ * "Time bounds"). */
+#define KEEP_WALL_MAX_MS 253402300799999LL
+
+#define KEEP_INSTANCE_LEN 32 /* hex chars of an instance token */
+
 /* A process instance: exactly 32 lowercase hex digits (n bytes at s). */
 bool keep_instance_valid(const char *s, size_t n);
 

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../parse.h"
+
 struct keep_timing {
 	int64_t ttl_ms;	     /* lease ttl (default 10000) */
 	int64_t grace_ms;    /* takeover grace (default 5000) */
@@ -18,15 +20,7 @@ struct keep_timing {
 	int64_t clock_step_ms;
 };
 
-/* The latest wall time (ms since the epoch) any keep object or line may
- * carry: 9999-12-31T23:59:59.999Z. A decoder has no clock, so this static
- * bound is what it checks: a timestamp above it (written_at_ms,
- * fenced_at_ms, an old lease's expires_at_ms) is malformed (KEEP_ERR_PARSE,
- * exit 17 where a command refuses a bad object). Below it, every deadline
- * computed from such a time (+ ttl + grace, + horizon ...) fits in int64
- * by a wide margin; keep_add_sat_ms is used anyway (docs/formats.md,
- * "Time bounds"). */
-#define KEEP_WALL_MAX_MS 253402300799999LL
+/* KEEP_WALL_MAX_MS: parse.h (vocabulary: decoders check it) */
 
 /* a + b and a - b (ms), saturated at INT64_MIN / INT64_MAX instead of
  * overflowing. Every deadline computed from a time that came from the

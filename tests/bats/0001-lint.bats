@@ -152,3 +152,33 @@ EOF
 	done
 	[ "$bad" -eq 0 ]
 }
+
+@test "lint: lib/ keeps its layers (no upward include, no include circle between modules)" {
+	run -0 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$ROOT"
+	[ -z "$output" ] || { echo "$output"; false; }
+}
+
+@test "lint: the include check refuses a planted upward include and a planted circle in lib/store" {
+	local t="$BATS_TEST_TMPDIR/tree"
+	mkdir -p "$t"
+	cp -r "$ROOT/lib" "$t/"
+	# the vocabulary using the store
+	printf '#include "store/store.h"\n' >>"$t/lib/vocab.h"
+	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
+	[[ $output == *'lib/vocab.h:'* ]]
+	[[ $output == *'includes lib/store/store.h: the vocabulary layer may not use the store layer'* ]]
+	# the core reading a clock (the sans-I/O rule, as an include)
+	cp "$ROOT/lib/vocab.h" "$t/lib/vocab.h"
+	printf '#include "../clock.h"\n' >>"$t/lib/core/lease.c"
+	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
+	[[ $output == *'includes lib/clock.h: the core layer may not use the platform layer'* ]]
+	# two store modules including each other: a circle, named
+	cp "$ROOT/lib/core/lease.c" "$t/lib/core/lease.c"
+	printf '#include "store.h"\n' >>"$t/lib/store/awscreds.h"
+	printf '#include "awscreds.h"\n' >>"$t/lib/store/store.h"
+	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
+	[[ $output == *'modules that include each other (a circle):'* ]]
+	[[ $output == *'lib/store/awscreds'* ]]
+	[[ $output == *'lib/store/store'* ]]
+	[[ $output != *'may not use'* ]]
+}

@@ -9,11 +9,11 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "../core/throttle.h"
+#include "core/throttle.h"
 
-#include "../err.h"
-#include "../metrics.h"
-#include "store.h"
+#include "err.h"
+#include "metrics.h"
+#include "store/store.h"
 
 /* The counting wrapper: a store whose every operation is the inner one's,
  * counted. */
