@@ -153,12 +153,12 @@ EOF
 	[ "$bad" -eq 0 ]
 }
 
-@test "lint: lib/ keeps its layers (no upward include, no include circle between modules)" {
+@test "lint: lib/ keeps its layers, and sim/ uses only the core, codecs and vocabulary (no upward include, no include circle)" {
 	run -0 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$ROOT"
 	[ -z "$output" ] || { echo "$output"; false; }
 }
 
-@test "lint: the include check refuses a planted upward include and a planted circle in lib/store" {
+@test "lint: the include check refuses a planted upward include, a planted circle in lib/store and a simulator including a driver" {
 	local t="$BATS_TEST_TMPDIR/tree"
 	mkdir -p "$t"
 	cp -r "$ROOT/lib" "$t/"
@@ -181,4 +181,13 @@ EOF
 	[[ $output == *'lib/store/awscreds'* ]]
 	[[ $output == *'lib/store/store'* ]]
 	[[ $output != *'may not use'* ]]
+	# the simulator reaching past the core (a driver's code it would copy)
+	cp "$ROOT/lib/store/store.h" "$t/lib/store/store.h"
+	cp "$ROOT/lib/store/awscreds.h" "$t/lib/store/awscreds.h"
+	mkdir -p "$t/sim"
+	cp "$ROOT/sim/sim.h" "$t/sim/"
+	printf '#include "../lib/holds.h"\n' >>"$t/sim/sim.h"
+	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
+	[[ $output == *'sim/sim.h:'* ]]
+	[[ $output == *'includes lib/holds.h: the sim layer may not use the glue layer'* ]]
 }
