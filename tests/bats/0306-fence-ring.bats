@@ -116,11 +116,12 @@ fence_delay() {
 	[ "$d2" -ge 4500 ]
 	[ "$d3" -ge 4500 ]
 	# docs/fencing.md "Ring mode": n1, the live node before the dead run,
-	# watches n3 once n2 is a candidate (the ring walk): fenced within
-	# full_every periods (3000 ms) plus the full-mode bound (free_at, 4500)
-	# of its last write (issue 28's figure; 3 x full_every periods, 9000,
-	# is the listings' bound when no walk happens); the same 5000 ms
-	# tolerance as above
+	# watches n3 once n2 is a candidate (the ring walk): a candidate within
+	# two watch bounds (2 x 3800 ms) of its last write at worst, which
+	# issue 28 states as full_every periods (3000 ms) plus the full-mode
+	# bound (free_at, 4500): 7500 (3 x full_every periods, 9000, is the
+	# listings' bound when no walk happens); the same 5000 ms tolerance as
+	# above
 	[ "$d3" -le $((3000 + 4500 + 5000)) ]
 	# the survivors go on
 	run -0 keep-agent status --node-id n1
