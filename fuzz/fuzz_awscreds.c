@@ -44,16 +44,26 @@ static void check_in(const char *v, const char *buf, size_t len)
 }
 
 /* The value of "SecretAccessKey":"..." when it is plain (no escapes), to
- * check that no reason repeats it. */
+ * check that no reason repeats it. Only a string value counts: for
+ * `"SecretAccessKey": 1, "essKey": 1` the next quoted word is another
+ * member's name, which a fixed reason (`no "AccessKeyId"`) may well
+ * contain (found by this harness beside a CPU hog, 2026-12-03; kept in
+ * fuzz/corpus/fuzz_awscreds/secret-not-a-string). */
 static void secret_of(const char *s, size_t n, char *out, size_t outlen)
 {
-	const char *p = memmem(s, n, "\"SecretAccessKey\"", 17), *q, *e;
+	const char *p = memmem(s, n, "\"SecretAccessKey\"", 17), *q, *e, *end = s + n;
 
 	out[0] = '\0';
 	if (!p)
 		return;
-	q = memchr(p + 17, '"', n - (size_t)(p + 17 - s));
-	if (!q)
+	q = p + 17;
+	while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+		q++;
+	if (q >= end || *q++ != ':')
+		return;
+	while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+		q++;
+	if (q >= end || *q != '"')
 		return;
 	e = memchr(q + 1, '"', n - (size_t)(q + 1 - s));
 	if (!e || (size_t)(e - q - 1) >= outlen || memchr(q + 1, '\\', (size_t)(e - q - 1)))
