@@ -276,7 +276,9 @@ clean:
 
 # ---- fuzzing (libFuzzer; clang) ---------------------------------------------
 # make fuzz        each fuzz/fuzz_*.c harness for FUZZ_SECONDS (default 60)
-# make fuzz-smoke  the same for 10 s each (what CI runs)
+# make fuzz        random exploration, by hand (not in CI)
+# make fuzz-smoke  what CI runs: tests/bats/0840-fuzz-smoke.bats, each harness
+#                  for a fixed number of runs with a fixed seed (deterministic)
 # libkeep is rebuilt with clang under ASan+UBSan and coverage into build/fuzz.
 # Each harness starts from its seeds in fuzz/corpus/NAME (read-only) and keeps
 # what it finds in build/fuzz/corpus/NAME; a crash is saved as
@@ -326,4 +328,4 @@ fuzz: fuzz-build
 	[ $$failed -eq 0 ]
 
 fuzz-smoke:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+	KEEP_TEST_STORE=fs bats tests/bats/0840-fuzz-smoke.bats

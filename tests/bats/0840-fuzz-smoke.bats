@@ -1,10 +1,18 @@
 #!/usr/bin/env bats
 # The fuzz smoke run of CI (docs/testing.md, "Fuzzing"): every libFuzzer
-# harness in fuzz/ for $KEEP_FUZZ_SECONDS (default 10) from its seed corpus,
-# one test each. Built by `make fuzz-build` (clang, ASan+UBSan) into
-# build/fuzz. Store-independent: runs in the fs pass only; skipped without
-# clang's libFuzzer runtime. A crash fails the test and leaves the input in
+# harness in fuzz/ from its seed corpus for a fixed number of runs, one test
+# each. Built by `make fuzz-build` (clang, ASan+UBSan) into build/fuzz.
+# Store-independent: runs in the fs pass only; skipped without clang's
+# libFuzzer runtime. A crash fails the test and leaves the input in
 # build/fuzz/crashes/ (add it to tests/unit/test_fuzz_regressions.c).
+#
+# The smoke is deterministic, so CI is never red by chance: a fixed -seed and
+# -runs, with what makes libFuzzer depend on time or addresses turned off
+# (ASLR via `setarch -R`, the corpus reload every second, entropic's
+# schedule, input reduction, the length control; measured in docs/testing.md).
+# The same tree runs the same inputs every time; a finding is caused by a
+# change of the code or of the seeds, and reproduces. Random exploration is
+# `make fuzz`, run by hand. The last test proves the determinism.
 
 bats_require_minimum_version 1.5.0
 
@@ -16,24 +24,44 @@ setup_file() {
 	echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' >"$BATS_FILE_TMPDIR/probe.c"
 	clang -fsanitize=fuzzer "$BATS_FILE_TMPDIR/probe.c" -o "$BATS_FILE_TMPDIR/probe" 2>/dev/null || return 0
 	touch "$BATS_FILE_TMPDIR/have-libfuzzer"
+	setarch -R true 2>/dev/null && touch "$BATS_FILE_TMPDIR/have-setarch"
 	make -C "$ROOT" -s fuzz-build >"$BATS_FILE_TMPDIR/make.log" 2>&1 ||
 		{ tail -30 "$BATS_FILE_TMPDIR/make.log" >&3; return 1; }
 }
 
-# fuzz NAME : run the harness NAME from its seeds for the smoke time
+# runs NAME : the smoke's number of runs for harness NAME, about 8 s each on
+# this 2-core machine, quiet (the harnesses differ 30-fold in speed)
+runs() {
+	case $1 in
+	fuzz_ownerrec | fuzz_lease_state | fuzz_leaseobj) echo 1000000 ;;
+	fuzz_nodeobj) echo 800000 ;;
+	fuzz_line | fuzz_awscreds | fuzz_key) echo 300000 ;;
+	fuzz_s3_error | fuzz_config) echo 150000 ;;
+	fuzz_s3_list) echo 50000 ;;
+	*) echo 100000 ;;
+	esac
+}
+
+# fuzz NAME [RUNS [WORKDIR]] : run the harness NAME from its seeds,
+# deterministically, RUNS times (default: runs NAME, scaled by
+# $KEEP_FUZZ_SCALE percent, default 100); new units go to WORKDIR
 fuzz() {
 	[ "${KEEP_TEST_STORE:-fs}" = fs ] || skip "store-independent (runs in the fs pass)"
 	[ -e "$BATS_FILE_TMPDIR/have-libfuzzer" ] || skip "clang with libFuzzer not installed"
-	local b="$ROOT/build/fuzz/bin/$1" work="$BATS_TEST_TMPDIR/corpus"
+	[ -e "$BATS_FILE_TMPDIR/have-setarch" ] ||
+		skip "setarch -R refused here (personality(2) blocked): the smoke would not be deterministic"
+	local b="$ROOT/build/fuzz/bin/$1" n=${2:-$(($(runs "$1") * ${KEEP_FUZZ_SCALE:-100} / 100))}
+	local work=${3:-$BATS_TEST_TMPDIR/corpus}
 	mkdir -p "$work" "$ROOT/build/fuzz/crashes"
-	run "$b" -max_total_time="${KEEP_FUZZ_SECONDS:-10}" -max_len=8192 -timeout=10 \
-		-print_final_stats=1 -artifact_prefix="$ROOT/build/fuzz/crashes/$1-" \
-		"$work" "$ROOT/fuzz/corpus/$1"
+	run setarch -R "$b" -seed=1 -runs="$n" -entropic=0 -reduce_inputs=0 -len_control=0 \
+		-reload=0 -max_len=8192 -timeout=10 -print_final_stats=1 \
+		-artifact_prefix="$ROOT/build/fuzz/crashes/$1-" "$work" "$ROOT/fuzz/corpus/$1"
 	[ "$status" -eq 0 ] || {
 		grep -E 'ERROR|runtime error|SUMMARY|#[0-9]+ 0x' <<<"$output" | head -30
 		return 1
 	}
-	grep -q 'stat::number_of_executed_units' <<<"$output"
+	grep -q "stat::number_of_executed_units: *$n\$" <<<"$output" ||
+		{ grep stat:: <<<"$output"; return 1; }
 }
 
 @test "fuzz: node lease codec (fuzz_nodeobj)" { fuzz fuzz_nodeobj; }
@@ -53,5 +81,19 @@ fuzz() {
 		n=${n%.c}
 		grep -q "{ fuzz $n; }" "$BATS_TEST_FILENAME" || { echo "no test for $n"; false; }
 		[ -n "$(ls -A "$ROOT/fuzz/corpus/$n" 2>/dev/null)" ] || { echo "no seeds for $n"; false; }
+	done
+}
+
+@test "fuzz: the smoke is deterministic (two runs of each harness add the same units)" {
+	for f in "$ROOT"/fuzz/fuzz_*.c; do
+		n=${f##*/}
+		n=${n%.c}
+		r=$(($(runs "$n") / 10))
+		fuzz "$n" "$r" "$BATS_TEST_TMPDIR/$n-a"
+		fuzz "$n" "$r" "$BATS_TEST_TMPDIR/$n-b"
+		a=$(cd "$BATS_TEST_TMPDIR/$n-a" && ls | sort | md5sum)
+		b=$(cd "$BATS_TEST_TMPDIR/$n-b" && ls | sort | md5sum)
+		[ -n "$(ls "$BATS_TEST_TMPDIR/$n-a")" ] || { echo "$n: no new units in $r runs"; false; }
+		[ "$a" = "$b" ] || { echo "$n: two runs of $r added different units"; false; }
 	done
 }
