@@ -10,13 +10,13 @@
 #   make demo       a small cluster on the fs store, with a failover
 #   make install    PREFIX=/usr/local DESTDIR=
 #
-# Sources are found by wildcard: lib/**/*.c make libkeep, each cmd/NAME.c
+# Sources are found by wildcard: lib/LAYER/*.c make libkeep, each cmd/NAME.c
 # makes the command NAME, each tests/unit/test_*.c a unit test, sim/*.c the
-# simulator. lib/core/*.c with the vocabulary and the codecs also make
+# simulator. lib/core, lib/base (the vocabulary) and lib/codec also make
 # libkeep-core.a, which needs nothing but libc and libm (docs/design.md).
 
 # The version, defined once: the file VERSION (make VERSION=x overrides it).
-# Only lib/version.c is compiled with it (lib/version.h): every --version,
+# Only lib/platform/version.c is compiled with it (lib/platform/version.h): every --version,
 # the software line of nodes/<id>, the man pages and keep.pc show it.
 VERSION := $(shell cat VERSION 2>/dev/null || echo unknown)
 VERSION_DEF = -DKEEP_VERSION='"$(VERSION)"'
@@ -51,10 +51,14 @@ SAN_CFLAGS := -O1 -g $(WARN) -fsanitize=address,undefined -fno-omit-frame-pointe
 # suite runs thousands (docs/testing.md, "Sanitizers")
 SAN_LDFLAGS := -fsanitize=address,undefined -no-pie
 
-LIB_SRC := $(sort $(wildcard lib/*.c lib/core/*.c lib/store/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c))
 # libkeep-core.a: the sans-I/O core, the shared vocabulary and the codecs
-CORE_SRC := $(sort $(wildcard lib/core/*.c) lib/vocab.c lib/err.c lib/buf.c lib/parse.c \
-	lib/nodeobj.c lib/ownerrec.c lib/fenced.c lib/sha256.c lib/statefile.c)
+CORE_SRC := $(sort $(wildcard lib/base/*.c lib/codec/*.c lib/core/*.c))
+# The installed headers, the public API (docs/design.md "Public API"): the
+# vocabulary, the codecs, the core machines, the store interface and the
+# fenced commit (with the grant facts it takes); the rest is internal.
+PUBLIC_HDR := $(sort $(wildcard lib/base/*.h lib/codec/*.h lib/core/*.h) lib/store/store.h \
+	lib/driver/commit.h lib/local/holds.h)
 CMD_SRC := $(sort $(wildcard cmd/*.c))
 CMDS := $(patsubst cmd/%.c,%,$(CMD_SRC))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -101,8 +105,8 @@ $(1)_CORE_OBJ := $$(patsubst %.c,build/$(1)/obj/%.o,$$(CORE_SRC))
 build/$(1)/obj/%.o: %.c | $$(DEPS_STAMP)
 	@mkdir -p $$(@D)
 	$$(CC) $$($(2)) $$(OBJ_CFLAGS) $$(PKG_CFLAGS) -MMD -MP -c $$< -o $$@
-build/$(1)/obj/lib/version.o: VERSION
-build/$(1)/obj/lib/version.o: OBJ_CFLAGS = $$(VERSION_DEF)
+build/$(1)/obj/lib/platform/version.o: VERSION
+build/$(1)/obj/lib/platform/version.o: OBJ_CFLAGS = $$(VERSION_DEF)
 build/$(1)/libkeep.a: $$($(1)_OBJ)
 	@rm -f $$@
 	ar rcs $$@ $$^
@@ -230,8 +234,8 @@ else
 CRONDIR ?= $(PREFIX)/etc/cron.d
 endif
 install: rel build/rel/libkeep.so
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR)/core \
-		$(DESTDIR)$(INCDIR)/store $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(DOCDIR)/runbooks $(DESTDIR)$(UNITDIR) $(DESTDIR)$(COMPDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(RULESDIR)
 	install -m 755 $(addprefix build/rel/bin/,$(CMDS) keep-agent) $(DESTDIR)$(BINDIR)/
@@ -239,9 +243,9 @@ install: rel build/rel/libkeep.so
 	install -m 644 build/rel/libkeep-core.a $(DESTDIR)$(LIBDIR)/libkeep-core.a
 	install -m 755 build/rel/libkeep.so $(DESTDIR)$(LIBDIR)/libkeep.so.0
 	ln -sf libkeep.so.0 $(DESTDIR)$(LIBDIR)/libkeep.so
-	install -m 644 $(filter-out %_internal.h,$(wildcard lib/*.h)) $(DESTDIR)$(INCDIR)/
-	install -m 644 $(wildcard lib/core/*.h) $(DESTDIR)$(INCDIR)/core/
-	install -m 644 $(filter-out %_internal.h,$(wildcard lib/store/*.h)) $(DESTDIR)$(INCDIR)/store/
+	for h in $(PUBLIC_HDR); do \
+		install -D -m 644 $$h $(DESTDIR)$(INCDIR)/$${h#lib/} || exit 1; \
+	done
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(PREFIX)/include' '' \
 		'Name: keep' 'Description: node leases and ownership records on an object store' \
 		'Version: $(VERSION)' 'Requires.private: $(LINK_PKGS)' \
@@ -297,7 +301,7 @@ fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(OBJ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-build/fuzz/obj/lib/version.o: OBJ_CFLAGS = $(VERSION_DEF)
+build/fuzz/obj/lib/platform/version.o: OBJ_CFLAGS = $(VERSION_DEF)
 build/fuzz/libkeep.a: $(fuzz_OBJ)
 	@rm -f $@
 	ar rcs $@ $^

@@ -27,7 +27,7 @@
 # each on a random node, in rounds that hold every kind once in a random
 # order:
 #   kill-agent  kill -9 of the keep-agent's pid alone (no process-group kill:
-#               its children must end by themselves, lib/supervise.h); the
+#               its children must end by themselves, lib/driver/supervise.h); the
 #               worker goes on (its checks must start failing)
 #   kill-node   kill -9 of every process of the node at once (frozen with
 #               SIGSTOP first, so none sees the others die: a crash, no

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/cli.h"
-#include "../lib/exitcode.h"
-#include "../lib/version.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/driver/cli.h"
+#include "../lib/platform/version.h"
 
 static const char usage[] =
     "usage: keep COMMAND [ARGS...]\n"

@@ -24,13 +24,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
-#include "../lib/exitcode.h"
-#include "../lib/fencerun.h"
-#include "../lib/statedir.h"
-#include "../lib/storecmd.h"
-#include "../lib/supervise.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/fencerun.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
 
 static const char usage[] =
     "usage: lease-fence [-c FILE] [--store URL] [--state-dir DIR] [--stats] [--json]\n"

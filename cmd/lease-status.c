@@ -1,7 +1,7 @@
 /* lease-status — is this node's lease valid now? (readiness; ADR §1)
  *
  * Reads the lease state file lease-write keeps (state_dir/<id>/lease), then
- * the boot clock (lib/clock.h); no store I/O. A state whose deadlines this
+ * the boot clock (lib/platform/clock.h); no store I/O. A state whose deadlines this
  * reader cannot compare (an older lease-write's monotonic file, another
  * boot) is not valid, with a warning saying why. */
 #include <dirent.h>
@@ -11,16 +11,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/line.h"
-#include "../lib/log.h"
-#include "../lib/metrics.h"
-#include "../lib/nodeobj.h"
-#include "../lib/statedir.h"
-#include "../lib/supervise.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/codec/nodeobj.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/local/metrics.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
+#include "../lib/platform/log.h"
 
 static const char usage[] =
     "usage: lease-status [-c FILE] [--node-id ID] [--state-dir DIR] [--json]\n"

@@ -17,20 +17,20 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/base/parse.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/leasestate.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/parse.h"
-#include "../lib/runlock.h"
-#include "../lib/statedir.h"
-#include "../lib/storecmd.h"
-#include "../lib/supervise.h"
-#include "../lib/version.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/local/metrics.h"
+#include "../lib/local/runlock.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
+#include "../lib/platform/version.h"
 
 static const char usage[] =
     "usage: lease-write [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"
@@ -593,7 +593,7 @@ int main(int argc, char **argv)
 
 	memset(&d, 0, sizeof(d));
 	d.prog = "lease-write";
-	keep_supervised_start(d.prog); /* before any thread: lib/supervise.h */
+	keep_supervised_start(d.prog); /* before any thread: lib/driver/supervise.h */
 	d.go_fd = -1;
 	keep_cli_init(&cli, d.prog, usage);
 	while ((c = keep_cli_next(&cli, argc, argv, "hc:v", opts)) != -1) {

@@ -17,21 +17,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/batch.h"
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/fencer.h"
 #include "../lib/core/listing.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/staleline.h"
-#include "../lib/statedir.h"
-#include "../lib/storecmd.h"
-#include "../lib/supervise.h"
+#include "../lib/driver/batch.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/staleline.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: node-watch [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"

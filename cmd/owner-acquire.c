@@ -2,7 +2,7 @@
  * docs/ownership.md).
  *
  * A driver of the acquisition machine (lib/core/acquire.h), which decides
- * every step and its order; lib/ownrun.c performs what it asks on the state
+ * every step and its order; lib/driver/ownrun.c performs what it asks on the state
  * directory and the store. This file parses the command line, opens the
  * store and prints the machine's answer, one line per key.
  *
@@ -18,15 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/batch.h"
-#include "../lib/cli.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/acquire.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/ownrun.h"
+#include "../lib/driver/batch.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownrun.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-acquire [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"

@@ -2,21 +2,21 @@
  * stale grant never commits; docs/ownership.md).
  *
  * No store I/O: the hold in the state directory and the lease state file,
- * judged on the boot clock (lib/clock.h) read after both were read. */
+ * judged on the boot clock (lib/platform/clock.h) read after both were read. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/owner.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/statedir.h"
+#include "../lib/driver/cli.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-check [-c FILE] [--node-id ID] [--state-dir DIR] [--app ROOT]\n"

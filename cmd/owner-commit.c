@@ -4,7 +4,7 @@
  * grant document; docs/ownership.md "owner-commit").
  *
  * A driver of the commit machine (lib/core/commit.h) through
- * keep_commit_fenced / keep_claim_fenced (lib/commit.c), which decide every
+ * keep_commit_fenced / keep_claim_fenced (lib/driver/commit.c), which decide every
  * step and its order; this file parses the command line, reads stdin,
  * opens the store and prints the answer. --get reads a fenced object
  * (keep_fenced_get) and writes its bytes to stdout exactly. */
@@ -16,13 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/cli.h"
-#include "../lib/commit.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/storecmd.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/commit.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/local/metrics.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-commit [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"

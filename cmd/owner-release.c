@@ -5,7 +5,7 @@
  * every step and its order: a release stops acting first (its pending entry
  * written, then the hold removed, durably), then writes the record naming
  * nobody, generation kept, If-Match the hold's acquire version, never a
- * DELETE (RGW ignores If-Match on DELETE). lib/ownrun.c performs what it
+ * DELETE (RGW ignores If-Match on DELETE). lib/driver/ownrun.c performs what it
  * asks, up to 32 actions at once (--all, --pending). This file parses the
  * command line, opens the stores and prints the machine's events.
  *
@@ -21,18 +21,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/batch.h"
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/resolver.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/ownrun.h"
-#include "../lib/statedir.h"
-#include "../lib/supervise.h"
+#include "../lib/driver/batch.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownrun.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 #define JOBS_MAX KEEP_BATCH_JOBS_MAX
 

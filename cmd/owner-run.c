@@ -2,7 +2,7 @@
  * longer; and release the key only once the job is gone (issues 15, 24;
  * ADR 0020 §3 "Own", "Release"; docs/ownership.md "owner-run").
  *
- * Takes KEY's run lock (lib/runlock.h), acquires KEY (lib/ownrun.c
+ * Takes KEY's run lock (lib/local/runlock.h), acquires KEY (lib/driver/ownrun.c
  * keep_acquire_wait, optionally waiting), records the generation in the
  * run lock, and runs CMD in its own process group with KEEP_OWNER_KEY,
  * KEEP_OWNER_GENERATION (the fencing token) and KEEP_NODE_ID in its
@@ -52,20 +52,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/acquire.h"
 #include "../lib/core/jobstop.h"
 #include "../lib/core/owner.h"
 #include "../lib/core/resolver.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/ownrun.h"
-#include "../lib/runlock.h"
-#include "../lib/statedir.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownrun.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/local/runlock.h"
+#include "../lib/local/statedir.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-run [-c FILE] [--store URL] [--node-id ID] [--state-dir DIR]\n"

@@ -7,16 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/owner.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/ownstore.h"
-#include "../lib/storecmd.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownstore.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/local/holds.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-show [-c FILE] [--app ROOT] [--store URL] [--json] KEY\n"

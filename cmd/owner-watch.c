@@ -8,24 +8,24 @@
  * watched record the same way (at most one read per node per pass), and
  * prints the events between this pass's view of each key and the last one.
  * --once is one pass that prints the table. Writes nothing. The store
- * calls are the shared ones (lib/storecmd.h, lib/ownstore.h). */
+ * calls are the shared ones (lib/driver/storecmd.h, lib/driver/ownstore.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/listing.h"
 #include "../lib/core/watchlist.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/ownstore.h"
-#include "../lib/storecmd.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownstore.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: owner-watch [-c FILE] [--store URL] [--follow | --once [--table]]\n"

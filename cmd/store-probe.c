@@ -11,13 +11,13 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../lib/cli.h"
-#include "../lib/config.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/line.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/local/config.h"
+#include "../lib/platform/line.h"
 #include "../lib/store/store.h"
-#include "../lib/storecmd.h"
 
 static const char USAGE[] =
     "usage: store-probe [-c FILE] [--store URL]\n"

@@ -1,7 +1,7 @@
 /* upgrade-mark — the scripted upgrade from per-actor leases (ADR 0020 §6;
  * docs/upgrade.md, docs/runbooks/upgrade.md).
  *
- * A driver of lib/core/upgrade.c and lib/upgrade.c:
+ * A driver of lib/core/upgrade.c and lib/driver/upgrade.c:
  *   guard    the start guard: lists nodes/ every half period until no
  *            old-format heartbeat is fresh; exit 16 when one is rewritten
  *   actors   marks leases/KEY for actors and seeds their first generation
@@ -16,21 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/batch.h"
-#include "../lib/cli.h"
-#include "../lib/clock.h"
+#include "../lib/base/err.h"
+#include "../lib/base/exitcode.h"
+#include "../lib/codec/ownerrec.h"
 #include "../lib/core/cluster.h"
 #include "../lib/core/upgrade.h"
-#include "../lib/err.h"
-#include "../lib/exitcode.h"
-#include "../lib/holds.h"
-#include "../lib/line.h"
-#include "../lib/metrics.h"
-#include "../lib/ownerrec.h"
-#include "../lib/ownstore.h"
-#include "../lib/storecmd.h"
-#include "../lib/supervise.h"
-#include "../lib/upgrade.h"
+#include "../lib/driver/batch.h"
+#include "../lib/driver/cli.h"
+#include "../lib/driver/ownstore.h"
+#include "../lib/driver/storecmd.h"
+#include "../lib/driver/supervise.h"
+#include "../lib/driver/upgrade.h"
+#include "../lib/local/holds.h"
+#include "../lib/local/metrics.h"
+#include "../lib/platform/clock.h"
+#include "../lib/platform/line.h"
 
 static const char usage[] =
     "usage: upgrade-mark [-c FILE] [--store URL] [--horizon-ms MS] guard\n"

@@ -1,8 +1,8 @@
 /* keep — libFuzzer harness: the YAML configuration loader
- * (lib/config.h, keep_config_load).
+ * (lib/local/config.h, keep_config_load).
  *
  * keep_config_load reads a path, so each input is written to a memfd and
- * loaded through /proc/self/fd/N (lib/config.c unchanged). Properties: no
+ * loaded through /proc/self/fd/N (lib/local/config.c unchanged). Properties: no
  * crash, leak or overread; on error the config is unchanged and the reason
  * names the file; on success the result passes the documented bounds
  * (strings NUL-terminated within their fields). */
@@ -13,8 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../lib/config.h"
-#include "../lib/err.h"
+#include "../lib/base/err.h"
+#include "../lib/local/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* keep — libFuzzer harness: key validation (lib/store/store.h
- * keep_key_valid / keep_prefix_valid, lib/ownerrec.h keep_owner_key_valid,
- * lib/nodeobj.h keep_node_id_valid, lib/core/upgrade.h
+ * keep_key_valid / keep_prefix_valid, lib/codec/ownerrec.h keep_owner_key_valid,
+ * lib/codec/nodeobj.h keep_node_id_valid, lib/core/upgrade.h
  * keep_upgrade_actor_of / keep_upgrade_segment_gen): every name a user, a
  * stdin batch or a listing hands to the store.
  *
@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/base/err.h"
+#include "../lib/codec/nodeobj.h"
+#include "../lib/codec/ownerrec.h"
 #include "../lib/core/upgrade.h"
-#include "../lib/err.h"
-#include "../lib/nodeobj.h"
-#include "../lib/ownerrec.h"
 #include "../lib/store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

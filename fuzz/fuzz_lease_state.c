@@ -1,5 +1,5 @@
 /* keep — libFuzzer harness: the node lease state file decoder
- * (lib/statefile.h, keep_lease_state_decode): STATE_DIR/ID/lease, read by
+ * (lib/codec/statefile.h, keep_lease_state_decode): STATE_DIR/ID/lease, read by
  * lease-status, owner-check and the owner commands.
  *
  * Properties: no crash or overread (the input is exactly len bytes, not
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/err.h"
-#include "../lib/statefile.h"
+#include "../lib/base/err.h"
+#include "../lib/codec/statefile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/base/err.h"
 #include "../lib/core/upgrade.h"
-#include "../lib/err.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -53,7 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		t.grace_ms = 86400000; /* the largest accepted */
 		/* plain arithmetic stays inside int64 thanks to the bound */
 		sink = o.expires_at_ms + t.grace_ms;
-		sink = keep_add_sat_ms(o.expires_at_ms, t.grace_ms); /* lib/upgrade.c live_until */
+		sink = keep_add_sat_ms(o.expires_at_ms,
+				       t.grace_ms); /* lib/driver/upgrade.c live_until */
 		sink = keep_upgrade_seed_of(o.format == 1 ? o.generation : o.seed, 0) + 1;
 		for (i = 0; i < sizeof(nows) / sizeof(nows[0]); i++) {
 			(void)keep_old_lease_live(&o, nows[i], &t);

@@ -1,4 +1,4 @@
-/* keep — libFuzzer harness: the stdin line parser (lib/line.h,
+/* keep — libFuzzer harness: the stdin line parser (lib/platform/line.h,
  * keep_line_parse), which reads batch requests and node-watch lines.
  *
  * Properties: no crash, leak or overread; an accepted line re-encodes with
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/err.h"
-#include "../lib/line.h"
+#include "../lib/base/err.h"
+#include "../lib/platform/line.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

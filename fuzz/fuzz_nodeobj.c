@@ -1,4 +1,4 @@
-/* keep — libFuzzer harness: the node lease codec (lib/nodeobj.h).
+/* keep — libFuzzer harness: the node lease codec (lib/codec/nodeobj.h).
  *
  * Untrusted bytes: any object under nodes/ in the bucket. Properties:
  * decode never crashes or reads past len; a format-3 object that decodes
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/base/err.h"
+#include "../lib/codec/nodeobj.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/timing.h"
 #include "../lib/core/upgrade.h"
-#include "../lib/err.h"
-#include "../lib/nodeobj.h"
 
 #define DAY_MS 86400000LL
 

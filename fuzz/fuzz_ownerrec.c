@@ -1,4 +1,4 @@
-/* keep — libFuzzer harness: the ownership record codec (lib/ownerrec.h).
+/* keep — libFuzzer harness: the ownership record codec (lib/codec/ownerrec.h).
  *
  * Untrusted bytes: any object under owners/. Properties: decode never
  * crashes; an accepted record is canonical (encode gives back the input
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/err.h"
-#include "../lib/ownerrec.h"
+#include "../lib/base/err.h"
+#include "../lib/codec/ownerrec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

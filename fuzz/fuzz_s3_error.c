@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/err.h"
+#include "../lib/base/err.h"
 #include "../lib/store/s3_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

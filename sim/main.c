@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/exitcode.h"
+#include "../lib/base/exitcode.h"
 #include "scale.h"
 #include "sim.h"
 

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/buf.h"
+#include "../lib/base/buf.h"
+#include "../lib/codec/nodeobj.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/fencer.h"
 #include "../lib/core/lease.h"
 #include "../lib/core/listing.h"
 #include "../lib/core/timing.h"
-#include "../lib/nodeobj.h"
 
 /* List prices used (docs/scale.md gives their dates and sources), $ per request. */
 #define S3_CLASS_A_USD (0.005 / 1000.0)	 /* S3 Standard PUT, COPY, POST, LIST */
@@ -679,7 +679,7 @@ static int setup(struct scale *s)
 
 		/* ids sort as their index: "n" and 7 digits (lease-write's
 		 * template: a 32-hex instance, a host name of a cloud VM, a pid
-		 * and a software token as lib/version.c's keep_software() makes
+		 * and a software token as lib/platform/version.c's keep_software() makes
 		 * it, at a fixed version: the bytes counted do not move with
 		 * VERSION, and docs/scale.md's table stays the model's) */
 		snprintf(nd->id, sizeof(nd->id), "n%07" PRId64, i);

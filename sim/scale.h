@@ -5,7 +5,7 @@
  * simulated bucket and counts, where each store call would go, what every
  * node asks of the store at steady state: PUTs, GETs, LIST pages of 1,000
  * keys, keys listed, payload bytes sent and received (node bodies encoded
- * with lib/nodeobj.c, listing entries as S3's ListObjectsV2 XML). Every
+ * with lib/codec/nodeobj.c, listing entries as S3's ListObjectsV2 XML). Every
  * decision is lib/core's: the node lease (lease.c), which bodies a pass
  * reads (listing.c), the watch and its stale candidates (fence.c), the
  * peer fence (fencer.c). Then one node is killed and the time from its

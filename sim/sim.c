@@ -40,6 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/base/exitcode.h"
+#include "../lib/codec/fenced.h"
+#include "../lib/codec/nodeobj.h"
+#include "../lib/codec/sha256.h"
 #include "../lib/core/acquire.h"
 #include "../lib/core/commit.h"
 #include "../lib/core/fence.h"
@@ -51,10 +55,6 @@
 #include "../lib/core/owner.h"
 #include "../lib/core/resolver.h"
 #include "../lib/core/timing.h"
-#include "../lib/exitcode.h"
-#include "../lib/fenced.h"
-#include "../lib/nodeobj.h"
-#include "../lib/sha256.h"
 
 #define MAX_NODES 4
 #define NHIST 16 /* states of nodes/<id> kept for stale reads */
@@ -151,7 +151,7 @@ struct nslot { /* nodes/<id> in the bucket */
 	struct keep_node_obj o;
 };
 
-struct rslot { /* owners/<actor> in the bucket (lib/ownerrec.h's struct) */
+struct rslot { /* owners/<actor> in the bucket (lib/codec/ownerrec.h's struct) */
 	bool exists;
 	char ver[VER_LEN];
 	struct keep_owner_rec r;
@@ -579,7 +579,7 @@ static int64_t p_true_at(const struct proc *p, int64_t now, int64_t mono)
 }
 
 /* The wall clock p judges OTHER nodes' freedom with (keep_judge_wall_ms,
- * lib/holds.c, on its state directory's judging lines): the wall clock
+ * lib/local/holds.c, on its state directory's judging lines): the wall clock
  * less the judging offset, less a forward step since lease-write's last
  * reading. The broken models judge on the wall clock itself. */
 static int64_t p_judge_wall(const struct sim *s, const struct proc *p)
@@ -1450,7 +1450,7 @@ static void job_runkill(struct sim *s, int n)
 	push_ev(s, s->now + rng_range(&s->rng, s->t.period_ms, s->t.ttl_ms), E_RUNKILL, n, 0);
 }
 
-/* The resolver's probe of a's run lock (lib/runlock.h keep_run_probe). */
+/* The resolver's probe of a's run lock (lib/local/runlock.h keep_run_probe). */
 static void job_probe(const struct sim *s, int sdi, int a, struct keep_run_view *v)
 {
 	const struct job *j = &s->sdirs[sdi].job[a];
@@ -2701,7 +2701,7 @@ static void fencer_of(const struct sim *s, const struct proc *p, struct keep_fen
 	}
 }
 
-/* The fencer's two wall clocks (lib/holds.h keep_walls_cfg): it judges on
+/* The fencer's two wall clocks (lib/local/holds.h keep_walls_cfg): it judges on
  * its judging clock and dates on its wall clock. The broken model
  * fence-dated-on-judging-clock dates on the judging clock. */
 static void fencer_walls(const struct sim *s, const struct proc *p, struct keep_walls *w)
@@ -3185,7 +3185,7 @@ static int64_t op_wall(const struct sim *s)
 	return WALL_EPOCH_MS + s->op_wall_off + s->now;
 }
 
-/* The operator's two wall clocks (lib/holds.h keep_walls_cfg): the wall
+/* The operator's two wall clocks (lib/local/holds.h keep_walls_cfg): the wall
  * clock, and it less the judging offset of the node its configuration
  * names. The broken model dates the fence on the judging clock. */
 static void op_walls(const struct sim *s, struct keep_walls *w)

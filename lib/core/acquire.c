@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
 
 const char *keep_acq_result_name(enum keep_acq_result_kind k)
 {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../exitcode.h"
+#include "../base/exitcode.h"
 #include "ownio.h"
 #include "timing.h"
 

@@ -2,7 +2,7 @@
  * when the wait ends, a sans-I/O machine (issue 15; issue 24 item 4;
  * issue 23 item 4; docs/ownership.md "Waiting for a key").
  *
- * A driver (lib/ownrun.c keep_acquire_wait, for owner-acquire --wait and
+ * A driver (lib/driver/ownrun.c keep_acquire_wait, for owner-acquire --wait and
  * owner-run --wait) loops:
  *
  *   keep_acqwait_init(w, now_mono, wait_ms, period_ms)
@@ -40,7 +40,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../vocab.h"
+#include "../base/vocab.h"
 #include "acquire.h"
 
 #define KEEP_ACQWAIT_FOREVER (-1)   /* wait_ms: no bound */

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../parse.h"
+#include "../base/err.h"
+#include "../base/parse.h"
 #include "timing.h"
 
 #define HEADER "wasmkeep-cluster 1\n"

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../buf.h"
-#include "../vocab.h"
+#include "../base/buf.h"
+#include "../base/vocab.h"
 #include "timing.h"
 
 #define KEEP_CLUSTER_KEY "cluster"
@@ -80,7 +80,7 @@ enum keep_cluster_read {
  * none). *o gets the decoded object (NATIVE, UPGRADED; else zeroed). BAD:
  * why (whylen bytes) gets the reason, `detail` for not_ours, the codec's
  * for a body that does not decode; else why[0] is '\0'. The one judgement
- * of `owner-acquire`'s read (lib/ownrun.c, KEEP_OACT_CLUSTER_READ) and of
+ * of `owner-acquire`'s read (lib/driver/ownrun.c, KEEP_OACT_CLUSTER_READ) and of
  * `upgrade-mark native` (docs/upgrade.md "Native clusters"). */
 enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ours,
 					  const char *detail, const char *body, size_t len,

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
-#include "../sha256.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
+#include "../codec/sha256.h"
 #include "ownio.h"
 
 const char *keep_commit_result_name(enum keep_commit_result_kind k)

@@ -3,7 +3,7 @@
  * docs/ownership.md "owner-commit").
  *
  * A holder of KEY at GENERATION writes OBJECT (any key outside keep's own
- * names) as a fenced object (lib/fenced.h): the fence (KEY, GENERATION)
+ * names) as a fenced object (lib/codec/fenced.h): the fence (KEY, GENERATION)
  * in the bytes the store's version token covers, then the application's
  * bytes. The store's condition, not a check made before the send, refuses
  * the write of a holder that was cut off meanwhile: a holder paused between
@@ -11,7 +11,7 @@
  * nothing once a later generation wrote its fence.
  *
  * The same shape as the other machines (docs/design.md "How a driver runs
- * a machine"): a driver (lib/commit.c for owner-commit and
+ * a machine"): a driver (lib/driver/commit.c for owner-commit and
  * keep_commit_fenced, sim/ for the simulator) loops
  *
  *   keep_commit_next(sm, now_mono, &act)     what to do now
@@ -59,9 +59,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../buf.h"
-#include "../fenced.h"
-#include "../vocab.h"
+#include "../base/buf.h"
+#include "../base/vocab.h"
+#include "../codec/fenced.h"
 #include "owner.h"
 
 #define KEEP_COMMIT_ROUNDS 4	   /* reads, and PUTs, per commit at most */
@@ -133,7 +133,7 @@ struct keep_cact {
 /* The result of an action, filled by the driver (zero it first). */
 struct keep_creply {
 	/* GRANT: the hold and the lease state as read now (strings borrowed
-	 * for the call; keep_grant_read in lib/holds.h fills them from the
+	 * for the call; keep_grant_read in lib/local/holds.h fills them from the
 	 * state directory), and the lease state's exit code (0 valid) */
 	struct keep_grant_input grant;
 	int lease_code;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
+#include "../base/err.h"
 
 static void copy_str(char *dst, size_t n, const char *src)
 {

@@ -17,7 +17,7 @@
  * Nothing here reads a clock, sleeps, or touches a file or the store.
  * Deadlines are computed with keep_add_sat_ms (timing.h): one that
  * saturates is never reached, whatever time an object or a line carries.
- * *_mono_ms: a steady clock, CLOCK_BOOTTIME in cmd/ (lib/clock.h; this
+ * *_mono_ms: a steady clock, CLOCK_BOOTTIME in cmd/ (lib/platform/clock.h; this
  * boot); *_wall_ms: the wall clock (ms since the epoch), compared with
  * other nodes' written_at. */
 #ifndef KEEP_CORE_FENCE_H
@@ -27,8 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../vocab.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
 #include "timing.h"
 
 #define KEEP_FENCE_CONCURRENCY 8    /* fences at once (ADR §2 bounds, FENCE_CONCURRENCY) */

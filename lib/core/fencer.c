@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
 
 static struct keep_fencer_event *ev_add(struct keep_fencer_m *m, enum keep_fencer_ev_kind k)
 {

@@ -43,8 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../vocab.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
 #include "fence.h"
 #include "timing.h"
 

@@ -3,7 +3,7 @@
  * owner before sending it", §4; docs/ownership.md "The job").
  *
  * A job is every process that holds a run lock: owner-run takes the run
- * lock of KEY (state_dir/<id>/runs/<H>, lib/runlock.h) before acquiring,
+ * lock of KEY (state_dir/<id>/runs/<H>, lib/local/runlock.h) before acquiring,
  * records the generation it acquired in the lock file before it starts
  * CMD, and CMD and every process it starts inherit the descriptor. A
  * release of KEY (resolver.h), the node's first write of a new instance
@@ -41,7 +41,7 @@ enum keep_jobstop_sig {
 	KEEP_JOBSTOP_KILL,
 };
 
-/* What a probe of a run lock found (the driver fills it: lib/runlock.h
+/* What a probe of a run lock found (the driver fills it: lib/local/runlock.h
  * keep_run_probe, keep_runs_probe). */
 struct keep_run_view {
 	bool held;	       /* a process holds the lock (flock, exclusive) */

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
 
 static int64_t max64(int64_t a, int64_t b)
 {

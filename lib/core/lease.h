@@ -17,7 +17,7 @@
  *   keep_lease_poll_event() after each step, to print and persist.
  *
  * Times: *_mono_ms are the node's steady clock, CLOCK_BOOTTIME in cmd/
- * (lib/clock.h: it never steps, and it counts the time the host was
+ * (lib/platform/clock.h: it never steps, and it counts the time the host was
  * suspended, so a deadline on it is a deadline in real time); any clock
  * with those two properties in sim/. (The names predate the switch from
  * CLOCK_MONOTONIC, which stops in a suspend: issue 13.) *_wall_ms are the
@@ -59,8 +59,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../vocab.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
 #include "jobstop.h"
 #include "timing.h"
 
@@ -94,7 +94,7 @@ enum keep_lease_act_kind {
 	KEEP_LACT_READ,
 	KEEP_LACT_WRITE,
 	KEEP_LACT_DONE,
-	KEEP_LACT_RUNS_PROBE,  /* are run locks of the node held by jobs (lib/runlock.h
+	KEEP_LACT_RUNS_PROBE,  /* are run locks of the node held by jobs (lib/local/runlock.h
 				  keep_runs_probe)? then keep_lease_on_runs_probe() */
 	KEEP_LACT_RUNS_SIGNAL, /* send act.sig to every process of those jobs
 				  (keep_run_signal), then keep_lease_on_runs_signal() */
@@ -266,7 +266,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now_mono_ms, int64_t now_
 			enum keep_outcome outcome, const char *version,
 			const struct keep_node_obj *obj, int decode_err);
 
-/* Feed a reading of both clocks taken together (lib/clock.h
+/* Feed a reading of both clocks taken together (lib/platform/clock.h
  * keep_clocks_now; ms): detects a wall-clock step (see the file comment).
  * keep_lease_next and keep_lease_on_read do this themselves; a driver
  * calls it right before keep_lease_on_write with the reply's time, so a
@@ -358,7 +358,7 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms);
  * action is ever asked (the unit tests of the lease alone). */
 void keep_lease_guard_runs(struct keep_lease *sm, int64_t default_kill_after_ms);
 
-/* The replies to RUNS_PROBE (v: the node-wide view, lib/runlock.h
+/* The replies to RUNS_PROBE (v: the node-wide view, lib/local/runlock.h
  * keep_runs_probe: v->held when a job holds a run lock) and RUNS_SIGNAL
  * (the signal reached npids processes, failed of them refused it, pid one
  * of them; 0: none). */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../exitcode.h"
+#include "../base/exitcode.h"
 #include "timing.h"
 
 const char *keep_lease_state_incomparable(const struct keep_lease_state *s, const char *boot_id)

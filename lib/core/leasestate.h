@@ -2,15 +2,15 @@
  * §1, §2, §3 "Own"; docs/lease.md "The state file", "Clocks";
  * docs/formats.md "Lease state file"; docs/exit-codes.md).
  *
- * The file is read (lib/statedir.c) and decoded (lib/statefile.c) by the
+ * The file is read (lib/local/statedir.c) and decoded (lib/codec/statefile.c) by the
  * caller; the clocks and the boot id are read by the caller too, the boot
  * clock AFTER the file (docs/lease.md "Answers are about the moment they
  * are given"). These functions only judge: whether the state's deadlines
  * can be compared here, whether it is valid now, the exit code it means,
  * the wall clock to judge other nodes with, and the node's own lease as
  * its fencer and its watch see it. owner-check, lease-status, the
- * ownership commands (lib/holds.c), node-watch, lease-fence
- * (lib/fencerun.c) and the simulator (sim/sim.c) take these rules from
+ * ownership commands (lib/local/holds.c), node-watch, lease-fence
+ * (lib/driver/fencerun.c) and the simulator (sim/sim.c) take these rules from
  * here and from nowhere else. The writer's side is here too: what
  * lease-write writes into the file from its machine
  * (keep_lease_state_project, keep_lease_state_stopping). */
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../statefile.h"
+#include "../codec/statefile.h"
 #include "fencer.h"
 #include "lease.h"
 

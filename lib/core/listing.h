@@ -34,7 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
+#include "../codec/nodeobj.h"
 #include "fence.h"
 #include "timing.h"
 

@@ -7,7 +7,7 @@
  * MARK_READ (GET leases/KEY), KEYS_MAX (the highest generation in the
  * actor's wal/ and snapshot/ keys) and MARK_WRITE (the marker, conditional),
  * and ends DONE with res filled. Driven on its own by upgrade-mark
- * (lib/upgrade.c keep_upgrade_mark_actor) and inside the acquisition
+ * (lib/driver/upgrade.c keep_upgrade_mark_actor) and inside the acquisition
  * machine (acquire.c), which then creates the record at seed + 1 and
  * confirms the marker (keep_mark_confirm_obj).
  *

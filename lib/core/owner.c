@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
 #include "fence.h"
 
 const char *keep_acq_verdict_name(enum keep_acq_verdict v)

@@ -26,9 +26,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../ownerrec.h"
-#include "../vocab.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
+#include "../codec/ownerrec.h"
 #include "timing.h"
 
 #define KEEP_PENDING_CONCURRENCY 32 /* pending entries at once (ADR §5 bounds) */

@@ -8,7 +8,7 @@
  * cmd/owner-release.c on the state directory and a real store, sim/ on its
  * simulated ones) and hands the result back in a struct keep_oreply. The
  * state directory's files are described by the structs below; their codecs
- * and paths are lib/holds.c's.
+ * and paths are lib/local/holds.c's.
  *
  * A state-directory change reports how far it got (enum keep_sd): the
  * machines tell "renamed into place but perhaps not durable" from "not
@@ -21,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../ownerrec.h"
-#include "../vocab.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
+#include "../codec/ownerrec.h"
 #include "cluster.h"
 #include "jobstop.h"
 #include "upgrade.h"
@@ -71,7 +71,7 @@ enum keep_sd {
 /* "durable", "visible", "unchanged". */
 const char *keep_sd_name(enum keep_sd r);
 
-/* A run lock of the state directory (runs/<H>; lib/runlock.h), as a LIST
+/* A run lock of the state directory (runs/<H>; lib/local/runlock.h), as a LIST
  * answers it: whose job and whether its owner-run still runs. */
 struct keep_run_entry {
 	char key[KEEP_OWNER_KEY_MAX + 1];
@@ -80,7 +80,7 @@ struct keep_run_entry {
 };
 
 /* The node lease as the state file says, judged by the driver at the time
- * of the action (lib/holds.c keep_holds_lease). */
+ * of the action (lib/local/holds.c keep_holds_lease). */
 struct keep_lease_view {
 	int code;  /* exitcode.h: 0 valid; 14 ran out; 10..13, 16, 17 lost;
 		      15 starting, stopping, stopped or no lease state */
@@ -119,7 +119,7 @@ enum keep_oact_kind {
 				   a driver reads `cluster` at most once a process and answers
 				   later ones from that read (a failed read is not kept) */
 	KEEP_OACT_RUN_PROBE,	/* is key's run lock held, and by a job of which generation
-				   (jobstop.h; lib/runlock.h keep_run_probe): reply.run */
+				   (jobstop.h; lib/local/runlock.h keep_run_probe): reply.run */
 	KEEP_OACT_RUN_SIGNAL,	/* send sig to every process holding key's run lock
 				   (keep_run_signal): reply.npids, failed, pid */
 	KEEP_OACT_DONE,		/* finished: read the result */

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
 
 const char *keep_res_event_name(enum keep_res_event_kind k)
 {

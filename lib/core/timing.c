@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../err.h"
+#include "../base/err.h"
 
 void keep_timing_defaults(struct keep_timing *t)
 {

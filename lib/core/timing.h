@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../parse.h"
+#include "../base/parse.h"
 
 struct keep_timing {
 	int64_t ttl_ms;	     /* lease ttl (default 10000) */
@@ -31,7 +31,7 @@ struct keep_timing {
 int64_t keep_add_sat_ms(int64_t a, int64_t b);
 int64_t keep_sub_sat_ms(int64_t a, int64_t b);
 
-/* The two wall clocks of one decision, read together (lib/holds.h
+/* The two wall clocks of one decision, read together (lib/local/holds.h
  * keep_walls_now; ms since the epoch). The rule every dated write keeps
  * (issue 23; docs/lease.md "Dates and judgements"): a date this node
  * writes into the bucket (the written_at of a live write or of a created

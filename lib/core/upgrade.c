@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../exitcode.h"
-#include "../ownerrec.h"
-#include "../parse.h"
+#include "../base/err.h"
+#include "../base/exitcode.h"
+#include "../base/parse.h"
+#include "../codec/ownerrec.h"
 
 /* ---- codec ------------------------------------------------------------------ */
 

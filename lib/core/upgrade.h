@@ -14,7 +14,7 @@
  * Nothing here reads a clock, sleeps, or touches a file or the store.
  * *_wall_ms: the wall clock (ms since the epoch, compared with other
  * nodes' written_at and an old lease's expires_at); *_mono_ms: this
- * process's steady clock (CLOCK_BOOTTIME in cmd/, lib/clock.h). Pointer
+ * process's steady clock (CLOCK_BOOTTIME in cmd/, lib/platform/clock.h). Pointer
  * arguments are borrowed for the call; outputs are copied into
  * caller-owned structs. */
 #ifndef KEEP_CORE_UPGRADE_H
@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../buf.h"
-#include "../nodeobj.h"
-#include "../ownerrec.h"
-#include "../vocab.h"
+#include "../base/buf.h"
+#include "../base/vocab.h"
+#include "../codec/nodeobj.h"
+#include "../codec/ownerrec.h"
 #include "timing.h"
 
 #define KEEP_LEASES_PREFIX "leases/"		/* old leases and markers */

@@ -28,8 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../nodeobj.h"
-#include "../ownerrec.h"
+#include "../codec/nodeobj.h"
+#include "../codec/ownerrec.h"
 
 /* ---- which records to read -------------------------------------------------- */
 

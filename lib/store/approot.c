@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
+#include "../base/err.h"
 #include "store.h"
 
 /* A key the roots share: a node object, or the cluster object. */

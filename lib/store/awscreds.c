@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../clock.h"
-#include "../err.h"
+#include "../base/err.h"
+#include "../platform/clock.h"
 #include "s3_internal.h"
 
 extern char **environ;

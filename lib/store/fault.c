@@ -68,8 +68,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../clock.h"
-#include "../err.h"
+#include "../base/err.h"
+#include "../platform/clock.h"
 
 #define FAULT_FILE_MAX 65536	 /* bytes: largest rules file accepted */
 #define FAULT_HOLD_MAX_MS 600000 /* ms: a hold waits for its file at most this long */

@@ -64,8 +64,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../clock.h"
-#include "../err.h"
+#include "../base/err.h"
+#include "../platform/clock.h"
 
 #define FS_MAGIC "KEEPFS1 "
 #define FS_MAGIC_LEN (sizeof(FS_MAGIC) - 1)

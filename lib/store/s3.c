@@ -44,9 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../clock.h"
+#include "../base/err.h"
 #include "../core/throttle.h"
-#include "../err.h"
+#include "../platform/clock.h"
 #include "awscreds.h"
 #include "store.h"
 

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../buf.h"
+#include "../base/buf.h"
 #include "store.h"
 
 /* The operations, for classification. */

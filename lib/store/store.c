@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../err.h"
-#include "../line.h"
+#include "../base/err.h"
+#include "../platform/line.h"
 
 void keep_reply_set(struct keep_reply *r, enum keep_outcome o, int status, const char *fmt, ...)
 {

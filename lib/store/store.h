@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../buf.h"
-#include "../vocab.h"
+#include "../base/buf.h"
+#include "../base/vocab.h"
 
 #define KEEP_KEY_MAX 1024     /* bytes, NUL excluded: longest key accepted */
 #define KEEP_BODY_MAX 65536   /* bytes: largest object body read or written */

@@ -1,12 +1,12 @@
 /* keep — store URL and key syntax, no I/O (docs/store.md). Apart from
- * store.c so that what links the configuration check (lib/config.c) but
+ * store.c so that what links the configuration check (lib/local/config.c) but
  * never a store (the light commands: Makefile LIGHT_CMDS) does not pull
  * the backends, libcurl and OpenSSL in. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../err.h"
+#include "../base/err.h"
 #include "store.h"
 
 static bool segment_ok(const char *s, size_t n)

@@ -15,14 +15,14 @@ setup() {
 
 @test "lint: no banned C functions (sprintf, strcpy, strcat, atoi, atol, gets)" {
 	run grep -nE '(^|[^a-z_])(sprintf|vsprintf|strcpy|strcat|atoi|atol|atoll|gets)[[:space:]]*\(' \
-		"$ROOT"/lib/*.c "$ROOT"/lib/*/*.c "$ROOT"/cmd/*.c "$ROOT"/sim/*.c
+		"$ROOT"/lib/*/*.c "$ROOT"/cmd/*.c "$ROOT"/sim/*.c
 	[ "$status" -eq 1 ] || { echo "$output"; false; }
 }
 
 @test "lint: the C code is clang-formatted" {
 	command -v clang-format >/dev/null || skip "clang-format not installed"
 	cd "$ROOT"
-	run clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' 2>/dev/null || ls lib/*.[ch] lib/*/*.[ch] cmd/*.c)
+	run clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' 2>/dev/null || ls lib/*/*.[ch] cmd/*.c)
 	[ "$status" -eq 0 ] || { echo "$output" | head -40; false; }
 }
 
@@ -158,20 +158,20 @@ EOF
 	[ -z "$output" ] || { echo "$output"; false; }
 }
 
-@test "lint: the include check refuses a planted upward include, a planted circle in lib/store and a simulator including a driver" {
+@test "lint: the include check refuses a planted upward include, a planted circle in lib/store, a simulator including a driver and a file outside the layers" {
 	local t="$BATS_TEST_TMPDIR/tree"
 	mkdir -p "$t"
 	cp -r "$ROOT/lib" "$t/"
 	# the vocabulary using the store
-	printf '#include "store/store.h"\n' >>"$t/lib/vocab.h"
+	printf '#include "../store/store.h"\n' >>"$t/lib/base/vocab.h"
 	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
-	[[ $output == *'lib/vocab.h:'* ]]
-	[[ $output == *'includes lib/store/store.h: the vocabulary layer may not use the store layer'* ]]
+	[[ $output == *'lib/base/vocab.h:'* ]]
+	[[ $output == *'includes lib/store/store.h: the base layer may not use the store layer'* ]]
 	# the core reading a clock (the sans-I/O rule, as an include)
-	cp "$ROOT/lib/vocab.h" "$t/lib/vocab.h"
-	printf '#include "../clock.h"\n' >>"$t/lib/core/lease.c"
+	cp "$ROOT/lib/base/vocab.h" "$t/lib/base/vocab.h"
+	printf '#include "../platform/clock.h"\n' >>"$t/lib/core/lease.c"
 	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
-	[[ $output == *'includes lib/clock.h: the core layer may not use the platform layer'* ]]
+	[[ $output == *'includes lib/platform/clock.h: the core layer may not use the platform layer'* ]]
 	# two store modules including each other: a circle, named
 	cp "$ROOT/lib/core/lease.c" "$t/lib/core/lease.c"
 	printf '#include "store.h"\n' >>"$t/lib/store/awscreds.h"
@@ -186,8 +186,13 @@ EOF
 	cp "$ROOT/lib/store/awscreds.h" "$t/lib/store/awscreds.h"
 	mkdir -p "$t/sim"
 	cp "$ROOT/sim/sim.h" "$t/sim/"
-	printf '#include "../lib/holds.h"\n' >>"$t/sim/sim.h"
+	printf '#include "../lib/local/holds.h"\n' >>"$t/sim/sim.h"
 	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
 	[[ $output == *'sim/sim.h:'* ]]
-	[[ $output == *'includes lib/holds.h: the sim layer may not use the glue layer'* ]]
+	[[ $output == *'includes lib/local/holds.h: the sim layer may not use the local layer'* ]]
+	# a file outside the layers' folders
+	cp "$ROOT/sim/sim.h" "$t/sim/sim.h"
+	printf '/* stray */\n' >"$t/lib/stray.c"
+	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
+	[[ $output == *'lib/stray.c: not in a layer'* ]]
 }

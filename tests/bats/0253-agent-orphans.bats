@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # SIGKILL of the agent alone leaves no orphan: every long-running child
-# ends within one heartbeat period (lib/supervise.h: PR_SET_PDEATHSIG), and
+# ends within one heartbeat period (lib/driver/supervise.h: PR_SET_PDEATHSIG), and
 # the node ends as docs/lease.md "No supervisor" says: lease-write makes the
 # lease invalid at once (every hold with it), writes `released`, and
 # releases no ownership record (no drain without the agent): the records

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Ctrl-C from a real terminal (tmux): the terminal's SIGINT goes to the
 # foreground process group, which holds the agent but none of its children
-# (each runs in a group of its own, lib/supervise.h). So exactly one clean
+# (each runs in a group of its own, lib/driver/supervise.h). So exactly one clean
 # stop runs, the agent's, in the ADR §4 order: drain complete (nothing
 # pending), then lease-write's `stopping` (the lease locally invalid), then
 # `released` last. (Before: lease-write got the SIGINT too, began its own

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # The test clock shim (tests/preload/clockshim.c) really moves the clocks of
-# the sanitizer build's processes: their own calls, lib/clock.c's, and
+# the sanitizer build's processes: their own calls, lib/platform/clock.c's, and
 # libcurl's and OpenSSL's, through the ASan runtime's interceptors (the
 # shim comes first in the lookup order; it reads the real clocks with raw
 # system calls, so the vDSO is not in the way). The clock tests
@@ -42,7 +42,7 @@ shifted() {
 	shifted realtime_ms 20000 realtime_ms
 	shifted gettimeofday_ms 20000 realtime_ms
 	shifted time_s 20 time_s 1000
-	# lib/clock.c (linked into the program) reads the same shifted clocks
+	# lib/platform/clock.c (linked into the program) reads the same shifted clocks
 	shifted keep_boot_ms 3000 boottime_ms
 	shifted keep_wall_ms 20000 realtime_ms
 	# a new offset is seen at the next read

@@ -78,7 +78,7 @@ hold_lock() { exec sh -c 'exec 9>>"$1" && flock 9 && echo held && exec sleep 60'
 	# another process holds t/c/a's per-actor lock (an acquisition stuck on
 	# a slow store); a process of an owner-run job of t/c/b still holds its
 	# run lock (a grandchild that escaped the job's process group), as
-	# owner-run leaves the file (lib/runlock.h: the job's generation 1)
+	# owner-run leaves the file (lib/local/runlock.h: the job's generation 1)
 	mkdir -p "$STATE_DIR/n1/runs"
 	printf 'kill_after_ms 300\ngeneration 1\nend\n' >"$STATE_DIR/n1/runs/$(hash t/c/b)"
 	start_bg lk hold_lock "$STATE_DIR/n1/locks/$(hash t/c/a)"

@@ -43,10 +43,20 @@ setup() {
 	[ "$(readlink "$DEST/usr/lib/libkeep.so")" = libkeep.so.0 ]
 	run -0 objdump -p "$DEST/usr/lib/libkeep.so.0"
 	assert_output --regexp 'SONAME +libkeep\.so\.0'
-	for h in "$ROOT"/lib/*.h "$ROOT"/lib/core/*.h "$ROOT"/lib/store/*.h; do
-		case $h in *_internal.h) continue ;; esac
+	# the public API (docs/design.md "Public API"), and nothing else
+	for h in "$ROOT"/lib/base/*.h "$ROOT"/lib/codec/*.h "$ROOT"/lib/core/*.h \
+		"$ROOT"/lib/store/store.h "$ROOT"/lib/driver/commit.h "$ROOT"/lib/local/holds.h; do
 		rel=${h#"$ROOT"/lib/}
 		[ -f "$DEST/usr/include/keep/$rel" ] || { echo "missing include/keep/$rel"; false; }
+	done
+	for h in store/s3_internal.h store/awscreds.h driver/ownrun.h local/config.h platform/clock.h; do
+		[ ! -e "$DEST/usr/include/keep/$h" ] || { echo "internal $h installed"; false; }
+	done
+	# each installed header compiles on its own (its includes are installed too)
+	for h in $(cd "$DEST/usr/include" && find keep -name '*.h'); do
+		printf '#include <%s>\n' "$h" >"$BATS_TEST_TMPDIR/one.c"
+		cc -std=c11 -D_GNU_SOURCE -Wall -Werror -fsyntax-only -I"$DEST/usr/include" "$BATS_TEST_TMPDIR/one.c" ||
+			{ echo "$h does not compile alone"; false; }
 	done
 	[ -f "$DEST/usr/lib/pkgconfig/keep.pc" ]
 }
@@ -83,8 +93,8 @@ setup() {
 	cat >"$BATS_TEST_TMPDIR/t.c" <<'EOF'
 #include <stdio.h>
 #include <string.h>
-#include <keep/buf.h>
-#include <keep/nodeobj.h>
+#include <keep/base/buf.h>
+#include <keep/codec/nodeobj.h>
 #include <keep/core/timing.h>
 
 int main(void)
@@ -136,7 +146,7 @@ EOF
 #include <keep/core/commit.h>
 #include <keep/core/lease.h>
 #include <keep/core/resolver.h>
-#include <keep/ownerrec.h>
+#include <keep/codec/ownerrec.h>
 
 int main(void)
 {

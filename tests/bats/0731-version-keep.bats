@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # --version on every command and keep-agent, from the one version string
-# (the file VERSION, lib/version.h), which also dates the software line of
+# (the file VERSION, lib/platform/version.h), which also dates the software line of
 # nodes/<id>; and the umbrella command keep (cmd/keep.c): its short names,
 # keep help, keep init (a fresh bucket made native, with upgrade-mark
 # native's refusals). Runs on the fs store and on a real S3 server

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Progress on long waits (issue 27; docs/operations.md "Logs"): a command
 # whose store request hangs says, once a heartbeat period, what it waits
-# for (lib/progress.c), instead of staying silent until the request's bound.
+# for (lib/driver/progress.c), instead of staying silent until the request's bound.
 # store-probe, the first command of the bucket-outage runbook, against a
 # hung store: on the fs store through the fault file's `hang`, on the real
 # S3 server through the fault proxy's `hang` (the request never answered).

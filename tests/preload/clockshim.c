@@ -30,7 +30,7 @@
  * with pthread_cond_clockwait on that clock). Without the translation a
  * negative monotonic offset (a suspend) puts every deadline of a
  * CLOCK_MONOTONIC condition variable in the past and its waits spin
- * (lib/ownrun.c's resolver, lease-fence's wait for a peer). Relative
+ * (lib/driver/ownrun.c's resolver, lease-fence's wait for a peer). Relative
  * waits (nanosleep, poll, curl's timeouts) need no change: an offset does
  * not change a duration. NOT translated: sem_timedwait,
  * pthread_cond_clockwait, timerfd/timer_settime with TIMER_ABSTIME; keep's

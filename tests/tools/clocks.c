@@ -3,7 +3,7 @@
  *
  *   clocks                     one line: monotonic_ms=.. boottime_ms=..
  *                              realtime_ms=.. gettimeofday_ms=.. time_s=..
- *                              keep_boot_ms=.. keep_wall_ms=.. (lib/clock.c)
+ *                              keep_boot_ms=.. keep_wall_ms=.. (lib/platform/clock.c)
  *   clocks sleep CLOCK MS      clock_nanosleep(CLOCK, TIMER_ABSTIME, now + MS)
  *                              where CLOCK is monotonic|boottime|realtime;
  *                              prints slept_ms=.. measured on the kernel's
@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/clock.h"
+#include "../../lib/platform/clock.h"
 #include "../../lib/store/curlfn_internal.h"
 
 static int64_t ms(clockid_t id)

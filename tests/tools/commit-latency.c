@@ -26,9 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../lib/commit.h"
-#include "../../lib/exitcode.h"
-#include "../../lib/metrics.h"
+#include "../../lib/base/exitcode.h"
+#include "../../lib/driver/commit.h"
+#include "../../lib/local/metrics.h"
 #include "../../lib/store/store.h"
 
 #define INST "0123456789abcdef0123456789abcdef"

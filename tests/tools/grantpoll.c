@@ -1,4 +1,4 @@
-/* grantpoll — owner-check's decision (lib/holds.c keep_grant_now, the very
+/* grantpoll — owner-check's decision (lib/local/holds.c keep_grant_now, the very
  * function cmd/owner-check.c answers with), taken every INTERVAL ms for MS
  * ms in one process, so a clock test samples a grant far more often than
  * by starting a sanitizer-built owner-check each time.
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/holds.h"
+#include "../../lib/local/holds.h"
 
 static int64_t real_ms(clockid_t c)
 {

@@ -10,7 +10,7 @@
  *   notify pid=P msg="READY=1\nSTATUS=node n1 is live"
  *
  * P is the sender's pid (SO_PASSCRED, as systemd reads it), msg the
- * datagram in the value syntax of keep's lines (lib/line.h: quoted, \n for
+ * datagram in the value syntax of keep's lines (lib/platform/line.h: quoted, \n for
  * each newline). stdout is flushed after each line. Exit 0 on a signal,
  * 100 on a usage error, 111 when the socket cannot be made. */
 #include <errno.h>
@@ -22,8 +22,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "../../lib/buf.h"
-#include "../../lib/line.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/platform/line.h"
 
 static volatile sig_atomic_t stop;
 

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../lib/clock.h"
-#include "../../lib/exitcode.h"
-#include "../../lib/holds.h"
+#include "../../lib/base/exitcode.h"
+#include "../../lib/local/holds.h"
+#include "../../lib/platform/clock.h"
 
 #define MAX_NODES 8
 

@@ -100,8 +100,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/buf.h"
-#include "../../lib/line.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/platform/line.h"
 
 static const char USAGE[] =
     "usage: s3proxy [-p PORT] [-u URL] [-r RULES] [-l LOG] [-k PREFIX] [-s SEED] [-v]\n"

@@ -16,8 +16,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#include "../../lib/clock.h"
-#include "../../lib/statedir.h"
+#include "../../lib/local/statedir.h"
+#include "../../lib/platform/clock.h"
 
 int main(int argc, char **argv)
 {

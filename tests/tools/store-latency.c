@@ -24,9 +24,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../lib/buf.h"
-#include "../../lib/clock.h"
-#include "../../lib/exitcode.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/base/exitcode.h"
+#include "../../lib/platform/clock.h"
 #include "../../lib/store/s3_internal.h"
 #include "../../lib/store/store.h"
 

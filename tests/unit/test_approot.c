@@ -1,14 +1,14 @@
 /* Unit tests: application roots (ADR 0022): keep_app_root_valid
- * (lib/vocab.c) and the root's store wrapper (store/approot.c) over the fs
+ * (lib/base/vocab.c) and the root's store wrapper (store/approot.c) over the fs
  * store. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/err.h"
+#include "../../lib/base/err.h"
+#include "../../lib/base/vocab.h"
 #include "../../lib/store/store.h"
-#include "../../lib/vocab.h"
 #include "unit.h"
 
 static char base[] = "/tmp/keep-test-approot-XXXXXX";

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/err.h"
+#include "../../lib/base/err.h"
 #include "../../lib/store/awscreds.h"
 #include "../../lib/store/s3_internal.h"
 #include "unit.h"

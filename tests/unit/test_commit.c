@@ -1,4 +1,4 @@
-/* Unit tests: the fenced object codec (lib/fenced.c) and the fenced commit
+/* Unit tests: the fenced object codec (lib/codec/fenced.c) and the fenced commit
  * machine (lib/core/commit.c; issue 26), driven by a small world: one
  * object in a bucket whose version tokens are either unique per write (the
  * fs store) or a hash of the body (S3's ETag), and a grant that a test
@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
+#include "../../lib/base/exitcode.h"
+#include "../../lib/codec/fenced.h"
+#include "../../lib/codec/sha256.h"
 #include "../../lib/core/commit.h"
-#include "../../lib/err.h"
-#include "../../lib/exitcode.h"
-#include "../../lib/fenced.h"
-#include "../../lib/sha256.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

@@ -1,10 +1,10 @@
-/* Unit tests: the configuration file (lib/config.c). */
+/* Unit tests: the configuration file (lib/local/config.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/config.h"
-#include "../../lib/err.h"
+#include "../../lib/base/err.h"
+#include "../../lib/local/config.h"
 #include "unit.h"
 
 static char last_err[512];

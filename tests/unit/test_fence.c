@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
 #include "../../lib/core/fence.h"
-#include "../../lib/err.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

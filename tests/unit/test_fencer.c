@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
+#include "../../lib/base/exitcode.h"
 #include "../../lib/core/fencer.h"
-#include "../../lib/err.h"
-#include "../../lib/exitcode.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

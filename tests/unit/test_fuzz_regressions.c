@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../lib/err.h"
-#include "../../lib/statedir.h"
+#include "../../lib/base/err.h"
+#include "../../lib/local/statedir.h"
 #include "../../lib/store/s3_internal.h"
 #include "unit.h"
 

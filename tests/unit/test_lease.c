@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
+#include "../../lib/base/exitcode.h"
 #include "../../lib/core/lease.h"
 #include "../../lib/core/leasestate.h"
-#include "../../lib/err.h"
-#include "../../lib/exitcode.h"
 #include "unit.h"
 
 /* ttl 3000, grace 1500, safety 600, skew 300, period 1000:

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../lib/base/exitcode.h"
 #include "../../lib/core/lease.h"
 #include "../../lib/core/leasestate.h"
-#include "../../lib/exitcode.h"
 #include "unit.h"
 
 static const char *BOOT = "0b6f3c1e-6a77-4c39-9a3e-2b7f0d2f8c11";

@@ -1,11 +1,11 @@
-/* Unit tests: the stdout line format (lib/line.c). */
+/* Unit tests: the stdout line format (lib/platform/line.c). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/buf.h"
-#include "../../lib/err.h"
-#include "../../lib/line.h"
-#include "../../lib/parse.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/base/err.h"
+#include "../../lib/base/parse.h"
+#include "../../lib/platform/line.h"
 #include "unit.h"
 
 static int parse(const char *s, struct keep_line *l)
@@ -341,7 +341,7 @@ TEST(json_line_over_max_leaves_buffer)
 	keep_buf_release(&b);
 }
 
-/* keep_duration_parse (lib/parse.h): the --wait=DURATION syntax */
+/* keep_duration_parse (lib/base/parse.h): the --wait=DURATION syntax */
 TEST(duration_parse)
 {
 	int64_t v = -7;

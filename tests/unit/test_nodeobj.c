@@ -1,12 +1,12 @@
-/* Unit tests: the node lease object codec (lib/nodeobj.c). */
+/* Unit tests: the node lease object codec (lib/codec/nodeobj.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/buf.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/base/err.h"
+#include "../../lib/codec/nodeobj.h"
 #include "../../lib/core/timing.h"
-#include "../../lib/err.h"
-#include "../../lib/nodeobj.h"
 #include "unit.h"
 
 #define INST "0123456789abcdef0123456789abcdef"

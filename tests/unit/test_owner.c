@@ -1,12 +1,12 @@
-/* Unit tests: ownership records (lib/ownerrec.c, lib/core/owner.c,
- * lib/holds.c codecs; ADR 0020 §2, §3). */
+/* Unit tests: ownership records (lib/codec/ownerrec.c, lib/core/owner.c,
+ * lib/local/holds.c codecs; ADR 0020 §2, §3). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
+#include "../../lib/codec/ownerrec.h"
 #include "../../lib/core/owner.h"
-#include "../../lib/err.h"
-#include "../../lib/holds.h"
-#include "../../lib/ownerrec.h"
+#include "../../lib/local/holds.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/exitcode.h"
 #include "../../lib/core/acquire.h"
 #include "../../lib/core/acqwait.h"
 #include "../../lib/core/resolver.h"
-#include "../../lib/exitcode.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

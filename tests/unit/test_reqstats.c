@@ -1,4 +1,4 @@
-/* Unit tests: request accounting (lib/metrics.c, keep_store_counted): every
+/* Unit tests: request accounting (lib/local/metrics.c, keep_store_counted): every
  * request through the wrapper is counted by operation and outcome, local
  * refusals are not, the summary line and the metric series agree. */
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../lib/err.h"
-#include "../../lib/metrics.h"
+#include "../../lib/base/err.h"
+#include "../../lib/local/metrics.h"
 #include "../../lib/store/store.h"
 #include "unit.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests: the run lock file (lib/runlock.c; docs/ownership.md "The
+/* Unit tests: the run lock file (lib/local/runlock.c; docs/ownership.md "The
  * job"). Its owner-run rewrites it while drains and releases read it: a
  * reader must never see a record without its owner, or it takes owner-run
  * for a process of the job and signals it (issue 22: a drain read the file
@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../lib/clock.h"
-#include "../../lib/runlock.h"
+#include "../../lib/local/runlock.h"
+#include "../../lib/platform/clock.h"
 #include "unit.h"
 
 #define KEY "t/c/a"

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../lib/err.h"
+#include "../../lib/base/err.h"
 #include "../../lib/store/s3_internal.h"
 #include "../../lib/store/store.h"
 #include "unit.h"

@@ -1,12 +1,12 @@
-/* Unit tests: the `stale` line's one codec (lib/staleline.c; ADR 0020 §2):
+/* Unit tests: the `stale` line's one codec (lib/driver/staleline.c; ADR 0020 §2):
  * what node-watch writes is what lease-fence reads. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../lib/buf.h"
-#include "../../lib/line.h"
-#include "../../lib/staleline.h"
+#include "../../lib/base/buf.h"
+#include "../../lib/driver/staleline.h"
+#include "../../lib/platform/line.h"
 #include "unit.h"
 
 #define IA "0123456789abcdef0123456789abcdef"

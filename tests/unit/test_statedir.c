@@ -1,4 +1,4 @@
-/* Unit tests: the lease state file (lib/statefile.c, lib/statedir.c, judged
+/* Unit tests: the lease state file (lib/codec/statefile.c, lib/local/statedir.c, judged
  * by lib/core/leasestate.c; tests/unit/test_leasestate.c has the judgement
  * on its own): format 2 names its
  * clock and boot; an older lease-write's format 1 decodes but is never
@@ -8,11 +8,11 @@
 
 #include <stdlib.h>
 
-#include "../../lib/clock.h"
-#include "../../lib/err.h"
-#include "../../lib/exitcode.h"
-#include "../../lib/holds.h"
-#include "../../lib/statedir.h"
+#include "../../lib/base/err.h"
+#include "../../lib/base/exitcode.h"
+#include "../../lib/local/holds.h"
+#include "../../lib/local/statedir.h"
+#include "../../lib/platform/clock.h"
 #include "unit.h"
 
 static const char *BOOT = "0b6f3c1e-6a77-4c39-9a3e-2b7f0d2f8c11";
@@ -145,7 +145,7 @@ TEST(strict_lines)
 }
 
 /* keep_grant_now on a real state directory, this boot, the boot clock
- * (lib/holds.c). The registration after an acquisition's write is the
+ * (lib/local/holds.c). The registration after an acquisition's write is the
  * acquisition machine's step (tests/unit/test_ownsm.c). */
 TEST(grants_and_registrations_are_judged_at_the_moment_they_are_given)
 {

@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/clock.h"
-#include "../../lib/err.h"
+#include "../../lib/base/err.h"
+#include "../../lib/platform/clock.h"
 #include "../../lib/store/store.h"
 #include "unit.h"
 

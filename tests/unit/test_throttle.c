@@ -3,7 +3,7 @@
  * classification that stays beside them (lib/store/s3.c: a throttled reply
  * stays ambiguous for the protocol). */
 #include "../../lib/core/throttle.h"
-#include "../../lib/metrics.h"
+#include "../../lib/local/metrics.h"
 #include "../../lib/store/s3_internal.h"
 #include "unit.h"
 

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/base/err.h"
+#include "../../lib/codec/ownerrec.h"
 #include "../../lib/core/cluster.h"
 #include "../../lib/core/upgrade.h"
-#include "../../lib/err.h"
-#include "../../lib/ownerrec.h"
 #include "unit.h"
 
 #define W0 1700000000000LL

@@ -30,7 +30,7 @@ fi
 export PATH="${KEEP_BINDIR:?KEEP_BINDIR not set}:$PATH"
 # test tools and LD_PRELOAD libraries built from tests/tools, tests/preload
 export KEEP_TOOLDIR="${KEEP_TOOLDIR:-${KEEP_BINDIR%/bin}/tools}"
-# Diagnostics without the time (lib/log.h: log.timestamps' default, auto,
+# Diagnostics without the time (lib/platform/log.h: log.timestamps' default, auto,
 # would put one first on every stderr line written to a file): tests
 # compare whole lines. tests/bats/0750-logs.bats tests the default.
 export KEEP_LOG_TIMESTAMPS=never
@@ -269,7 +269,7 @@ now_ms() {
 	echo $((t / 1000))
 }
 
-# mono_ms : keep's steady clock in ms (CLOCK_BOOTTIME, lib/clock.h; lease
+# mono_ms : keep's steady clock in ms (CLOCK_BOOTTIME, lib/platform/clock.h; lease
 # state files hold its times)
 mono_ms() { "$KEEP_TOOLDIR/clocks" | sed 's/.* keep_boot_ms=\([0-9]*\).*/\1/'; }
 

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# lint-includes.sh ROOT — the layers of lib/ (docs/design.md "Layers"),
+# lint-includes.sh ROOT — the layers of lib/, one folder each (docs/design.md "Layers"),
 # held by the #include "..." lines of ROOT/lib and ROOT/sim: a file may include only
 # headers of its own layer or of a layer it uses, and no two modules
 # (NAME.c with NAME.h) include each other, directly or through others.
 # Prints one line per fault and exits 1; silent and 0 when the tree keeps
 # the layers. Run by tests/bats/0001-lint.bats (with planted faults too).
 #
-# The layers, bottom up (the one place they are written as code; the
-# table of docs/design.md says the same in words):
-#   vocabulary  lib/{vocab,err,exitcode,buf,parse}
-#   codecs      lib/{nodeobj,ownerrec,fenced,statefile,sha256}
-#   core        lib/core/*          (sans I/O: docs/design.md)
-#   platform    lib/{clock,log,line} (the real clocks, diagnostics, the line format)
-#   store       lib/store/*
-#   glue        every other file of lib/
-# and sim/ (the simulator) may use only the core, the codecs and the
-# vocabulary: the protocol it proves is lib/core's (docs/testing.md).
+# The layers, bottom up, one folder each (the one place they are written
+# as code; the table of docs/design.md "Layers" says the same in words):
+#   base      lib/base/     the vocabulary: errors, exit codes, buffers, parsers
+#   codec     lib/codec/    the objects' and the state file's bytes
+#   core      lib/core/     the protocol's machines (sans I/O: docs/design.md)
+#   platform  lib/platform/ the real clocks, diagnostics, the line format, the version
+#   store     lib/store/    the store interface and its backends
+#   local     lib/local/    the node's own files: config, state directory,
+#                           holds, run locks, the metrics textfile
+#   driver    lib/driver/   machines run against the store and local files,
+#                           and what every command shares
+# and sim/ (the simulator) may use only the core, the codecs and the base:
+# the protocol it proves is lib/core's (docs/testing.md). A file directly
+# in lib/ or in another folder has no layer and is refused.
 set -u
 ROOT=${1:?usage: lint-includes.sh ROOT}
 cd "$ROOT" || exit 2
@@ -23,33 +27,29 @@ cd "$ROOT" || exit 2
 # layer FILE : the layer of a path relative to ROOT
 layer() {
 	case $1 in
-	lib/core/*) echo core ;;
-	lib/store/*) echo store ;;
-	lib/*/*) echo unknown ;;
+	lib/base/*.[ch]) echo base ;;
+	lib/codec/*.[ch]) echo codec ;;
+	lib/core/*.[ch]) echo core ;;
+	lib/platform/*.[ch]) echo platform ;;
+	lib/store/*.[ch]) echo store ;;
+	lib/local/*.[ch]) echo local ;;
+	lib/driver/*.[ch]) echo driver ;;
+	lib/*) echo unknown ;;
 	sim/*) echo sim ;;
-	lib/*)
-		local m=${1#lib/}
-		m=${m%.*}
-		case $m in
-		vocab | err | exitcode | buf | parse) echo vocabulary ;;
-		nodeobj | ownerrec | fenced | statefile | sha256) echo codecs ;;
-		clock | log | line) echo platform ;;
-		*) echo glue ;;
-		esac
-		;;
 	*) echo outside ;;
 	esac
 }
 # uses A B : layer A may include headers of layer B
 uses() {
 	case "$1:$2" in
-	vocabulary:vocabulary) return 0 ;;
-	codecs:codecs | codecs:vocabulary) return 0 ;;
-	core:core | core:codecs | core:vocabulary) return 0 ;;
-	platform:platform | platform:codecs | platform:vocabulary) return 0 ;;
-	store:store | store:platform | store:core | store:codecs | store:vocabulary) return 0 ;;
-	glue:*) [ "$2" != outside ] && [ "$2" != unknown ] && [ "$2" != sim ] ;;
-	sim:sim | sim:core | sim:codecs | sim:vocabulary) return 0 ;;
+	base:base) return 0 ;;
+	codec:codec | codec:base) return 0 ;;
+	core:core | core:codec | core:base) return 0 ;;
+	platform:platform | platform:codec | platform:base) return 0 ;;
+	store:store | store:platform | store:core | store:codec | store:base) return 0 ;;
+	local:local | local:store | local:platform | local:core | local:codec | local:base) return 0 ;;
+	driver:*) [ "$2" != outside ] && [ "$2" != unknown ] && [ "$2" != sim ] ;;
+	sim:sim | sim:core | sim:codec | sim:base) return 0 ;;
 	*) return 1 ;;
 	esac
 }
@@ -59,6 +59,10 @@ edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 while IFS= read -r f; do
 	lf=$(layer "$f")
+	if [ "$lf" = unknown ]; then
+		echo "$f: not in a layer's folder of lib/ (docs/design.md \"Layers\")"
+		bad=1
+	fi
 	n=0
 	while IFS= read -r line; do
 		n=$((n + 1))
