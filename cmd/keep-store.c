@@ -9,6 +9,7 @@
 #include "../lib/base/err.h"
 #include "../lib/base/exitcode.h"
 #include "../lib/core/cluster.h"
+#include "../lib/core/owner.h"
 #include "../lib/driver/cli.h"
 #include "../lib/driver/storecmd.h"
 #include "../lib/local/config.h"
@@ -45,15 +46,19 @@ static const char *prog = "keep-store";
  * key. One line each, for the refusal. */
 static const char *del_breaks(const char *key)
 {
-	if (strncmp(key, "nodes/", 6) == 0)
+	switch (keep_hand_delete_judge(key)) {
+	case KEEP_HAND_DELETE_NODE:
 		return "a node lease: the node loses its lease at its next write (exit 13), "
 		       "every record it holds stays held until someone runs `lease-fence` on "
 		       "it, and its written_at floor is gone; fence it instead";
-	if (strncmp(key, "owners/", 7) == 0)
+	case KEEP_HAND_DELETE_RECORD:
 		return "an ownership record: its holder keeps acting while the next "
 		       "acquisition creates it again at a lower generation (1 on a native "
 		       "cluster): two owners, and fencing tokens that go backwards; release "
 		       "it instead";
+	case KEEP_HAND_DELETE_OK:
+		break;
+	}
 	return NULL;
 }
 

@@ -335,3 +335,23 @@ int64_t keep_owner_grant_recheck_ms(int64_t valid_until_ms)
 {
 	return valid_until_ms > 0 ? keep_add_sat_ms(valid_until_ms, 1) : 0;
 }
+
+enum keep_hand_delete keep_hand_delete_judge(const char *key)
+{
+	if (strncmp(key, "nodes/", 6) == 0)
+		return KEEP_HAND_DELETE_NODE;
+	if (strncmp(key, "apps/", 5) == 0) {
+		const char *root = key + 5, *slash = strchr(root, '/');
+		char r[KEEP_APP_ROOT_MAX + 1];
+		size_t n = slash ? (size_t)(slash - root) : 0;
+
+		if (!slash || n == 0 || n > KEEP_APP_ROOT_MAX)
+			return KEEP_HAND_DELETE_OK;
+		memcpy(r, root, n);
+		r[n] = '\0';
+		if (!keep_app_root_valid(r))
+			return KEEP_HAND_DELETE_OK;
+		key = slash + 1;
+	}
+	return strncmp(key, "owners/", 7) == 0 ? KEEP_HAND_DELETE_RECORD : KEEP_HAND_DELETE_OK;
+}

@@ -264,4 +264,19 @@ int64_t keep_owner_grant_recheck_ms(int64_t valid_until_ms);
 bool keep_owner_hold_stale(const char *hold_instance, int64_t hold_epoch,
 			   const char *lease_instance, int64_t lease_lapses);
 
+/* What a deletion of a key by hand breaks (issue 23 item 6;
+ * docs/operations.md "Deleting objects by hand"): */
+enum keep_hand_delete {
+	KEEP_HAND_DELETE_OK = 0, /* nothing of the protocol */
+	KEEP_HAND_DELETE_NODE,	 /* nodes/<id>: a node lease (frees nothing, §2) */
+	KEEP_HAND_DELETE_RECORD, /* owners/KEY or apps/ROOT/owners/KEY (ADR 0022):
+				    an ownership record (two owners, §3) */
+};
+
+/* Judge a raw key (as the bucket names it, NUL-terminated, borrowed) a
+ * hand deletion would remove. An application root's records count only
+ * under a valid root (keep_app_root_valid); `nodes/` is shared by every
+ * root, so apps/ROOT/nodes/ is no node lease. */
+enum keep_hand_delete keep_hand_delete_judge(const char *key);
+
 #endif

@@ -25,6 +25,11 @@ teardown() { keep_teardown; }
 	[[ "$stderr" == "keep-store: fatal: refusing to delete 'owners/t/c/a' without --force: it is an ownership record: "* ]]
 	[[ "$stderr" == *"two owners, and fencing tokens that go backwards; release it instead (docs/operations.md)" ]]
 	run -0 keep-store stat owners/t/c/a
+	# an application root's record (ADR 0022) is one too, under its raw key
+	printf 'x' | keep-store put apps/billing/owners/t/c/a >/dev/null
+	run -100 --separate-stderr keep-store del apps/billing/owners/t/c/a
+	[[ "$stderr" == "keep-store: fatal: refusing to delete 'apps/billing/owners/t/c/a' without --force: it is an ownership record: "* ]]
+	run -0 keep-store stat apps/billing/owners/t/c/a
 	# refused before the configuration is read: nothing reaches the store
 	echo 'del * error 503' >"$FAULT_FILE"
 	run -100 --separate-stderr keep-store del --if-match '"v"' nodes/n1

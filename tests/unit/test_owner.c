@@ -378,6 +378,25 @@ TEST(backoff)
 	CHECK_EQ_INT(keep_owner_backoff_ms(1000), 5000);
 }
 
+TEST(hand_delete)
+{
+	CHECK_EQ_INT(keep_hand_delete_judge("nodes/n1"), KEEP_HAND_DELETE_NODE);
+	CHECK_EQ_INT(keep_hand_delete_judge("owners/t/c/a"), KEEP_HAND_DELETE_RECORD);
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/billing/owners/t/c/a"), KEEP_HAND_DELETE_RECORD);
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/b_1-x/owners/k"), KEEP_HAND_DELETE_RECORD);
+	/* nodes/ is shared: no node lease lives under a root */
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/billing/nodes/n1"), KEEP_HAND_DELETE_OK);
+	/* not a valid root: not a record keep reads */
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/Billing/owners/k"), KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("apps//owners/k"), KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/owners/k"), KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("apps/abcdefghijabcdefghijabcdefghijabc/owners/k"),
+		     KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("scratch/owners/k"), KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("nodesx"), KEEP_HAND_DELETE_OK);
+	CHECK_EQ_INT(keep_hand_delete_judge("cluster"), KEEP_HAND_DELETE_OK);
+}
+
 TEST(state_files)
 {
 	struct keep_hold h, h2;
@@ -445,6 +464,7 @@ int main(void)
 	RUN(resolver);
 	RUN(grant_check);
 	RUN(backoff);
+	RUN(hand_delete);
 	RUN(state_files);
 	return unit_done();
 }
