@@ -1266,7 +1266,7 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
  *
  * The run locks of a state directory and the processes holding them
  * (struct job). owner-run's own watch of the grant is modelled here (it is
- * a command's loop, not a machine: cmd/owner-run.c); what the machines ask
+ * a command's loop, not a machine: lib/driver/ownerrun.c); what the machines ask
  * of the jobs (RUN_PROBE and RUN_SIGNAL of the resolver, RUNS_PROBE and
  * RUNS_SIGNAL of the lease) is answered from it, and check 9 holds the
  * machines to "nothing of a key is freed while a process of its job
