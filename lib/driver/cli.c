@@ -397,3 +397,23 @@ void keep_cli_watch_parse(struct keep_cli *cli, int argc, char **argv, struct ke
 	if (o->table && o->json)
 		keep_cli_usage_error(cli, "--table and --json exclude each other");
 }
+
+int keep_read_all(int fd, struct keep_buf *b)
+{
+	char chunk[8192];
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return KEEP_ERR_IO;
+		if (n == 0)
+			return 0;
+		rc = keep_buf_add(b, chunk, (size_t)n);
+		if (rc)
+			return rc;
+	}
+}

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../base/buf.h"
 #include "../local/config.h"
 
 /* Option values for the common long options (use in getopt_long tables
@@ -179,6 +180,12 @@ extern volatile sig_atomic_t keep_stop_flag;
 void keep_cli_stop_signals(void);
 
 /* "prog: fatal: <msg>" to stderr (keep_log) and exit(code). */
+/* Read fd to its end into b (bounded by b's maximum), through EINTR: 0;
+ * KEEP_ERR_TOOBIG past b's maximum, KEEP_ERR_NOMEM, KEEP_ERR_IO a read
+ * error (errno set). What was read stays in b. One reader of stdin for
+ * the commands that take a body (keep-store put, owner-commit). */
+int keep_read_all(int fd, struct keep_buf *b);
+
 void keep_die(int code, const char *prog, const char *fmt, ...)
     __attribute__((format(printf, 3, 4), noreturn));
 /* "prog: warning: <msg>" to stderr (keep_log). */
