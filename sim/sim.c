@@ -229,21 +229,22 @@ enum sd_fail {
  * worker runs on, an orphan holding the lock. Deaths come 1-5 ms after a
  * fatal signal, later for a process in uninterruptible sleep (stuck_ms). */
 struct job {
-	bool on;	    /* the run lock is held: a process of it lives */
-	int64_t gen;	    /* the generation CMD runs under (> 0) */
-	int proc;	    /* the process it acquired under */
-	int no;		    /* job number (traces) */
-	bool runner;	    /* owner-run lives */
-	bool cmd, worker;   /* CMD, the worker: alive */
-	bool escaped;	    /* the worker left CMD's process group */
-	bool stubborn;	    /* CMD and the worker ignore SIGTERM */
-	int64_t stuck_ms;   /* a fatal signal takes this much longer to end them */
-	int64_t cmd_end;    /* CMD's own end (true time) */
-	int64_t worker_end; /* the worker's own end */
-	int64_t cmd_die;    /* a signal's death due (true time), 0 */
-	int64_t worker_die; /* ... */
-	bool stopping;	    /* owner-run stops it */
-	int64_t kill_at;    /* owner-run's SIGKILL due, 0 sent or none */
+	bool on;		/* the run lock is held: a process of it lives */
+	int64_t gen;		/* the generation CMD runs under (> 0) */
+	int proc;		/* the process it acquired under */
+	int no;			/* job number (traces) */
+	bool runner;		/* owner-run lives */
+	bool cmd, worker;	/* CMD, the worker: alive */
+	bool escaped;		/* the worker left CMD's process group */
+	bool stubborn;		/* CMD and the worker ignore SIGTERM */
+	int64_t stuck_ms;	/* a fatal signal takes this much longer to end them */
+	int64_t cmd_end;	/* CMD's own end (true time) */
+	int64_t worker_end;	/* the worker's own end */
+	int64_t cmd_die;	/* a signal's death due (true time), 0 */
+	int64_t worker_die;	/* ... */
+	bool stopping;		/* owner-run stops it: js runs */
+	bool first_kill;	/* its first signal is SIGKILL (CMD ended) */
+	struct keep_jobstop js; /* owner-run's stop of the job (lib/core/jobstop.h) */
 };
 
 struct sdir {
@@ -1265,8 +1266,11 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
 /* ---- owner-run's jobs (issue 24) ------------------------------------------------------
  *
  * The run locks of a state directory and the processes holding them
- * (struct job). owner-run's own watch of the grant is modelled here (it is
- * a command's loop, not a machine: lib/driver/ownerrun.c); what the machines ask
+ * (struct job). owner-run's stop of its job is the jobstop machine
+ * (lib/core/jobstop.h), driven here as lib/driver/ownerrun.c drives it;
+ * its watch of the grant is read from the simulated state directory
+ * (job_grant: a hold of its generation on a valid lease, as
+ * keep_grant_now). What the machines ask
  * of the jobs (RUN_PROBE and RUN_SIGNAL of the resolver, RUNS_PROBE and
  * RUNS_SIGNAL of the lease) is answered from it, and check 9 holds the
  * machines to "nothing of a key is freed while a process of its job
@@ -1365,28 +1369,63 @@ static void jobs_step(struct sim *s, int sdi)
 		    ((j->worker_die && s->now >= j->worker_die) || s->now >= j->worker_end))
 			j->worker = false;
 		if (j->runner) {
+			const struct proc *rp = P(s, j->proc);
+			int64_t m = p_mono(rp, s->now); /* owner-run's boot clock (its host's) */
+
+			/* owner-run (lib/driver/ownerrun.c) starts the stop of its job
+			 * as it does: CMD ended, SIGKILL at once (kill_after 0); the
+			 * grant ended, SIGTERM first, SIGKILL after its kill_after */
 			if (!j->stopping && !j->cmd) {
-				/* CMD ended: nothing of the job outlives it */
-				j->stopping = true;
-				if (job_signal(s, j, true, &pid))
-					tr(s,
-					   "sd%d a%d job %d: CMD ended, owner-run kills the rest",
-					   sdi, a + 1, j->no);
+				j->stopping = j->first_kill = true;
+				keep_jobstop_init(&j->js, 0, 0);
+				tr(s, "sd%d a%d job %d: CMD ended, owner-run kills the rest", sdi,
+				   a + 1, j->no);
 			} else if (!j->stopping && !job_grant(s, sdi, a, j)) {
 				j->stopping = true;
-				j->kill_at = s->now + job_kill_after(s);
-				job_signal(s, j, false, &pid);
+				keep_jobstop_init(&j->js, job_kill_after(s), 0);
 				tr(s,
 				   "sd%d a%d job %d gen %" PRId64
 				   ": grant ended, owner-run stops it",
 				   sdi, a + 1, j->no, j->gen);
-			} else if (j->stopping && j->kill_at && s->now >= j->kill_at) {
-				j->kill_at = 0;
-				job_signal(s, j, true, &pid);
 			}
-			if (!job_lives(j)) {
-				j->runner = false; /* owner-run releases, drops the lock, exits */
-				tr(s, "sd%d a%d job %d ended", sdi, a + 1, j->no);
+			/* then the stop is the machine's (stop_job in ownerrun.c),
+			 * driven at each tick (every KEEP_JOBSTOP_POLL_MS) */
+			for (int k = 0; j->stopping && j->runner && k < 4; k++) {
+				struct keep_jobstop_step st;
+				int n;
+
+				keep_jobstop_next(&j->js, m, &st);
+				if (st.kind == KEEP_JOBSTOP_WAIT)
+					break;
+				switch (st.kind) {
+				case KEEP_JOBSTOP_PROBE:
+					keep_jobstop_on_probe(&j->js, m, job_lives(j), -1, j->gen);
+					break;
+				case KEEP_JOBSTOP_SIGNAL:
+					pid = 0;
+					n = job_signal(s, j,
+						       j->first_kill || st.sig == KEEP_JOBSTOP_KILL,
+						       &pid);
+					keep_jobstop_on_signal(&j->js, m, n, 0, pid);
+					break;
+				case KEEP_JOBSTOP_FREE:
+					j->runner =
+					    false; /* owner-run releases, drops the lock, exits */
+					tr(s, "sd%d a%d job %d ended", sdi, a + 1, j->no);
+					break;
+				case KEEP_JOBSTOP_HELD:
+					/* a process outlived its SIGKILL's exit bound: owner-run
+					 * exits 111 keeping the hold; the process, an orphan,
+					 * still holds the run lock */
+					j->runner = false;
+					tr(s,
+					   "sd%d a%d job %d: a process outlived SIGKILL, owner-run "
+					   "exits keeping the hold",
+					   sdi, a + 1, j->no);
+					break;
+				default:
+					break;
+				}
 			}
 		}
 		j->on = j->runner || job_lives(j);
