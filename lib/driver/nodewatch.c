@@ -126,13 +126,13 @@ static int read_all(struct keep_nodewatch *d, bool every)
 		d->alloc = l.n;
 	}
 	for (i = 0; i < l.n; i++) {
-		const char *id = l.v[i].key + strlen("nodes/");
+		const char *id = keep_listing_node_id(l.v[i].key);
 		const struct keep_nodewatch_seen *p;
 		struct keep_node_read nr;
 		struct keep_nodewatch_seen *s;
 		bool wrote;
 
-		if (strncmp(l.v[i].key, "nodes/", 6) != 0 || !keep_node_id_valid(id))
+		if (!id)
 			continue; /* not a node key (nodes/x/y, a bad id): not ours */
 		s = &d->v[d->n];
 		p = prev_of(d, id);
@@ -230,8 +230,7 @@ static int print_status_line(struct keep_nodewatch *d, const struct keep_nodewat
 		}
 		if (st == KEEP_STATUS_FENCED || st == KEEP_STATUS_RELEASED)
 			keep_line_int(&b, "free_at_ms",
-				      keep_add_sat_ms(s->obj.written_at_ms,
-						      keep_timing_takeover_ms(&d->cfg.timing)));
+				      keep_node_free_at_ms(&s->obj, &d->cfg.timing));
 		if (s->obj.written_at_ms > wall)
 			keep_line_int(&b, "ahead_ms", keep_sub_sat_ms(s->obj.written_at_ms, wall));
 	}
@@ -272,10 +271,8 @@ static int print_table(struct keep_nodewatch *d, int64_t wall)
 		if (st == KEEP_STATUS_FENCED) {
 			/* when its records are free: ahead (in) or passed (since),
 			 * never a negative count */
-			int64_t left = keep_sub_sat_ms(
-			    keep_add_sat_ms(s->obj.written_at_ms,
-					    keep_timing_takeover_ms(&d->cfg.timing)),
-			    wall);
+			int64_t left =
+			    keep_sub_sat_ms(keep_node_free_at_ms(&s->obj, &d->cfg.timing), wall);
 
 			if (left > 0)
 				snprintf(note, sizeof(note), "by %s, free in %llds",

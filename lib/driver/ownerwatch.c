@@ -222,7 +222,7 @@ static int pass(struct keep_ownerwatch *d, bool every, struct keep_ownerwatch_re
 	struct keep_wl_item *items = NULL;
 	struct keep_ownerwatch_rec *nr = NULL;
 	struct keep_ownerwatch_node *nodes = NULL;
-	size_t i, n = 0, m = 0, nnodes = 0, plen = strlen(d->want_prefix);
+	size_t i, n = 0, m = 0, nnodes = 0;
 	int rc;
 
 	*recs_out = NULL;
@@ -245,14 +245,13 @@ static int pass(struct keep_ownerwatch *d, bool every, struct keep_ownerwatch_re
 		prev[i].body_version = d->recs[i].version;
 	}
 	for (i = 0; i < l.n; i++) {
-		const char *k = l.v[i].key;
-
 		/* under PREFIX, and a valid actor key; anything else (a
 		 * deeper key, a stray object) is not a record: skipped */
-		if (strncmp(k, d->want_prefix, plen) != 0 ||
-		    !keep_owner_key_valid(k + strlen(KEEP_OWNER_PREFIX)))
+		const char *k = keep_watchlist_record(l.v[i].key, d->want_prefix);
+
+		if (!k)
 			continue;
-		items[n].key = k + strlen(KEEP_OWNER_PREFIX);
+		items[n].key = k;
 		items[n].listed = l.v[i].version;
 		items[n].wanted = true;
 		n++;
@@ -286,17 +285,16 @@ static int pass(struct keep_ownerwatch *d, bool every, struct keep_ownerwatch_re
 		goto out;
 	for (i = 0; i < m; i++) {
 		struct keep_owner_view *v = &nr[i].v;
+		const struct keep_ownerwatch_node *x;
 		long p;
 
 		v->holder = KEEP_HOLDER_NONE;
 		if (!v->readable || !v->rec.held)
 			continue;
 		p = find_node(nodes, nnodes, v->rec.node);
-		if (p < 0 || !nodes[p].known)
-			v->holder = every ? KEEP_HOLDER_UNREADABLE : KEEP_HOLDER_UNKNOWN;
-		else
-			v->holder = keep_holder_of(v->rec.instance, nodes[p].present,
-						   nodes[p].decoded ? &nodes[p].obj : NULL);
+		x = p >= 0 ? &nodes[p] : NULL;
+		v->holder = keep_holder_of_known(v->rec.instance, x && x->known, x && x->present,
+						 x && x->decoded ? &x->obj : NULL, every);
 	}
 	*recs_out = nr;
 	*nrecs_out = m;
@@ -317,22 +315,17 @@ static int emit(struct keep_buf *b)
 	return keep_line_end(b) == 0 ? 0 : KEEP_EXIT_TEMP;
 }
 
-/* Is the record of r free now (owner-show's free=)? */
+/* Is the record of r free now (owner-show's free=)? keep_owner_view_free
+ * on what the last pass knows of its holder's node. */
 static bool is_free(const struct keep_ownerwatch *d, const struct keep_ownerwatch_rec *r,
 		    int64_t wall)
 {
-	long p;
+	long p =
+	    r->v.readable && r->v.rec.held ? find_node(d->nodes, d->nnodes, r->v.rec.node) : -1;
+	const struct keep_ownerwatch_node *x = p >= 0 ? &d->nodes[p] : NULL;
 
-	if (!r->v.readable)
-		return false;
-	if (!r->v.rec.held)
-		return true;
-	p = find_node(d->nodes, d->nnodes, r->v.rec.node);
-	if (p < 0 || !d->nodes[p].known)
-		return false;
-	return keep_node_free(r->v.rec.node, r->v.rec.instance, d->nodes[p].present,
-			      d->nodes[p].decoded ? &d->nodes[p].obj : NULL, wall, &d->cfg.timing,
-			      NULL) == KEEP_FREE_YES;
+	return keep_owner_view_free(&r->v, x && x->known, x && x->present,
+				    x && x->decoded ? &x->obj : NULL, wall, &d->cfg.timing);
 }
 
 static const char *state_of(const struct keep_ownerwatch_rec *r)
@@ -550,12 +543,9 @@ void keep_ownerwatch_init(struct keep_ownerwatch *d, const char *prog)
 
 void keep_ownerwatch_scope(struct keep_ownerwatch *d, const char *prefix)
 {
-	const char *slash = strrchr(prefix, '/');
-
 	d->prefix = prefix;
-	snprintf(d->want_prefix, sizeof(d->want_prefix), "%s%s", KEEP_OWNER_PREFIX, prefix);
-	snprintf(d->list_prefix, sizeof(d->list_prefix), "%s%.*s", KEEP_OWNER_PREFIX,
-		 slash ? (int)(slash - prefix + 1) : 0, prefix);
+	keep_watchlist_scope(prefix, d->list_prefix, sizeof(d->list_prefix), d->want_prefix,
+			     sizeof(d->want_prefix));
 }
 
 void keep_ownerwatch_release(struct keep_ownerwatch *d)

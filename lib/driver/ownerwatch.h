@@ -50,8 +50,8 @@ void keep_ownerwatch_init(struct keep_ownerwatch *d, const char *prog);
 /* Watch the records owners/<prefix>... (prefix borrowed, "" every record;
  * a valid one, keep_owner_key_prefix_valid): the listing is of owners/ +
  * prefix up to its last '/', and only the keys that start with owners/ +
- * prefix and are valid actor keys are records (docs/ownership.md
- * "Watching owners"). */
+ * prefix and are valid actor keys are records (keep_watchlist_scope,
+ * keep_watchlist_record; docs/ownership.md "Watching owners"). */
 void keep_ownerwatch_scope(struct keep_ownerwatch *d, const char *prefix);
 
 /* owner-watch --once: one pass that reads every record and holder, then
