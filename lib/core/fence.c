@@ -539,7 +539,7 @@ static bool read_usable(enum keep_outcome outcome, const struct keep_node_obj *o
 		verdict(d, KEEP_FV_BAD_OBJECT, "names another node");
 		return false;
 	}
-	d->free_at_ms = keep_add_sat_ms(obj->written_at_ms, keep_timing_takeover_ms(t));
+	d->free_at_ms = keep_node_free_at_ms(obj, t);
 	if (obj->format != 3) {
 		d->free_at_ms = 0;
 		verdict(d, on_old, "old-format");
@@ -784,6 +784,11 @@ size_t keep_fence_closest(const char *node, const char *const *ids, size_t n, si
 
 /* ---- the free rule ------------------------------------------------------------ */
 
+int64_t keep_node_free_at_ms(const struct keep_node_obj *o, const struct keep_timing *t)
+{
+	return keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(t));
+}
+
 enum keep_free keep_node_free(const char *node, const char *instance, bool present,
 			      const struct keep_node_obj *obj, int64_t now_wall,
 			      const struct keep_timing *t, int64_t *free_at_ms)
@@ -798,7 +803,7 @@ enum keep_free keep_node_free(const char *node, const char *instance, bool prese
 	if (obj->state == KEEP_NODE_LIVE)
 		return instance && strcmp(obj->instance, instance) == 0 ? KEEP_FREE_NO
 									: KEEP_FREE_YES;
-	at = keep_add_sat_ms(obj->written_at_ms, keep_timing_takeover_ms(t));
+	at = keep_node_free_at_ms(obj, t);
 	if (free_at_ms)
 		*free_at_ms = at;
 	/* a saturated deadline (a written_at no decoder passes) is never reached */

@@ -365,6 +365,13 @@ enum keep_free {
 	KEEP_FREE_LATER,  /* free at *free_at_ms on the reader's wall clock, not yet */
 };
 
+/* When the records a fenced or released object o frees are free (§2 free
+ * rule; docs/fencing.md): o's written_at + ttl + grace
+ * (keep_timing_takeover_ms), wall ms on the reader's judging clock;
+ * INT64_MAX (never) when the sum saturates. Judges nothing of o's state or
+ * format (keep_node_free does). o and t borrowed. */
+int64_t keep_node_free_at_ms(const struct keep_node_obj *o, const struct keep_timing *t);
+
 /* Is a record naming node `node` and instance `instance` free, on the
  * evidence of a read of nodes/<node> issued AFTER the read of the record?
  *   present: the read found an object (false: absent -> NO);

@@ -4,6 +4,15 @@
 
 #include <string.h>
 
+const char *keep_listing_node_id(const char *key)
+{
+	static const char pfx[] = "nodes/";
+
+	if (strncmp(key, pfx, sizeof(pfx) - 1) != 0 || !keep_node_id_valid(key + sizeof(pfx) - 1))
+		return NULL;
+	return key + sizeof(pfx) - 1;
+}
+
 bool keep_listing_need_read(const char *body_version, const char *listed_version, bool wanted)
 {
 	if (!wanted)

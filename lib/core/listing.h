@@ -4,7 +4,7 @@
  *
  * node-watch lists nodes/, owner-watch lists owners/PREFIX and nodes/,
  * every period; a body is read (one GET) only when needed. The rule lives
- * here, once, so that cmd/node-watch.c, cmd/owner-watch.c and the
+ * here, once, so that lib/driver/nodewatch.c, lib/driver/ownerwatch.c and the
  * simulator (sim/) apply the same one:
  *
  *   keep_listing_need_read()  the rule: every write changes an object's
@@ -45,6 +45,12 @@
  *   wanted: the caller needs this object's body at all.
  * True when wanted and no body is held at exactly listed_version. */
 bool keep_listing_need_read(const char *body_version, const char *listed_version, bool wanted);
+
+/* The node id of a key a listing of nodes/ showed (borrowed: a pointer
+ * into key), or NULL when the key is not a node object's: not under
+ * nodes/, deeper (nodes/x/y), or not a valid id (keep_node_id_valid). Such
+ * a key is not keep's: node-watch skips it (docs/fencing.md). */
+const char *keep_listing_node_id(const char *key);
 
 /* What the last pass knew of one node (NULL: not listed then). */
 struct keep_listed {

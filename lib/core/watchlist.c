@@ -4,7 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fence.h"
 #include "listing.h"
+
+void keep_watchlist_scope(const char *prefix, char *list, size_t listlen, char *want,
+			  size_t wantlen)
+{
+	const char *slash = strrchr(prefix, '/');
+
+	snprintf(want, wantlen, "%s%s", KEEP_OWNER_PREFIX, prefix);
+	snprintf(list, listlen, "%s%.*s", KEEP_OWNER_PREFIX, slash ? (int)(slash - prefix + 1) : 0,
+		 prefix);
+}
+
+const char *keep_watchlist_record(const char *key, const char *want)
+{
+	if (strncmp(key, want, strlen(want)) != 0 ||
+	    !keep_owner_key_valid(key + strlen(KEEP_OWNER_PREFIX)))
+		return NULL;
+	return key + strlen(KEEP_OWNER_PREFIX);
+}
 
 size_t keep_watchlist_plan(const struct keep_wl_prev *prev, size_t nprev,
 			   struct keep_wl_item *items, size_t n)
@@ -70,6 +89,28 @@ enum keep_holder keep_holder_of(const char *instance, bool present, const struct
 		return KEEP_HOLDER_RELEASED;
 	}
 	return KEEP_HOLDER_UNREADABLE;
+}
+
+enum keep_holder keep_holder_of_known(const char *instance, bool known, bool present,
+				      const struct keep_node_obj *obj, bool every)
+{
+	if (!known)
+		return every ? KEEP_HOLDER_UNREADABLE : KEEP_HOLDER_UNKNOWN;
+	return keep_holder_of(instance, present, obj);
+}
+
+bool keep_owner_view_free(const struct keep_owner_view *v, bool known, bool present,
+			  const struct keep_node_obj *obj, int64_t now_wall_ms,
+			  const struct keep_timing *t)
+{
+	if (!v->readable)
+		return false;
+	if (!v->rec.held)
+		return true;
+	if (!known)
+		return false;
+	return keep_node_free(v->rec.node, v->rec.instance, present, obj, now_wall_ms, t, NULL) ==
+	       KEEP_FREE_YES;
 }
 
 const char *keep_owe_name(enum keep_owe_kind k, enum keep_holder holder)

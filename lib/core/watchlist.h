@@ -30,6 +30,7 @@
 
 #include "../codec/nodeobj.h"
 #include "../codec/ownerrec.h"
+#include "timing.h"
 
 /* ---- which records to read -------------------------------------------------- */
 
@@ -54,6 +55,22 @@ struct keep_wl_item {
  * Returns the number of items with read set. O(n + nprev). */
 size_t keep_watchlist_plan(const struct keep_wl_prev *prev, size_t nprev,
 			   struct keep_wl_item *items, size_t n);
+
+/* The listing scope of owner-watch PREFIX (docs/ownership.md "Watching
+ * owners"; prefix a valid one, keep_owner_key_prefix_valid, "" for every
+ * record): *list gets what is listed, KEEP_OWNER_PREFIX + prefix up to and
+ * including its last '/'; *want gets KEEP_OWNER_PREFIX + prefix, what a
+ * listed key must start with (keep_watchlist_record). Both caller-owned,
+ * listlen and wantlen bytes (truncated to fit, NUL-terminated). */
+void keep_watchlist_scope(const char *prefix, char *list, size_t listlen, char *want,
+			  size_t wantlen);
+
+/* The actor key (KEEP_OWNER_PREFIX stripped; borrowed: a pointer into key)
+ * of a listed key that is a record of the watch: it starts with want
+ * (keep_watchlist_scope) and the rest after KEEP_OWNER_PREFIX is a valid
+ * actor key (keep_owner_key_valid). NULL for anything else (a deeper key,
+ * a stray object): not a record, skipped. */
+const char *keep_watchlist_record(const char *key, const char *want);
 
 /* ---- the holder of a record -------------------------------------------------- */
 
@@ -81,6 +98,14 @@ const char *keep_holder_name(enum keep_holder h);
 enum keep_holder keep_holder_of(const char *instance, bool present,
 				const struct keep_node_obj *obj);
 
+/* The holder state of a held record naming instance, from what one pass
+ * of owner-watch knows of its node: known false (nodes/<holder> was
+ * listed but its read failed, and no earlier pass knew it) -> UNREADABLE
+ * when every (--once shows it so) else UNKNOWN (never compared, read again
+ * next pass); otherwise keep_holder_of(instance, present, obj). */
+enum keep_holder keep_holder_of_known(const char *instance, bool known, bool present,
+				      const struct keep_node_obj *obj, bool every);
+
 /* ---- events ------------------------------------------------------------------ */
 
 /* One key as a pass sees it. */
@@ -91,6 +116,16 @@ struct keep_owner_view {
 	enum keep_holder holder;	    /* held records: the holder's state; else NONE */
 	enum keep_holder last_known_holder; /* the last holder other than UNKNOWN */
 };
+
+/* Is the record of view v free at now_wall_ms (owner-watch's free=, the
+ * same as owner-show's; ADR 0020 §2 free rule)? Not readable -> false;
+ * held by nobody -> true; its holder's node not known (known false, as
+ * keep_holder_of_known) -> false; else keep_node_free(rec.node,
+ * rec.instance, present, obj, now_wall_ms, t) is KEEP_FREE_YES (a free
+ * LATER is not free). Pointers borrowed; obj NULL when not decoded. */
+bool keep_owner_view_free(const struct keep_owner_view *v, bool known, bool present,
+			  const struct keep_node_obj *obj, int64_t now_wall_ms,
+			  const struct keep_timing *t);
 
 enum keep_owe_kind {
 	KEEP_OWE_ACQUIRED = 0, /* held by a new (node, instance, generation) */

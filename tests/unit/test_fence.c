@@ -589,6 +589,8 @@ TEST(free_rule)
 	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0 + 4499, &t, &at), KEEP_FREE_LATER);
 	CHECK_EQ_INT(at, W0 + 4500);
 	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0 + 4500, &t, &at), KEEP_FREE_YES);
+	/* the free time alone (node-watch's free_at_ms= and NOTE): the same sum */
+	CHECK_EQ_INT(keep_node_free_at_ms(&a, &t), W0 + 4500);
 	obj(&a, "a", KEEP_NODE_FENCED, "-", W0);
 	CHECK_EQ_INT(keep_node_free("a", IA, true, &a, W0 + 4500, &t, NULL), KEEP_FREE_YES);
 	obj(&a, "a", KEEP_NODE_RELEASED, IA, W0);
@@ -884,6 +886,9 @@ TEST(absurd_written_at_never_frees_or_overflows)
 	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
 	keep_fence_operator("a", KEEP_STORE_NOT_FOUND, NULL, 0, WALLS(INT64_MAX - 1), &t, &d);
 	CHECK_EQ_INT(d.free_at_ms, INT64_MAX);
+	/* the free time alone saturates: never */
+	obj(&a, "a", KEEP_NODE_RELEASED, IA, INT64_MAX - 1);
+	CHECK_EQ_INT(keep_node_free_at_ms(&a, &t), INT64_MAX);
 
 	/* status: an old heartbeat at either end of time */
 	old(&a, "a", 1, INT64_MAX);

@@ -48,6 +48,33 @@ TEST(node_watch_reads_what_the_watch_needs)
 	CHECK(keep_listing_need_body(&k, "v1", true, &wrote)); /* --once: every body */
 }
 
+/* Which listed keys are keep's: node objects (node-watch), and the records
+ * of owner-watch PREFIX with what it lists. */
+TEST(listed_keys_node_ids_and_records)
+{
+	char list[64], want[64];
+
+	CHECK_EQ_STR(keep_listing_node_id("nodes/n1"), "n1");
+	CHECK(keep_listing_node_id("nodes/x/y") == NULL);
+	CHECK(keep_listing_node_id("nodes/") == NULL);
+	CHECK(keep_listing_node_id("owners/n1") == NULL);
+	CHECK(keep_listing_node_id("no") == NULL);
+
+	keep_watchlist_scope("", list, sizeof(list), want, sizeof(want));
+	CHECK_EQ_STR(list, "owners/");
+	CHECK_EQ_STR(want, "owners/");
+	keep_watchlist_scope("t1/c", list, sizeof(list), want, sizeof(want));
+	CHECK_EQ_STR(list, "owners/t1/");
+	CHECK_EQ_STR(want, "owners/t1/c");
+	keep_watchlist_scope("t1/c1/", list, sizeof(list), want, sizeof(want));
+	CHECK_EQ_STR(list, "owners/t1/c1/");
+	CHECK_EQ_STR(want, "owners/t1/c1/");
+	CHECK_EQ_STR(keep_watchlist_record("owners/t1/c1/n", "owners/t1/c"), "t1/c1/n");
+	CHECK(keep_watchlist_record("owners/t1/d1/n", "owners/t1/c") == NULL); /* not PREFIX */
+	CHECK(keep_watchlist_record("owners/t1/c1/n/deeper", "owners/t1/c") == NULL);
+	CHECK(keep_watchlist_record("owners/t1/c1", "owners/") == NULL); /* not an actor key */
+}
+
 TEST(plan_matches_sorted_listings)
 {
 	struct keep_wl_prev prev[] = {{"owners/t/c/a", "v1"},
@@ -111,6 +138,20 @@ TEST(holder_of_node_object)
 	CHECK_EQ_STR(keep_holder_name(KEEP_HOLDER_OLD_FORMAT), "old-format");
 }
 
+/* What a pass knows of the holder's node: a failed read not known before is
+ * unknown in --follow (not compared), unreadable in --once. */
+TEST(holder_of_known_node)
+{
+	struct keep_node_obj o;
+
+	nodeobj(&o, 3, KEEP_NODE_LIVE, IA);
+	CHECK_EQ_INT(keep_holder_of_known(IA, false, false, NULL, false), KEEP_HOLDER_UNKNOWN);
+	CHECK_EQ_INT(keep_holder_of_known(IA, false, false, NULL, true), KEEP_HOLDER_UNREADABLE);
+	CHECK_EQ_INT(keep_holder_of_known(IA, true, true, &o, false), KEEP_HOLDER_LIVE);
+	CHECK_EQ_INT(keep_holder_of_known(IB, true, true, &o, true), KEEP_HOLDER_LIVE_OTHER);
+	CHECK_EQ_INT(keep_holder_of_known(IA, true, false, NULL, false), KEEP_HOLDER_ABSENT);
+}
+
 static struct keep_owner_view held(const char *node, const char *inst, int64_t gen,
 				   enum keep_holder h)
 {
@@ -140,6 +181,27 @@ static struct keep_owner_view unseen(void)
 
 	memset(&v, 0, sizeof(v));
 	return v;
+}
+
+/* free= (the §2 free rule on what the pass knows of the holder's node). */
+TEST(owner_view_free)
+{
+	struct keep_timing t = {10000, 5000, 2000, 1000, 3000, 0};
+	struct keep_owner_view v = held("n1", IA, 4, KEEP_HOLDER_FENCED);
+	struct keep_owner_view nb = nobody(5);
+	struct keep_node_obj o;
+	const int64_t w = 1700000000000LL; /* nodeobj's written_at */
+
+	nodeobj(&o, 3, KEEP_NODE_FENCED, IA);
+	CHECK(keep_owner_view_free(&nb, false, false, NULL, w, &t));	     /* nobody: free */
+	CHECK(!keep_owner_view_free(&v, false, false, NULL, w + 99999, &t)); /* not known */
+	CHECK(!keep_owner_view_free(&v, true, true, &o, w + 14999, &t));     /* later */
+	CHECK(keep_owner_view_free(&v, true, true, &o, w + 15000, &t));
+	CHECK(!keep_owner_view_free(&v, true, false, NULL, w + 99999, &t)); /* absent */
+	nodeobj(&o, 3, KEEP_NODE_LIVE, IB);
+	CHECK(keep_owner_view_free(&v, true, true, &o, w, &t)); /* live, another instance */
+	v.readable = false;
+	CHECK(!keep_owner_view_free(&v, true, true, &o, w, &t)); /* unreadable */
 }
 
 TEST(diff_acquire_release_takeover)
@@ -348,8 +410,11 @@ int main(void)
 {
 	RUN(need_read_only_what_changed);
 	RUN(node_watch_reads_what_the_watch_needs);
+	RUN(listed_keys_node_ids_and_records);
 	RUN(plan_matches_sorted_listings);
 	RUN(holder_of_node_object);
+	RUN(holder_of_known_node);
+	RUN(owner_view_free);
 	RUN(diff_acquire_release_takeover);
 	RUN(diff_holder_states);
 	RUN(diff_removed_and_unreadable);
