@@ -179,6 +179,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 	struct keep_node_obj o;
 	struct keep_node_read nr;
 	enum keep_forget_verdict v;
+	enum keep_forget_delete dv;
 	struct keep_reply r;
 	struct keep_buf b;
 	char k[KEEP_NODE_ID_MAX + 8];
@@ -271,7 +272,8 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 	 * frees nothing either way, and a running old node writes it again) */
 	snprintf(k, sizeof(k), "nodes/%s", id);
 	keep_store_del(x->store, k, nr.reply.version, &r);
-	if (r.outcome == KEEP_STORE_OK || r.outcome == KEEP_STORE_NOT_FOUND) {
+	dv = keep_upgrade_forget_on_delete(r.outcome);
+	if (dv == KEEP_FORGET_DEL_DONE) {
 		keep_line_start_out(&b, "forgot");
 		keep_line_str(&b, "node", id);
 		keep_line_int(&b, "format", o.format);
@@ -281,7 +283,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 		keep_line_end(&b);
 		return KEEP_EXIT_OK;
 	}
-	if (r.outcome == KEEP_STORE_CONFLICT) {
+	if (dv == KEEP_FORGET_DEL_CONFLICT) {
 		/* the delete's condition failed: read again to say why — the
 		 * object was rewritten since our read (look again next time), or
 		 * it is unchanged and another request refused ours (a 409) */

@@ -11,6 +11,7 @@
 #include "../base/exitcode.h"
 #include "../codec/ownerrec.h"
 #include "../core/cluster.h"
+#include "../core/mark.h"
 #include "../core/upgrade.h"
 #include "../local/holds.h"
 #include "../local/metrics.h"
@@ -139,11 +140,9 @@ int keep_upgmark_guard(const struct keep_upgmark *x)
 			if (!id)
 				continue;
 			keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &objs[n], &nr);
-			if (nr.reply.outcome == KEEP_STORE_NOT_FOUND)
+			if (!keep_guard_input_of(&in[n], id, nr.reply.outcome,
+						 nr.ok ? &objs[n] : NULL))
 				continue; /* gone since the listing */
-			in[n].node = id;
-			in[n].read_failed = nr.reply.outcome != KEEP_STORE_OK;
-			in[n].obj = nr.ok ? &objs[n] : NULL;
 			if (in[n].read_failed)
 				keep_warn(x->prog, "unable to read nodes/%s: %s", id, nr.why);
 			else if (!nr.ok && !warned_once(&warned, &nwarned, id))
@@ -282,7 +281,7 @@ static int mark_one(const struct keep_upgmark *x, const char *key)
 								: "existing");
 		keep_line_int(&b, "keys_max", res.keys_max);
 		keep_line_end(&b);
-		return KEEP_EXIT_OK;
+		return keep_mark_result_exit_code(&res);
 	case KEEP_MR_HELD:
 		keep_line_begin(&b, "held");
 		keep_line_str(&b, "key", key);
@@ -291,22 +290,22 @@ static int mark_one(const struct keep_upgmark *x, const char *key)
 		keep_line_int(&b, "expires_at_ms", res.old.expires_at_ms);
 		keep_line_int(&b, "live_until_ms", res.live_until_ms);
 		keep_line_end(&b);
-		return KEEP_EXIT_NO;
+		return keep_mark_result_exit_code(&res);
 	case KEEP_MR_BAD_OBJECT:
 		keep_warn(x->prog, "leases/%s is not ours or malformed (%s): nothing written", key,
 			  res.detail);
 		line_key("error", key, "bad-object");
-		return KEEP_EXIT_BAD_OBJECT;
+		return keep_mark_result_exit_code(&res);
 	case KEEP_MR_BAD_KEY:
 		keep_warn(x->prog, "%s: nothing written", res.detail);
 		line_key("error", key, "bad-key");
-		return KEEP_EXIT_BAD_OBJECT;
+		return keep_mark_result_exit_code(&res);
 	case KEEP_MR_FAILED:
 		break;
 	}
 	keep_warn(x->prog, "unable to mark '%s': %s", key, res.detail);
 	line_key("error", key, "store");
-	return res.refused ? KEEP_EXIT_NO : KEEP_EXIT_TEMP;
+	return keep_mark_result_exit_code(&res);
 }
 
 /* Every actor found under leases/, owners/, wal/ and snapshot/, sorted,
