@@ -99,7 +99,8 @@ static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_
 
 	keep_owncmd_resolver_cfg(x, mode, &c);
 	if (mode == KEEP_RES_DRAIN) {
-		c.deadline_mono_ms = keep_add_sat_ms(keep_boot_ms(), wait_ms);
+		c.deadline_mono_ms =
+		    keep_resolver_drain_deadline_ms(&x->cfg.timing, keep_boot_ms(), wait_ms);
 		((struct keep_releaserun *)x->extra)->deadline_mono_ms =
 		    c.deadline_mono_ms; /* progress */
 	}
@@ -140,8 +141,6 @@ int keep_releaserun_drain(struct keep_owncmd *x, int64_t wait_ms, struct keep_st
 {
 	const struct keep_releaserun *rl = x->extra;
 
-	if (wait_ms < 0)
-		wait_ms = keep_timing_takeover_ms(&x->cfg.timing);
 	warn_never_ran(&x->cfg, rl->prog);
 	return resolve(x, KEEP_RES_DRAIN, wait_ms, stores, nstores);
 }

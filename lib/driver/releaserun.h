@@ -43,9 +43,9 @@ int keep_releaserun_key(void *ctx, const char *key);
 int keep_releaserun_pending(struct keep_owncmd *x, bool follow, const struct keep_reqstats *stats,
 			    struct keep_store *const *stores, int nstores);
 
-/* owner-release --all, the drain (ADR 0020 §5): release every hold and
- * wait until nothing is pending, within wait_ms (ms; < 0: ttl + grace,
- * keep_timing_takeover_ms), not cut by a stop signal; warns first when no
+/* owner-release --all, the drain (ADR 0020 §4): release every hold and
+ * wait until nothing is pending, within wait_ms (ms; < 0: ttl + grace:
+ * keep_resolver_drain_deadline_ms), not cut by a stop signal; warns first when no
  * node ever ran under this id and state directory (issue 27), says the
  * drain's progress on stderr once a period, and prints `drain pending=N`
  * last. Returns the exit code (0 nothing pending, 20 releases still
