@@ -275,19 +275,19 @@ static void marked(struct keep_acquire *sm)
 		keep_owner_rec_held(&sm->after_drop.holder, m->old.node, "-", m->old.generation);
 		sm->after_drop.free_at_ms = m->live_until_ms;
 		sm->after_drop.kind = KEEP_AR_HELD;
-		sm->after_drop.exit_code = KEEP_EXIT_NO;
+		sm->after_drop.exit_code = keep_mark_result_exit_code(m);
 		break;
 	case KEEP_MR_BAD_OBJECT:
 	case KEEP_MR_BAD_KEY:
 		warn(sm, "first acquisition of '%s': %s: nothing written", sm->key, m->detail);
 		sm->after_drop.kind = KEEP_AR_ERROR;
-		sm->after_drop.exit_code = KEEP_EXIT_BAD_OBJECT;
+		sm->after_drop.exit_code = keep_mark_result_exit_code(m);
 		sm->after_drop.reason = "bad-lease";
 		break;
 	case KEEP_MR_FAILED:
 		warn(sm, "first acquisition of '%s': %s", sm->key, m->detail);
 		sm->after_drop.kind = KEEP_AR_ERROR;
-		sm->after_drop.exit_code = m->refused ? KEEP_EXIT_NO : KEEP_EXIT_TEMP;
+		sm->after_drop.exit_code = keep_mark_result_exit_code(m);
 		sm->after_drop.reason = "store";
 		break;
 	}

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/exitcode.h"
+
 const char *keep_mark_result_name(enum keep_mark_result_kind k)
 {
 	switch (k) {
@@ -19,6 +21,22 @@ const char *keep_mark_result_name(enum keep_mark_result_kind k)
 		return "failed";
 	}
 	return "unknown";
+}
+
+int keep_mark_result_exit_code(const struct keep_mark_result *res)
+{
+	switch (res->kind) {
+	case KEEP_MR_MARKED:
+		return KEEP_EXIT_OK;
+	case KEEP_MR_HELD:
+		return KEEP_EXIT_NO;
+	case KEEP_MR_BAD_OBJECT:
+	case KEEP_MR_BAD_KEY:
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_MR_FAILED:
+		break;
+	}
+	return res->refused ? KEEP_EXIT_NO : KEEP_EXIT_TEMP;
 }
 
 void keep_mark_init(struct keep_mark *m, const char *key, const struct keep_timing *t)

@@ -66,6 +66,15 @@ struct keep_mark {
 	struct keep_mark_result res;
 };
 
+/* The exit code a marking's result means (lib/base/exitcode.h,
+ * docs/exit-codes.md; ADR 0020 §6 "First acquisition"): MARKED 0; HELD 1
+ * (a live old lease: retry once it expires); BAD_OBJECT and BAD_KEY 17
+ * (nothing written: an operator must look); FAILED 1 when the store
+ * refused a request (res->refused: 403, no such bucket), else 111 (for
+ * now). res is borrowed. Shared by upgrade-mark actors and the
+ * acquisition machine's first acquisition (acquire.c). */
+int keep_mark_result_exit_code(const struct keep_mark_result *res);
+
 /* Start marking key (a valid actor key, copied) with timing t (copied). */
 void keep_mark_init(struct keep_mark *m, const char *key, const struct keep_timing *t);
 

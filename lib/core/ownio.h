@@ -4,9 +4,9 @@
  *
  * The acquisition machine (acquire.h) and the resolver (resolver.h) never
  * read a clock, a file or the store: they answer keep_*_next(now) with one
- * struct keep_oact, the driver performs it (cmd/owner-acquire.c and
- * cmd/owner-release.c on the state directory and a real store, sim/ on its
- * simulated ones) and hands the result back in a struct keep_oreply. The
+ * struct keep_oact, the driver performs it (lib/driver/ownrun.c, for
+ * owner-acquire and owner-release, on the state directory and a real
+ * store, sim/ on its simulated ones) and hands the result back in a struct keep_oreply. The
  * state directory's files are described by the structs below; their codecs
  * and paths are lib/local/holds.c's.
  *

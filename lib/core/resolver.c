@@ -1218,6 +1218,14 @@ void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_
 	slot_on_reply(r, &r->slot[slot], now_mono_ms, rp);
 }
 
+int64_t keep_resolver_drain_deadline_ms(const struct keep_timing *t, int64_t now_mono_ms,
+					int64_t wait_ms)
+{
+	if (wait_ms < 0)
+		wait_ms = keep_timing_takeover_ms(t);
+	return keep_add_sat_ms(now_mono_ms, wait_ms);
+}
+
 int keep_resolver_exit_code(const struct keep_resolver *r)
 {
 	switch (r->cfg.mode) {

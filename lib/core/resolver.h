@@ -261,4 +261,12 @@ bool keep_resolver_poll_event(struct keep_resolver *r, struct keep_res_event *ev
  * hold; 20 parked; 111 the state directory failed (nothing sent). */
 int keep_resolver_exit_code(const struct keep_resolver *r);
 
+/* The drain's deadline, cfg.deadline_mono_ms for DRAIN (owner-release
+ * --all; ADR 0020 §4, issue 23 item 3): now_mono_ms + wait_ms (boot-clock
+ * ms, saturating: keep_add_sat_ms); wait_ms < 0 (no --wait-ms) means
+ * ttl + grace (keep_timing_takeover_ms: as long as a peer would wait
+ * before it takes the node's records over). t is borrowed. */
+int64_t keep_resolver_drain_deadline_ms(const struct keep_timing *t, int64_t now_mono_ms,
+					int64_t wait_ms);
+
 #endif

@@ -555,6 +555,17 @@ enum keep_forget_record keep_upgrade_forget_fence_record(const char *node,
 							 : KEEP_FORGET_REC_CLEAR;
 }
 
+bool keep_guard_input_of(struct keep_guard_input *in, const char *node, enum keep_outcome outcome,
+			 const struct keep_node_obj *obj)
+{
+	if (outcome == KEEP_STORE_NOT_FOUND)
+		return false;
+	in->node = node;
+	in->read_failed = outcome != KEEP_STORE_OK;
+	in->obj = obj;
+	return true;
+}
+
 enum keep_guard_verdict keep_guard_on_list_failure(struct keep_guard *g, enum keep_outcome outcome,
 						   int64_t now_mono_ms)
 {
@@ -581,6 +592,15 @@ enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_versi
 	return again == KEEP_STORE_OK && strcmp(again_version, read_version) == 0
 		   ? KEEP_FORGET_UNCHANGED
 		   : KEEP_FORGET_CHANGED;
+}
+
+enum keep_forget_delete keep_upgrade_forget_on_delete(enum keep_outcome outcome)
+{
+	if (outcome == KEEP_STORE_OK || outcome == KEEP_STORE_NOT_FOUND)
+		return KEEP_FORGET_DEL_DONE;
+	if (outcome == KEEP_STORE_CONFLICT)
+		return KEEP_FORGET_DEL_CONFLICT;
+	return KEEP_FORGET_DEL_FAILED;
 }
 
 int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen)

@@ -147,6 +147,15 @@ struct keep_guard_input {
 	const struct keep_node_obj *obj; /* decoded (borrowed), NULL when unreadable */
 };
 
+/* One versioned GET of nodes/<node> (listed) as the guard's input (ADR
+ * 0020 §6; docs/upgrade.md "The start guard"): outcome NOT_FOUND (gone
+ * since the listing) is no input: false, *in untouched; any other outcome
+ * but OK is read_failed (the pass cannot pass); OK with obj NULL (not a
+ * node object the guard can judge) is an input the pass ignores. Fills
+ * *in and returns true otherwise. node and obj are borrowed, as in *in. */
+bool keep_guard_input_of(struct keep_guard_input *in, const char *node, enum keep_outcome outcome,
+			 const struct keep_node_obj *obj);
+
 enum keep_guard_state {
 	KEEP_GUARD_FRESH = 0, /* written less than horizon + ttl + grace ago: wait */
 	KEEP_GUARD_STALE,     /* stale: it holds nothing up */
@@ -288,6 +297,18 @@ const char *keep_forget_conflict_name(enum keep_forget_conflict c);
 enum keep_forget_conflict keep_upgrade_forget_on_conflict(const char *read_version,
 							  enum keep_outcome again,
 							  const char *again_version);
+
+/* What the reply to forget's conditional DELETE of nodes/<id> (If-Match
+ * the version read; ADR 0020 §6, docs/upgrade.md) says. */
+enum keep_forget_delete {
+	KEEP_FORGET_DEL_DONE = 0, /* OK, or NOT_FOUND (gone already): `forgot ...` */
+	KEEP_FORGET_DEL_CONFLICT, /* the condition failed: read nodes/<id> again and
+				     ask keep_upgrade_forget_on_conflict why */
+	KEEP_FORGET_DEL_FAILED,	  /* refused, ambiguous, anything else: `error ...
+				     reason=store`, the reply's exit code */
+};
+/* Classify the DELETE's outcome (a plain function of it). */
+enum keep_forget_delete keep_upgrade_forget_on_delete(enum keep_outcome outcome);
 
 /* The application root ROOT of a listed key apps/ROOT/owners/… (ADR 0022:
  * the roots whose records forget reads before it removes a created

@@ -4,8 +4,8 @@
  *
  * lib/core/acquire.h and lib/core/resolver.h decide; this file does what
  * they ask (ownio.h), with the real clocks, and hands the replies back.
- * cmd/owner-acquire.c and cmd/owner-release.c call the two runners below;
- * sim/ performs the same actions on its simulated bucket and files. */
+ * cmd/owner-acquire.c and lib/driver/releaserun.c (owner-release) call the
+ * two runners below; sim/ performs the same actions on its simulated bucket and files. */
 #ifndef KEEP_OWNRUN_H
 #define KEEP_OWNRUN_H
 

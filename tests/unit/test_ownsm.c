@@ -1344,6 +1344,20 @@ TEST(wait_backs_off_through_transient_answers_until_the_deadline)
 	CHECK_EQ_INT(st.kind, KEEP_ACQWAIT_RETRY);
 }
 
+/* The drain's deadline: --wait-ms from now, ttl + grace without it,
+ * saturating on the boot clock. */
+TEST(drain_deadline_defaults_to_takeover_and_saturates)
+{
+	struct keep_timing t;
+
+	memset(&t, 0, sizeof(t));
+	timing(&t);
+	CHECK_EQ_INT(keep_resolver_drain_deadline_ms(&t, 1000, 250), 1250);
+	CHECK_EQ_INT(keep_resolver_drain_deadline_ms(&t, 1000, 0), 1000);
+	CHECK_EQ_INT(keep_resolver_drain_deadline_ms(&t, 1000, -1), 1000 + 3000 + 1500);
+	CHECK_EQ_INT(keep_resolver_drain_deadline_ms(&t, INT64_MAX - 10, 250), INT64_MAX);
+}
+
 int main(void)
 {
 	RUN(acquire_first_record_marks_then_confirms);
@@ -1368,5 +1382,6 @@ int main(void)
 	RUN(jobstop_schedule);
 	RUN(wait_retries_at_the_free_time_on_the_judging_clock);
 	RUN(wait_backs_off_through_transient_answers_until_the_deadline);
+	RUN(drain_deadline_defaults_to_takeover_and_saturates);
 	return unit_done();
 }

@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "../../lib/base/err.h"
+#include "../../lib/base/exitcode.h"
 #include "../../lib/codec/ownerrec.h"
 #include "../../lib/core/cluster.h"
+#include "../../lib/core/mark.h"
 #include "../../lib/core/upgrade.h"
 #include "unit.h"
 
@@ -845,6 +847,84 @@ TEST(app_root_of_listed_keys)
 	CHECK_EQ_INT(keep_upgrade_app_root_of("apps/billing/owners/t/c/a", r, 4), KEEP_ERR_TOOBIG);
 }
 
+/* A marking's result as an exit code: the one table upgrade-mark actors
+ * and the first acquisition share (docs/exit-codes.md). */
+TEST(mark_result_exit_codes)
+{
+	struct keep_mark_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = KEEP_MR_MARKED;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_OK);
+	r.kind = KEEP_MR_HELD;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_NO);
+	r.kind = KEEP_MR_BAD_OBJECT;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_BAD_OBJECT);
+	r.kind = KEEP_MR_BAD_KEY;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_BAD_OBJECT);
+	/* a failure for now (timeout, 5xx, conflicts): run it again */
+	r.kind = KEEP_MR_FAILED;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_TEMP);
+	/* the store refused (403, no such bucket): retrying cannot help */
+	r.refused = true;
+	CHECK_EQ_INT(keep_mark_result_exit_code(&r), KEEP_EXIT_NO);
+}
+
+/* The reply to forget's conditional DELETE: gone either way, a condition
+ * that failed (read again), or a failure. */
+TEST(forget_delete_outcomes)
+{
+	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_OK), KEEP_FORGET_DEL_DONE);
+	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_NOT_FOUND), KEEP_FORGET_DEL_DONE);
+	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_CONFLICT), KEEP_FORGET_DEL_CONFLICT);
+	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_REFUSED), KEEP_FORGET_DEL_FAILED);
+	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_AMBIGUOUS), KEEP_FORGET_DEL_FAILED);
+}
+
+/* One read of a listed node object as the guard's input: gone since the
+ * listing is no input; a failed read holds the pass up; an object the
+ * guard cannot judge is an input it ignores. */
+TEST(guard_input_of_a_read)
+{
+	struct keep_guard_input in;
+	struct keep_guard g;
+	struct keep_timing t;
+	struct keep_node_obj o;
+
+	memset(&in, 0, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	in.node = "unset";
+	CHECK(!keep_guard_input_of(&in, "n1", KEEP_STORE_NOT_FOUND, NULL));
+	CHECK_EQ_STR(in.node, "unset"); /* untouched */
+
+	CHECK(keep_guard_input_of(&in, "n1", KEEP_STORE_AMBIGUOUS, NULL));
+	CHECK_EQ_STR(in.node, "n1");
+	CHECK(in.read_failed);
+	CHECK(in.obj == NULL);
+	timing(&t);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_pass(&g, &in, 1, 100, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT);
+	keep_guard_release(&g);
+
+	CHECK(keep_guard_input_of(&in, "n1", KEEP_STORE_OK, NULL));
+	CHECK(!in.read_failed);
+	CHECK(in.obj == NULL);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_pass(&g, &in, 1, 100, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_PASS);
+	keep_guard_release(&g);
+
+	old(&o, "n1", 2, W0);
+	CHECK(keep_guard_input_of(&in, "n1", KEEP_STORE_OK, &o));
+	CHECK(!in.read_failed);
+	CHECK(in.obj == &o);
+	keep_guard_init(&g, &t, H);
+	CHECK_EQ_INT(keep_guard_pass(&g, &in, 1, 100, W0), 0);
+	CHECK_EQ_INT(g.verdict, KEEP_GV_WAIT); /* fresh */
+	keep_guard_release(&g);
+}
+
 int main(void)
 {
 	RUN(codec_old_lease_and_marker_round_trip);
@@ -875,5 +955,8 @@ int main(void)
 	RUN(native_refuses_to_date_past_year_9999);
 	RUN(forget_conflict_unchanged_only_on_the_same_version);
 	RUN(app_root_of_listed_keys);
+	RUN(mark_result_exit_codes);
+	RUN(forget_delete_outcomes);
+	RUN(guard_input_of_a_read);
 	return unit_done();
 }
