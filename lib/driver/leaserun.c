@@ -126,7 +126,7 @@ static int drain_events(struct keep_leaserun *d)
 	/* the state file first: what the node's other commands trust is
 	 * never behind what this process announces (a lapse or a step ends
 	 * every hold before its line is printed) */
-	if (d->sm.ev_n > 0 || d->sm.phase == KEEP_LEASE_LIVE || d->sm.state_fail_since_mono_ms) {
+	if (keep_lease_state_due(&d->sm)) {
 		r = save_state(d, now, wall);
 		if (r & KEEP_LEASE_SAVE_AGAIN)
 			r |= save_state(d, now, wall);
