@@ -16,6 +16,7 @@
 #include "../base/exitcode.h"
 #include "../codec/nodeobj.h"
 #include "../core/leasestate.h"
+#include "../core/timing.h"
 #include "../local/metrics.h"
 #include "../local/statedir.h"
 #include "../platform/clock.h"
@@ -60,11 +61,6 @@ static void warn_no_state(const struct keep_config *cfg, const char *dir)
 		  cfg->node_id, dir, n ? seen : "none", n > 5 ? ", ..." : "");
 }
 
-static int64_t stall_ms(const struct keep_config *cfg)
-{
-	return 2 * cfg->timing.period_ms + keep_timing_attempt_timeout_ms(&cfg->timing);
-}
-
 /* --paths: the lines keep-agent reads with `read` (a path with a newline
  * cannot be one line: refused). */
 int keep_leasestatus_paths(const struct keep_config *cfg, const char *dir)
@@ -77,7 +73,8 @@ int keep_leasestatus_paths(const struct keep_config *cfg, const char *dir)
 		keep_die(KEEP_EXIT_USAGE, "lease-status", "a path with a newline: refused");
 	printf("node %s\ndir %s\nmetrics %s\nperiod_ms %lld\nstall_ms %lld\nlog_timestamps %s\n",
 	       cfg->node_id, dir, m.path, (long long)cfg->timing.period_ms,
-	       (long long)stall_ms(cfg), keep_log_ts_name(cfg->log_timestamps));
+	       (long long)keep_timing_stall_ms(&cfg->timing),
+	       keep_log_ts_name(cfg->log_timestamps));
 	/* apps: the application roots, space-separated (no root holds a
 	 * space: keep_app_root_valid), "-" when none (ADR 0022) */
 	fputs("apps", stdout);
@@ -158,7 +155,7 @@ static void print_progress(const struct keep_config *cfg, const char *dir, const
 				state = "stalled"; /* another boot's: its clock is not ours */
 			} else {
 				age = now > updated ? now - updated : 0;
-				state = age > stall_ms(cfg) ? "stalled" : "ok";
+				state = age > keep_timing_stall_ms(&cfg->timing) ? "stalled" : "ok";
 			}
 		}
 	}
@@ -177,7 +174,7 @@ static void print_progress(const struct keep_config *cfg, const char *dir, const
 		keep_line_int(&b, "age_ms", age);
 	else
 		keep_line_str(&b, "age_ms", NULL);
-	keep_line_int(&b, "stall_ms", stall_ms(cfg));
+	keep_line_int(&b, "stall_ms", keep_timing_stall_ms(&cfg->timing));
 	if (strcmp(part, "node-watch") == 0)
 		keep_line_str(&b, "listing", pid ? listing : NULL);
 	keep_line_emit(&b);
