@@ -1583,7 +1583,7 @@ static int drain_lease_events(struct sim *s, struct proc *p)
 	struct keep_lease_event e;
 	int r = 0;
 
-	if (p->sm.ev_n > 0 || p->sm.phase == KEEP_LEASE_LIVE || p->sm.state_fail_since_mono_ms) {
+	if (keep_lease_state_due(&p->sm)) {
 		r = save_lease_state(s, p);
 		if (r & KEEP_LEASE_SAVE_AGAIN)
 			r |= save_lease_state(s, p);

@@ -2,7 +2,7 @@
  * the renewal-retry report).
  *
  * The machine never reads a clock and never calls the store. A driver
- * (cmd/lease-write.c, sim/) loops:
+ * (lib/driver/leaserun.c for lease-write, sim/) loops:
  *
  *   keep_lease_next(sm, now_mono, now_wall, &act)     what to do now
  *     WAIT  -> sleep until act.until_mono_ms (or a signal), loop

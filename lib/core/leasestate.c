@@ -137,6 +137,11 @@ void keep_lease_state_stopping(struct keep_lease_state *st)
 	st->live_since_ms = 0;
 }
 
+bool keep_lease_state_due(const struct keep_lease *sm)
+{
+	return sm->ev_n > 0 || sm->phase == KEEP_LEASE_LIVE || sm->state_fail_since_mono_ms;
+}
+
 int64_t keep_lease_restart_carry(struct keep_lease *sm, const struct keep_lease_state *prev,
 				 const char *boot_id, int64_t now_mono_ms, int64_t wall_ms)
 {

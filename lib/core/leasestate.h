@@ -105,6 +105,17 @@ void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, 
  * phases are left as they are. */
 void keep_lease_state_stopping(struct keep_lease_state *st);
 
+/* Whether lease-write writes its state file now, after keep_lease_next or
+ * a reply fed to sm (borrowed) and before the action is performed or an
+ * event printed (docs/lease.md "The state file": rewritten on every change
+ * and every renewal; "State file failures"): true when the machine queued
+ * events since they were last polled, while the lease is LIVE (the
+ * validity published follows every write; a live lease past its validity
+ * is written ran-out at once), and while a failed write of the file is
+ * being tried again (state_fail_since_mono_ms). The simulator asks the
+ * same. ADR 0020 §1. */
+bool keep_lease_state_due(const struct keep_lease *sm);
+
 /* The restart carry (docs/lease.md "Judging others after a step"): a new
  * lease-write of the node starts its machine sm with the judging offset
  * of prev (the state file an earlier process of the node left; NULL:

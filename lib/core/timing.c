@@ -85,6 +85,11 @@ int64_t keep_timing_attempt_timeout_ms(const struct keep_timing *t)
 	return (t->ttl_ms - t->safety_ms) / 3;
 }
 
+int64_t keep_timing_stall_ms(const struct keep_timing *t)
+{
+	return 2 * t->period_ms + keep_timing_attempt_timeout_ms(t);
+}
+
 int64_t keep_timing_valid_for_ms(const struct keep_timing *t)
 {
 	return t->ttl_ms - t->safety_ms;

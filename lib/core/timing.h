@@ -82,6 +82,15 @@ int64_t keep_timing_takeover_ms(const struct keep_timing *t);
  * default max(max_skew / 2, KEEP_CLOCK_STEP_MIN_MS). */
 int64_t keep_timing_clock_step_ms(const struct keep_timing *t);
 
+/* The age (ms) past which a heartbeat of a node's fencing pipeline
+ * (STATE_DIR/ID/watch of node-watch, STATE_DIR/ID/fence of lease-fence) is
+ * stalled: two heartbeat periods (one missed beat) plus the attempt
+ * timeout (a request in flight when the beat was due): 2 * period +
+ * (ttl - safety) / 3. lease-status --progress judges the files with it,
+ * and keep-agent reads it from lease-status --paths (docs/operations.md
+ * "Readiness"; ADR 0020 §2: the watch and the fence a node runs). */
+int64_t keep_timing_stall_ms(const struct keep_timing *t);
+
 /* When the n-th progress line of a wait that began at since_mono_ms is
  * due (n >= 1): since + n * period_ms, saturated; a period <= 0 is one
  * heartbeat period of the defaults (3000 ms). Progress lines say what a

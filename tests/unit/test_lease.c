@@ -1350,6 +1350,47 @@ TEST(state_file_projection)
 	CHECK_EQ_INT(st.lapses, sm.lapses + 1);
 }
 
+/* When lease-write writes its state file (keep_lease_state_due,
+ * lib/core/leasestate.c; docs/lease.md "The state file", "State file
+ * failures"): after the machine reported something, at every turn while
+ * live (the validity it publishes follows every write), and while a failed
+ * write of the file is tried again; not in a start check with nothing new,
+ * nor once stopped with its events out. */
+TEST(state_file_due_on_events_while_live_and_while_failing)
+{
+	struct keep_lease_event e;
+
+	init(); /* the start check begins: check-start */
+	CHECK(sm.ev_n > 0);
+	CHECK(keep_lease_state_due(&sm));
+	while (keep_lease_poll_event(&sm, &e))
+		;
+	CHECK(!keep_lease_state_due(&sm));
+	next(); /* its first read handed out: nothing new */
+	CHECK_EQ_INT(act.kind, KEEP_LACT_READ);
+	CHECK(!keep_lease_state_due(&sm));
+	read_absent(); /* check-read */
+	CHECK(sm.ev_n > 0);
+	CHECK(keep_lease_state_due(&sm));
+	while (keep_lease_poll_event(&sm, &e))
+		;
+	CHECK(!keep_lease_state_due(&sm));
+	/* a failed write of the file: tried again until one lands */
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, false), 0);
+	CHECK(keep_lease_state_due(&sm));
+	CHECK_EQ_INT(keep_lease_on_state_write(&sm, now, true), 0);
+	CHECK(!keep_lease_state_due(&sm));
+	/* live: every turn, with no event */
+	go_live();
+	while (keep_lease_poll_event(&sm, &e))
+		;
+	CHECK_EQ_INT(sm.phase, KEEP_LEASE_LIVE);
+	CHECK(keep_lease_state_due(&sm));
+	/* stopped, its events out: nothing more */
+	sm.phase = KEEP_LEASE_STOPPED;
+	CHECK(!keep_lease_state_due(&sm));
+}
+
 /* The state file failing (docs/lease.md "State file failures";
  * keep_lease_on_state_write): a live lease lapses, a write handed out and
  * not yet sent is withdrawn (answered as ambiguous), nothing is sent while
@@ -1541,6 +1582,7 @@ TEST(restart_carry_and_clear_offset)
 
 int main(void)
 {
+	RUN(state_file_due_on_events_while_live_and_while_failing);
 	RUN(state_file_failure_lapses_pauses_and_gives_up);
 	RUN(orphan_stop_is_bounded_by_a_write_period);
 	RUN(first_write_waits_for_go);

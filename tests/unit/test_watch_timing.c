@@ -529,8 +529,22 @@ TEST(auto_mode_switches_at_ring_from_with_a_band)
 	keep_watch_release(&w);
 }
 
+/* A heartbeat of the fencing pipeline is stalled past two periods and the
+ * attempt timeout (keep_timing_stall_ms; docs/operations.md "Readiness"):
+ * 2 * 1000 + (3000 - 600) / 3 here, 2 * 3000 + (10000 - 2000) / 3 with the
+ * defaults. */
+TEST(heartbeat_stalls_past_two_periods_and_an_attempt)
+{
+	struct keep_timing t = timing();
+
+	CHECK_EQ_INT(keep_timing_stall_ms(&t), 2800);
+	keep_timing_defaults(&t);
+	CHECK_EQ_INT(keep_timing_stall_ms(&t), 8666);
+}
+
 int main(void)
 {
+	RUN(heartbeat_stalls_past_two_periods_and_an_attempt);
 	RUN(auto_mode_switches_at_ring_from_with_a_band);
 	RUN(ring_successors_wrap_skip_and_extend);
 	RUN(ring_a_newer_write_counts_as_in_a_listing);
