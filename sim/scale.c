@@ -553,10 +553,10 @@ static int ring_pass(struct scale *s, struct swatch *w)
 {
 	struct snode *nd = &s->nodes[w->node];
 	struct counts *c = watch_counts(s);
-	const struct keep_node_obj *objs[KEEP_WATCH_RING_MAX * 4];
-	const char *ids[KEEP_WATCH_RING_MAX * 4];
+	const struct keep_node_obj *objs[KEEP_WATCH_RING_READS_MAX];
+	const char *ids[KEEP_WATCH_RING_READS_MAX];
 	int64_t mono = mono_of(s->now);
-	size_t i, n = keep_watch_ring(&w->kw, ids, KEEP_WATCH_RING_MAX * 4);
+	size_t i, n = keep_watch_ring(&w->kw, ids, KEEP_WATCH_RING_READS_MAX);
 
 	for (i = 0; i < n; i++) {
 		int64_t k = strtoll(ids[i] + 1, NULL, 10); /* ids are "n" and the index */

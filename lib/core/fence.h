@@ -181,6 +181,12 @@ int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_s
 
 /* Ring mode with k successors (1..KEEP_WATCH_RING_MAX), or full mode (0). */
 #define KEEP_WATCH_RING_MAX 16
+/* The most peers one ring pass reads (GETs): k successors and, beyond
+ * each candidate, one more, bounded; a watcher reads the first this many
+ * keep_watch_ring names (the ids it fills are at most this many when max
+ * is). A bound of the pass's cost, not of safety: a peer not read is not
+ * judged (docs/fencing.md "Ring mode"). */
+#define KEEP_WATCH_RING_READS_MAX (KEEP_WATCH_RING_MAX * 4)
 void keep_watch_set_ring(struct keep_watch *w, int k);
 
 /* The watched peers, after a pass or an observation: walking the ring of

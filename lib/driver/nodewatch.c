@@ -490,13 +490,12 @@ static int follow_pass(struct keep_nodewatch *d, struct keep_watch *w, struct ke
 /* Ring mode, between listings (docs/fencing.md "Ring mode"): one GET of
  * each peer the watch names (its successors), fed to the watch. 0, or an
  * exit code to stop with. */
-#define RING_READS (KEEP_WATCH_RING_MAX * 4)
 static int ring_pass(struct keep_nodewatch *d, struct keep_watch *w, struct keep_watch_input *in,
 		     int64_t *live_since)
 {
-	static struct keep_node_obj obj[RING_READS];
-	const char *ids[RING_READS];
-	size_t i, n = keep_watch_ring(w, ids, RING_READS);
+	static struct keep_node_obj obj[KEEP_WATCH_RING_READS_MAX];
+	const char *ids[KEEP_WATCH_RING_READS_MAX];
+	size_t i, n = keep_watch_ring(w, ids, KEEP_WATCH_RING_READS_MAX);
 	int64_t now, wall;
 	bool valid;
 
@@ -536,8 +535,8 @@ int keep_nodewatch_follow(struct keep_nodewatch *d)
 			keep_watch_set_ring(&w, (int)d->cfg.watch_successors);
 			keep_watch_sched_ring(&d->sched, d->cfg.watch_full_every);
 		}
-		in = calloc(RING_READS, sizeof(*in));
-		inalloc = in ? RING_READS : 0;
+		in = calloc(KEEP_WATCH_RING_READS_MAX, sizeof(*in));
+		inalloc = in ? KEEP_WATCH_RING_READS_MAX : 0;
 		if (!in) {
 			keep_warn(d->prog, "out of memory");
 			return KEEP_EXIT_TEMP;
