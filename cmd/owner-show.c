@@ -11,6 +11,7 @@
 #include "../lib/base/exitcode.h"
 #include "../lib/core/fence.h"
 #include "../lib/core/owner.h"
+#include "../lib/core/watchlist.h"
 #include "../lib/driver/cli.h"
 #include "../lib/driver/ownstore.h"
 #include "../lib/driver/storecmd.h"
@@ -89,14 +90,10 @@ int main(int argc, char **argv)
 
 		state = "held";
 		keep_node_read(store, rec.node, KEEP_NODE_READ_ANY_FORMAT, &obj, &nr);
-		if (nr.reply.outcome == KEEP_STORE_NOT_FOUND)
-			holder = "absent";
-		else if (!nr.ok)
-			holder = "unreadable";
-		else if (obj.format != 3)
-			holder = "old-format";
-		else
-			holder = keep_node_state_name(obj.state);
+		/* live naming the record's instance shows as live; live naming
+		 * another instance is a newer process of that node */
+		holder = keep_holder_name(keep_holder_of(
+		    rec.instance, nr.reply.outcome != KEEP_STORE_NOT_FOUND, nr.ok ? &obj : NULL));
 		if (nr.reply.outcome != KEEP_STORE_OK && nr.reply.outcome != KEEP_STORE_NOT_FOUND) {
 			keep_store_free(store);
 			keep_die(keep_exit_of_reply(&nr.reply), prog, "unable to read nodes/%s: %s",
@@ -106,10 +103,6 @@ int main(int argc, char **argv)
 				   nr.ok ? &obj : NULL, keep_judge_wall_cfg(&cfg), &cfg.timing,
 				   NULL);
 		is_free = f == KEEP_FREE_YES;
-		/* live naming the record's instance shows as live; live naming
-		 * another instance is a newer process of that node */
-		if (strcmp(holder, "live") == 0 && strcmp(obj.instance, rec.instance) != 0)
-			holder = "live-other-instance";
 	}
 	keep_line_begin(&b, "owner");
 	keep_line_str(&b, "key", key);
