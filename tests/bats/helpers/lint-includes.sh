@@ -24,20 +24,36 @@ set -u
 ROOT=${1:?usage: lint-includes.sh ROOT}
 cd "$ROOT" || exit 2
 
-# layer FILE : the layer of a path relative to ROOT
+# layer FILE : the layer of a path relative to ROOT, into L (no fork: the
+# check runs for every #include of the tree)
 layer() {
 	case $1 in
-	lib/base/*.[ch]) echo base ;;
-	lib/codec/*.[ch]) echo codec ;;
-	lib/core/*.[ch]) echo core ;;
-	lib/platform/*.[ch]) echo platform ;;
-	lib/store/*.[ch]) echo store ;;
-	lib/local/*.[ch]) echo local ;;
-	lib/driver/*.[ch]) echo driver ;;
-	lib/*) echo unknown ;;
-	sim/*) echo sim ;;
-	*) echo outside ;;
+	lib/base/*.[ch]) L=base ;;
+	lib/codec/*.[ch]) L=codec ;;
+	lib/core/*.[ch]) L=core ;;
+	lib/platform/*.[ch]) L=platform ;;
+	lib/store/*.[ch]) L=store ;;
+	lib/local/*.[ch]) L=local ;;
+	lib/driver/*.[ch]) L=driver ;;
+	lib/*) L=unknown ;;
+	sim/*) L=sim ;;
+	*) L=outside ;;
 	esac
+}
+# norm PATH : PATH with its . and .. parts resolved, into REPLY (no fork)
+norm() {
+	local IFS=/ part
+	local -a out=()
+	set -f
+	for part in $1; do
+		case $part in
+		'' | .) ;;
+		..) [ ${#out[@]} -eq 0 ] || unset "out[$((${#out[@]} - 1))]" ;;
+		*) out+=("$part") ;;
+		esac
+	done
+	set +f
+	REPLY="${out[*]}"
 }
 # uses A B : layer A may include headers of layer B
 uses() {
@@ -57,35 +73,45 @@ uses() {
 bad=0
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
+files=()
 while IFS= read -r f; do
-	lf=$(layer "$f")
-	if [ "$lf" = unknown ]; then
+	files+=("$f")
+	layer "$f"
+	if [ "$L" = unknown ]; then
 		echo "$f: not in a layer's folder of lib/ (docs/design.md \"Layers\")"
 		bad=1
 	fi
-	n=0
-	while IFS= read -r line; do
-		n=$((n + 1))
-		case $line in
-		*'#'*include*'"'*'"'*) ;;
-		*) continue ;;
-		esac
-		inc=${line#*\"}
-		inc=${inc%%\"*}
-		t=$(realpath -m --relative-to=. "$(dirname "$f")/$inc")
-		if [ ! -e "$t" ]; then
-			echo "$f:$n: includes \"$inc\", which is not a file of the tree"
-			bad=1
-			continue
-		fi
-		lt=$(layer "$t")
-		if ! uses "$lf" "$lt"; then
-			echo "$f:$n: includes $t: the $lf layer may not use the $lt layer (docs/design.md \"Layers\")"
-			bad=1
-		fi
-		[ "${f%.*}" = "${t%.*}" ] || echo "${f%.*} ${t%.*}" >>"$edges"
-	done <"$f"
 done < <(find lib sim -name '*.[ch]' 2>/dev/null | LC_ALL=C sort)
+
+# every line naming an include, as FILE:N:LINE (one grep for the tree)
+while IFS= read -r hit; do
+	f=${hit%%:*}
+	rest=${hit#*:}
+	n=${rest%%:*}
+	line=${rest#*:}
+	case $line in
+	*'#'*include*'"'*'"'*) ;;
+	*) continue ;;
+	esac
+	inc=${line#*\"}
+	inc=${inc%%\"*}
+	norm "${f%/*}/$inc"
+	t=$REPLY
+	if [ ! -e "$t" ]; then
+		echo "$f:$n: includes \"$inc\", which is not a file of the tree"
+		bad=1
+		continue
+	fi
+	layer "$f"
+	lf=$L
+	layer "$t"
+	lt=$L
+	if ! uses "$lf" "$lt"; then
+		echo "$f:$n: includes $t: the $lf layer may not use the $lt layer (docs/design.md \"Layers\")"
+		bad=1
+	fi
+	[ "${f%.*}" = "${t%.*}" ] || echo "${f%.*} ${t%.*}" >>"$edges"
+done < <([ ${#files[@]} -eq 0 ] || grep -n include "${files[@]}")
 
 # a circle among modules: tsort names the modules of each loop on stderr
 loops=$(sort -u "$edges" | tsort 2>&1 >/dev/null | sed -n 's/^tsort: //p')
