@@ -296,7 +296,7 @@ FUZZ_CFLAGS := -O1 -g -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer -Werror=int
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined
 fuzz_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRC))
 
-.PHONY: fuzz fuzz-smoke fuzz-build
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-determinism
 .PRECIOUS: build/fuzz/obj/fuzz/%.o
 build/fuzz/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(@D)
@@ -333,3 +333,8 @@ fuzz: fuzz-build
 
 fuzz-smoke:
 	KEEP_TEST_STORE=fs bats tests/bats/0840-fuzz-smoke.bats
+
+# make fuzz-determinism  two runs of each harness as the smoke runs it, the
+#                        units they add compared (by hand: docs/testing.md)
+fuzz-determinism: fuzz-build
+	bash fuzz/determinism.sh

