@@ -1138,9 +1138,6 @@ static bool release_pending(const struct sdir *sd, const struct keep_hold *h)
 	return false;
 }
 
-/* Acting as owner of a: alive, and lib/core/owner.c's grant check (what
- * owner-check asks) says ok for its hold, fed the lease machine's validity
- * and epoch and whether a pending release names the hold. */
 /* What owner-check reads for p's hold of a (its state directory, the lease
  * machine's validity and epoch), with the broken models' perturbations;
  * in's strings are borrowed from the model. */
@@ -1165,6 +1162,9 @@ static void grant_input(const struct sim *s, const struct proc *p, int a,
 	*in_ = in;
 }
 
+/* Acting as owner of a: alive, and lib/core/owner.c's grant check (what
+ * owner-check asks) says ok for its hold, fed the lease machine's validity
+ * and epoch and whether a pending release names the hold. */
 static bool acting(const struct sim *s, const struct proc *p, int a)
 {
 	const struct sdir *sd = &s->sdirs[p->sd];
@@ -1268,9 +1268,8 @@ static void check_acting_backed(struct sim *s, const struct proc *p)
  * The run locks of a state directory and the processes holding them
  * (struct job). owner-run's stop of its job is the jobstop machine
  * (lib/core/jobstop.h), driven here as lib/driver/ownerrun.c drives it;
- * its watch of the grant is read from the simulated state directory
- * (job_grant: a hold of its generation on a valid lease, as
- * keep_grant_now). What the machines ask
+ * its watch of the grant is keep_grant_now's rule, keep_owner_check, fed
+ * the simulated state directory (job_grant). What the machines ask
  * of the jobs (RUN_PROBE and RUN_SIGNAL of the resolver, RUNS_PROBE and
  * RUNS_SIGNAL of the lease) is answered from it, and check 9 holds the
  * machines to "nothing of a key is freed while a process of its job
@@ -1330,24 +1329,22 @@ static int job_signal(struct sim *s, struct job *j, bool kill, int64_t *pid)
 	return n;
 }
 
-/* owner-run's view of its grant (keep_grant_now): the hold of its
- * generation, on the lease state its process left (a dead lease-write's
- * state stays valid to its deadline, unless a new process of the node
- * rewrote it: another instance). */
+/* owner-run's view of its grant: keep_grant_now's rule (keep_owner_check)
+ * fed what its state directory holds, as grant_input builds it for
+ * owner-check. The lease state is the live process's of the directory
+ * when there is one (a restart rewrote it: another instance), else the
+ * one the job's own process left (a dead lease-write's state stays valid
+ * to its deadline). */
 static bool job_grant(const struct sim *s, int sdi, int a, const struct job *j)
 {
 	const struct proc *p = P(s, j->proc);
-	const struct sdir *sd = &s->sdirs[sdi];
+	struct keep_grant_input in;
 
-	if (!sd->hold_on[a] || sd->hold[a].generation != j->gen)
-		return false;
-	if (p->alive)
-		return acting(s, p, a);
 	for (int i = 0; i < s->nprocs; i++)
 		if (P(s, i)->alive && P(s, i)->sd == sdi)
-			return false; /* a restart rewrote the lease state: another instance */
-	return !release_pending(sd, &sd->hold[a]) && lease_valid(s, p) &&
-	       strcmp(sd->hold[a].instance, p->inst) == 0;
+			p = P(s, i);
+	grant_input(s, p, a, &in);
+	return keep_owner_check(&in, j->gen) == KEEP_GRANT_OK;
 }
 
 /* E_JOBS: the jobs of state directory sdi go on. */
