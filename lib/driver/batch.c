@@ -1,7 +1,6 @@
 /* keep — a stdin key batch on worker threads (see batch.h). */
 #include "batch.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "../base/exitcode.h"
 #include "../platform/line.h"
 #include "../platform/log.h"
+#include "../platform/pool.h"
 
 /* keep_die's line and exit (cli.h), without the dependency: cli.h uses
  * this module (KEEP_BATCH_JOBS_MAX) */
@@ -21,6 +21,8 @@ static void batch_die(const char *prog, const char *why)
 }
 
 #define QUEUE_MAX 64 /* keys read ahead of the workers */
+
+_Static_assert(KEEP_BATCH_JOBS_MAX <= KEEP_POOL_MAX, "a batch's workers are the pool's");
 
 int keep_exit_rank(int code)
 {
@@ -49,49 +51,45 @@ void keep_exit_worst(int *worst, int rc)
 }
 
 struct batch {
-	pthread_mutex_t lock;
-	pthread_cond_t more, room;
-	char *q[QUEUE_MAX]; /* owned keys */
+	struct keep_pool pool; /* its lock guards q, head, n and worst */
+	char *q[QUEUE_MAX];    /* owned keys */
 	size_t head, n;
-	bool eof;
 	int worst;
 	int (*fn)(void *ctx, const char *key);
 };
 
 struct worker {
-	pthread_t tid;
-	void *ctx; /* borrowed */
 	struct batch *b;
+	void *ctx; /* borrowed: the caller's */
+	char *key; /* owned: the key being done */
 };
 
-static void *worker_main(void *arg)
+/* The pool's take: the oldest key read (under the pool's lock). */
+static bool take(void *queue, void *ctx)
 {
-	struct worker *w = arg;
+	struct batch *b = queue;
+	struct worker *w = ctx;
+
+	if (!b->n)
+		return false;
+	w->key = b->q[b->head];
+	b->head = (b->head + 1) % QUEUE_MAX;
+	b->n--;
+	return true;
+}
+
+/* The pool's run: one key. */
+static void run(void *ctx)
+{
+	struct worker *w = ctx;
 	struct batch *b = w->b;
+	int rc = b->fn(w->ctx, w->key);
 
-	for (;;) {
-		char *key;
-		int rc;
-
-		pthread_mutex_lock(&b->lock);
-		while (!b->n && !b->eof)
-			pthread_cond_wait(&b->more, &b->lock);
-		if (!b->n) {
-			pthread_mutex_unlock(&b->lock);
-			return NULL;
-		}
-		key = b->q[b->head];
-		b->head = (b->head + 1) % QUEUE_MAX;
-		b->n--;
-		pthread_cond_signal(&b->room);
-		pthread_mutex_unlock(&b->lock);
-
-		rc = b->fn(w->ctx, key);
-		free(key);
-		pthread_mutex_lock(&b->lock);
-		keep_exit_worst(&b->worst, rc);
-		pthread_mutex_unlock(&b->lock);
-	}
+	free(w->key);
+	w->key = NULL;
+	keep_pool_lock(&b->pool);
+	keep_exit_worst(&b->worst, rc);
+	keep_pool_unlock(&b->pool);
 }
 
 /* One line (its newline cut): *key (borrowed from line), or NULL with the
@@ -138,65 +136,55 @@ int keep_batch_run(FILE *in, int jobs, void *const *ctxs, int (*fn)(void *ctx, c
 		   const char *prog)
 {
 	struct worker w[KEEP_BATCH_JOBS_MAX];
+	void *wctx[KEEP_BATCH_JOBS_MAX];
 	struct batch b;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int i, started = 0;
+	int i, started;
 
 	if (jobs <= 1)
 		return run_inline(in, ctxs[0], fn, prog);
 	if (jobs > KEEP_BATCH_JOBS_MAX)
 		jobs = KEEP_BATCH_JOBS_MAX;
 	memset(&b, 0, sizeof(b));
-	pthread_mutex_init(&b.lock, NULL);
-	pthread_cond_init(&b.more, NULL);
-	pthread_cond_init(&b.room, NULL);
+	keep_pool_init(&b.pool);
 	b.worst = KEEP_EXIT_OK;
 	b.fn = fn;
 	for (i = 0; i < jobs; i++) {
-		w[i].ctx = ctxs[i];
-		w[i].b = &b;
-		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0) {
-			keep_log(KEEP_LOG_WARNING, prog, "unable to start more threads: %d at once",
-				 started);
-			break;
-		}
-		started++;
+		w[i] = (struct worker){.b = &b, .ctx = ctxs[i]};
+		wctx[i] = &w[i];
 	}
+	started = keep_pool_start(&b.pool, jobs, wctx, &b, take, run);
 	if (!started)
 		batch_die(prog, "unable to start a thread");
+	if (started < jobs)
+		keep_log(KEEP_LOG_WARNING, prog, "unable to start more threads: %d at once",
+			 started);
 	while ((n = getline(&line, &cap, in)) > 0) {
 		const char *key;
 		char *copy;
 		int rc = line_key(line, n, &key, prog);
 
 		if (!key) {
-			pthread_mutex_lock(&b.lock);
+			keep_pool_lock(&b.pool);
 			keep_exit_worst(&b.worst, rc);
-			pthread_mutex_unlock(&b.lock);
+			keep_pool_unlock(&b.pool);
 			continue;
 		}
 		copy = strdup(key);
 		if (!copy)
 			batch_die(prog, "out of memory");
-		pthread_mutex_lock(&b.lock);
+		keep_pool_lock(&b.pool);
 		while (b.n == QUEUE_MAX)
-			pthread_cond_wait(&b.room, &b.lock);
+			keep_pool_wait(&b.pool, 1000); /* a take signals room */
 		b.q[(b.head + b.n) % QUEUE_MAX] = copy;
 		b.n++;
-		pthread_cond_signal(&b.more);
-		pthread_mutex_unlock(&b.lock);
+		keep_pool_wake(&b.pool);
+		keep_pool_unlock(&b.pool);
 	}
 	free(line);
-	pthread_mutex_lock(&b.lock);
-	b.eof = true;
-	pthread_cond_broadcast(&b.more);
-	pthread_mutex_unlock(&b.lock);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
-	pthread_cond_destroy(&b.room);
-	pthread_cond_destroy(&b.more);
-	pthread_mutex_destroy(&b.lock);
+	keep_pool_close(&b.pool);
+	keep_pool_destroy(&b.pool);
 	return b.worst;
 }

@@ -25,7 +25,7 @@
 
 static struct keep_fencerun *F; /* the one run of this process */
 
-/* Under F->lock: the request counters into the metrics, and the file. */
+/* Under F->pool.lock: the request counters into the metrics, and the file. */
 void keep_fencerun_flush(void)
 {
 	keep_reqstats_to_metrics(&F->stats, &F->metrics);
@@ -34,10 +34,10 @@ void keep_fencerun_flush(void)
 
 static void metric_inc(const char *name)
 {
-	pthread_mutex_lock(&F->lock);
+	keep_pool_lock(&F->pool);
 	keep_metrics_inc(&F->metrics, name, 1);
 	keep_fencerun_flush();
-	pthread_mutex_unlock(&F->lock);
+	keep_pool_unlock(&F->pool);
 }
 
 /* This node's lease now, from its lease state file
@@ -55,23 +55,22 @@ static void own_lease(struct keep_fencer *me)
 }
 
 /* Wait until until_mono_ms on the boot clock unless the input ends or a
- * signal stops us first (true: the time came). The condition variable
+ * signal stops us first (true: the time came). The pool's feeder condition
  * runs on CLOCK_MONOTONIC: slices of at most 200 ms, each followed by a
- * look at the boot clock, so a suspend never stretches it. */
+ * look at the boot clock, so a suspend never stretches it; the end of the
+ * input (keep_pool_close) wakes it. */
 static bool wait_until(int64_t until_mono_ms)
 {
 	bool ok;
 
-	pthread_mutex_lock(&F->lock);
+	keep_pool_lock(&F->pool);
 	while (!F->q.eof && !keep_stop_flag && keep_boot_ms() < until_mono_ms) {
-		struct timespec ts;
 		int64_t rest = until_mono_ms - keep_boot_ms();
 
-		keep_mono_timespec_after(rest < 200 ? rest : 200, &ts);
-		pthread_cond_timedwait(&F->wake, &F->lock, &ts);
+		keep_pool_wait(&F->pool, rest < 200 ? rest : 200);
 	}
 	ok = !F->q.eof && !keep_stop_flag;
-	pthread_mutex_unlock(&F->lock);
+	keep_pool_unlock(&F->pool);
 	return ok;
 }
 
@@ -189,28 +188,34 @@ int keep_fencerun_operator(struct keep_store *s, const char *node, bool create)
 
 /* ---- peer mode ------------------------------------------------------------------- */
 
-static void *worker_main(void *arg)
+/* A fence thread's context: its store handle and the fence it runs. */
+struct worker {
+	struct keep_store *s; /* borrowed */
+	struct keep_fencer_cfg cfg;
+};
+
+/* The pool's take (under its lock): the fencer queue's next node
+ * (keep_fencer_queue_take: one fence per node at a time). */
+static bool take(void *queue, void *ctx)
 {
-	struct keep_store *s = arg;
-	struct keep_fencer_cfg cfg = {.mode = KEEP_FENCER_PEER, .t = F->cfg.timing};
+	struct worker *w = ctx;
+
+	return keep_fencer_queue_take(queue, &w->cfg.st);
+}
+
+/* The pool's run: one peer fence, then the queue hears it ended. */
+static void run(void *ctx)
+{
+	struct worker *w = ctx;
 	struct keep_fencer_m m;
 
-	snprintf(cfg.self, sizeof(cfg.self), "%s", F->cfg.node_id);
-	for (;;) {
-		pthread_mutex_lock(&F->lock);
-		while (!keep_fencer_queue_take(&F->q, &cfg.st) && !F->q.eof)
-			pthread_cond_wait(&F->more, &F->lock);
-		pthread_mutex_unlock(&F->lock);
-		if (!cfg.st.node[0])
-			return NULL;
-		keep_fencer_init(&m, &cfg);
-		run_fence(s, &m);
-		pthread_mutex_lock(&F->lock);
-		keep_fencer_queue_done(&F->q, cfg.st.node);
-		keep_fencerun_flush();
-		pthread_mutex_unlock(&F->lock);
-		cfg.st.node[0] = '\0';
-	}
+	keep_fencer_init(&m, &w->cfg);
+	run_fence(w->s, &m);
+	keep_pool_lock(&F->pool);
+	keep_fencer_queue_done(&F->q, w->cfg.st.node);
+	keep_fencerun_flush();
+	keep_pool_unlock(&F->pool);
+	w->cfg.st.node[0] = '\0';
 }
 
 /* Write STATE_DIR/ID/fence, the reader's heartbeat (one line, the
@@ -266,7 +271,8 @@ static int wait_input(int64_t *next_beat, size_t lines)
 
 int keep_fencerun_peer(struct keep_store **stores)
 {
-	pthread_t w[KEEP_FENCE_CONCURRENCY];
+	struct worker w[KEEP_FENCE_CONCURRENCY];
+	void *wctx[KEEP_FENCE_CONCURRENCY];
 	char *line = NULL;
 	size_t cap = 0, lineno = 0;
 	int64_t next_beat = 0;
@@ -277,9 +283,16 @@ int keep_fencerun_peer(struct keep_store **stores)
 	 * poll(2) then never misses a line already in a stdio buffer */
 	setvbuf(stdin, NULL, _IONBF, 0);
 	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++) {
-		if (pthread_create(&w[i], NULL, worker_main, stores[i]) != 0)
-			keep_die(KEEP_EXIT_TEMP, F->prog, "unable to start a fence thread");
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].s = stores[i];
+		w[i].cfg.mode = KEEP_FENCER_PEER;
+		w[i].cfg.t = F->cfg.timing;
+		snprintf(w[i].cfg.self, sizeof(w[i].cfg.self), "%s", F->cfg.node_id);
+		wctx[i] = &w[i];
 	}
+	if (keep_pool_start(&F->pool, KEEP_FENCE_CONCURRENCY, wctx, &F->q, take, run) !=
+	    KEEP_FENCE_CONCURRENCY)
+		keep_die(KEEP_EXIT_TEMP, F->prog, "unable to start a fence thread");
 	while (wait_input(&next_beat, lineno) && (got = getline(&line, &cap, stdin)) >= 0) {
 		struct keep_stale st;
 		struct keep_fencer_event skipped;
@@ -300,37 +313,27 @@ int keep_fencerun_peer(struct keep_store **stores)
 		if (rc == 0)
 			continue;
 		metric_inc("keep_fence_candidates_total");
-		pthread_mutex_lock(&F->lock);
+		keep_pool_lock(&F->pool);
 		taken = keep_fencer_queue_admit(&F->q, &st, &skipped);
 		if (taken)
-			pthread_cond_signal(&F->more);
-		pthread_mutex_unlock(&F->lock);
+			keep_pool_wake(&F->pool);
+		keep_pool_unlock(&F->pool);
 		if (!taken)
 			print_event(&skipped);
 	}
 	free(line);
-	pthread_mutex_lock(&F->lock);
+	keep_pool_lock(&F->pool);
 	F->q.eof = true;
-	pthread_cond_broadcast(&F->more);
-	pthread_cond_broadcast(&F->wake);
-	pthread_mutex_unlock(&F->lock);
-	for (i = 0; i < KEEP_FENCE_CONCURRENCY; i++)
-		pthread_join(w[i], NULL);
+	keep_pool_unlock(&F->pool);
+	keep_pool_close(&F->pool); /* fences queued still run; their waits end now */
 	return KEEP_EXIT_OK;
 }
 
 void keep_fencerun_init(struct keep_fencerun *f, const char *prog_name)
 {
-	pthread_condattr_t ca;
-
 	memset(f, 0, sizeof(*f));
 	F = f;
 	f->prog = prog_name;
-	pthread_mutex_init(&f->lock, NULL);
-	pthread_cond_init(&f->more, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* keep_mono_timespec_after */
-	pthread_cond_init(&f->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	keep_pool_init(&f->pool);
 	keep_reqstats_init(&f->stats);
 }

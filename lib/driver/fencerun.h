@@ -7,12 +7,12 @@
 #ifndef KEEP_FENCERUN_H
 #define KEEP_FENCERUN_H
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include "../core/fencer.h"
 #include "../local/config.h"
 #include "../local/metrics.h"
+#include "../platform/pool.h"
 #include "../store/store.h"
 
 struct keep_fencerun {
@@ -22,10 +22,10 @@ struct keep_fencerun {
 	char boot_id[64];		   /* this boot (the lease state's deadlines) */
 	struct keep_metrics metrics;	   /* the caller initialises it */
 	struct keep_reqstats stats;	   /* every store handle's requests */
-	struct keep_fencer_queue q;	   /* under lock */
-	pthread_mutex_t lock;		   /* metrics, the queue */
-	pthread_cond_t more;		   /* the queue has an entry, or the input ended */
-	pthread_cond_t wake;		   /* the input ended (a not-yet retry waits on it) */
+	struct keep_fencer_queue q;	   /* under pool.lock */
+	struct keep_pool pool;		   /* the fence threads; its lock guards the metrics
+					      and the queue; a not-yet retry waits on its
+					      feeder condition */
 };
 
 /* Initialise f (caller-owned, lives until exit) as this process's run. */
@@ -43,7 +43,7 @@ int keep_fencerun_operator(struct keep_store *s, const char *node, bool create);
 int keep_fencerun_peer(struct keep_store **stores);
 
 /* The request counters into the metrics, and the metrics file (call it
- * under f->lock while threads run). */
+ * under f->pool.lock while threads run). */
 void keep_fencerun_flush(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include "../local/statedir.h"
 #include "../platform/clock.h"
 #include "../platform/line.h"
+#include "../platform/pool.h"
 #include "cli.h"
 #include "storecmd.h"
 #include "upgrade.h"
@@ -253,18 +254,17 @@ struct run {
 	const char *node_dir;
 	keep_res_event_fn fn;
 	void *ctx;
-	pthread_mutex_t mu;
-	pthread_cond_t main_cv, work_cv;
+	struct keep_pool pool; /* its lock guards r, queue and nq */
 	struct keep_oact queue[KEEP_RES_SLOTS + 1];
 	size_t nq;
-	bool quit;
 	int lock_fd[KEEP_RES_SLOTS + 1];
 };
 
+/* A worker's context: its store handle and the action it performs. */
 struct worker {
 	struct run *run;
-	struct keep_store *store;
-	pthread_t tid;
+	struct keep_store *store; /* borrowed */
+	struct keep_oact act;
 };
 
 static void flush_events(struct run *run)
@@ -286,52 +286,46 @@ static void do_one(struct run *run, struct keep_store *store, const struct keep_
 	/* a release's wait for the key's job is the machine's own RUN step
 	 * (KEEP_JP_RUN), bounded by its deadline like its other steps */
 	keep_ownio_perform(&io, &run->lock_fd[slot], act, &rp);
-	pthread_mutex_lock(&run->mu);
+	keep_pool_lock(&run->pool);
 	keep_resolver_on_reply(run->r, act->slot, keep_boot_ms(), keep_judge_wall_ms(run->node_dir),
 			       &rp);
 	flush_events(run);
-	pthread_cond_signal(&run->main_cv);
-	pthread_mutex_unlock(&run->mu);
+	keep_pool_unlock(&run->pool); /* the pool then wakes the main loop */
 	keep_ownio_reply_release(&rp);
 }
 
-static void *worker_main(void *arg)
+/* The pool's take (under its lock): the oldest action queued. */
+static bool take(void *queue, void *ctx)
 {
-	struct worker *w = arg;
-	struct run *run = w->run;
-	struct keep_oact act;
+	struct run *run = queue;
+	struct worker *w = ctx;
 
-	pthread_mutex_lock(&run->mu);
-	for (;;) {
-		while (!run->nq && !run->quit)
-			pthread_cond_wait(&run->work_cv, &run->mu);
-		if (!run->nq)
-			break;
-		act = run->queue[0];
-		memmove(run->queue, run->queue + 1, --run->nq * sizeof(run->queue[0]));
-		pthread_mutex_unlock(&run->mu);
-		do_one(run, w->store, &act);
-		pthread_mutex_lock(&run->mu);
-	}
-	pthread_mutex_unlock(&run->mu);
-	return NULL;
+	if (!run->nq)
+		return false;
+	w->act = run->queue[0];
+	memmove(run->queue, run->queue + 1, --run->nq * sizeof(run->queue[0]));
+	return true;
 }
 
-/* Wait on the main condition until the boot clock reads until_ms (ms), at
- * most 100 ms (so a signal is noticed, and a suspend never stretches the
- * wait: the condition variable runs on CLOCK_MONOTONIC, lib/platform/clock.h).
- * Called with the lock held. */
+/* The pool's run: one action. */
+static void run_act(void *ctx)
+{
+	struct worker *w = ctx;
+
+	do_one(w->run, w->store, &w->act);
+}
+
+/* Wait on the pool's feeder condition until the boot clock reads until_ms
+ * (ms), at most 100 ms (so a signal is noticed, and a suspend never
+ * stretches the wait: the condition runs on CLOCK_MONOTONIC,
+ * lib/platform/clock.h). Called with the lock held. */
 static void main_wait(struct run *run, int64_t until_ms)
 {
-	struct timespec ts;
 	int64_t left = keep_sub_sat_ms(until_ms, keep_boot_ms());
 
 	if (left > 100 || until_ms == 0)
 		left = 100;
-	if (left < 1)
-		left = 1;
-	keep_mono_timespec_after(left, &ts);
-	pthread_cond_timedwait(&run->main_cv, &run->mu, &ts);
+	keep_pool_wait(&run->pool, left);
 }
 
 void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
@@ -340,7 +334,7 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 {
 	struct run run;
 	struct worker w[KEEP_RES_SLOTS];
-	pthread_condattr_t ca;
+	void *wctx[KEEP_RES_SLOTS];
 	struct keep_oact act;
 	bool stopped = false;
 	int i, started = 0;
@@ -356,24 +350,17 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 		workers = 1;
 	if (workers > KEEP_RES_SLOTS)
 		workers = KEEP_RES_SLOTS;
-	pthread_mutex_init(&run.mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&run.main_cv, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_cond_init(&run.work_cv, NULL);
-	if (workers > 1)
+	keep_pool_init(&run.pool);
+	if (workers > 1) {
 		for (i = 0; i < workers; i++) {
-			w[i].run = &run;
-			w[i].store = stores[i];
-			if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]) != 0)
-				break;
-			started++;
+			w[i] = (struct worker){.run = &run, .store = stores[i]};
+			wctx[i] = &w[i];
 		}
-	if (workers > 1 && started == 0) {
-		keep_die(KEEP_EXIT_TEMP, NULL, "unable to start a thread");
+		started = keep_pool_start(&run.pool, workers, wctx, &run, take, run_act);
+		if (started == 0)
+			keep_die(KEEP_EXIT_TEMP, NULL, "unable to start a thread");
 	}
-	pthread_mutex_lock(&run.mu);
+	keep_pool_lock(&run.pool);
 	for (;;) {
 		if (stop && *stop && !stopped) {
 			keep_resolver_stop(r);
@@ -390,35 +377,30 @@ void keep_resolver_run(struct keep_resolver *r, const char *node_dir,
 		if (act.kind == KEEP_OACT_WAIT) {
 			if (started == 0) {
 				/* one thread: nothing can arrive but a signal */
-				pthread_mutex_unlock(&run.mu);
+				keep_pool_unlock(&run.pool);
 				keep_sleep_until_boot(act.until_mono_ms < keep_boot_ms() + 100
 							  ? act.until_mono_ms
 							  : keep_boot_ms() + 100);
-				pthread_mutex_lock(&run.mu);
+				keep_pool_lock(&run.pool);
 			} else {
 				main_wait(&run, act.until_mono_ms);
 			}
 			continue;
 		}
 		if (started == 0) {
-			pthread_mutex_unlock(&run.mu);
+			keep_pool_unlock(&run.pool);
 			do_one(&run, stores[0], &act);
-			pthread_mutex_lock(&run.mu);
+			keep_pool_lock(&run.pool);
 			continue;
 		}
 		run.queue[run.nq++] = act;
-		pthread_cond_signal(&run.work_cv);
+		keep_pool_wake(&run.pool);
 	}
-	run.quit = true;
-	pthread_cond_broadcast(&run.work_cv);
-	pthread_mutex_unlock(&run.mu);
-	for (i = 0; i < started; i++)
-		pthread_join(w[i].tid, NULL);
+	keep_pool_unlock(&run.pool);
+	keep_pool_close(&run.pool);
 	for (i = 0; i <= KEEP_RES_SLOTS; i++)
 		keep_holds_unlock(run.lock_fd[i]);
-	pthread_cond_destroy(&run.main_cv);
-	pthread_cond_destroy(&run.work_cv);
-	pthread_mutex_destroy(&run.mu);
+	keep_pool_destroy(&run.pool);
 }
 
 /* ---- what owner-acquire and owner-release share ---------------------------------- */
