@@ -38,6 +38,32 @@ int keep_exit_of_outcome(enum keep_outcome o, bool not_ours)
 	return KEEP_EXIT_TEMP;
 }
 
+int keep_exit_rank(int code)
+{
+	switch (code) {
+	case KEEP_EXIT_OK:
+		return 0;
+	case KEEP_EXIT_NO:
+		return 1;
+	case KEEP_EXIT_UNKNOWN:
+		return 2;
+	case KEEP_EXIT_TEMP:
+		return 3;
+	case KEEP_EXIT_BAD_OBJECT:
+		return 5;
+	case KEEP_EXIT_USAGE:
+		return 6;
+	default:
+		return 4; /* the lease's codes */
+	}
+}
+
+void keep_exit_worst(int *worst, int rc)
+{
+	if (keep_exit_rank(rc) > keep_exit_rank(*worst))
+		*worst = rc;
+}
+
 bool keep_app_root_valid(const char *root)
 {
 	size_t i, n;

@@ -36,6 +36,15 @@ const char *keep_outcome_name(enum keep_outcome o);
  * this on a reply; the ownership machines (lib/core) use it directly. */
 int keep_exit_of_outcome(enum keep_outcome o, bool not_ours);
 
+/* How bad an exit code is, for "the worst of many answers" (a stdin
+ * batch, `--once` over many objects, `forget --stale`;
+ * docs/exit-codes.md): 0 ok < 1 no < 20 unknown < 111 temporary < the
+ * lease's codes (10-16) < 17 bad object < 100 usage. */
+int keep_exit_rank(int code);
+
+/* *worst = rc when rc ranks worse (keep_exit_rank). */
+void keep_exit_worst(int *worst, int rc);
+
 /* The condition of a write. */
 enum keep_cond {
 	KEEP_COND_NONE =

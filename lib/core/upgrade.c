@@ -603,6 +603,37 @@ enum keep_forget_delete keep_upgrade_forget_on_delete(enum keep_outcome outcome)
 	return KEEP_FORGET_DEL_FAILED;
 }
 
+int keep_upgrade_forget_exit(enum keep_forget_verdict v, enum keep_forget_delete dv, int store_exit,
+			     bool quiet)
+{
+	switch (v) {
+	case KEEP_FORGET_ABSENT:
+		return KEEP_EXIT_OK;
+	case KEEP_FORGET_FAILED:
+		return store_exit;
+	case KEEP_FORGET_FRESH:
+	case KEEP_FORGET_FORMAT3:
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+	case KEEP_FORGET_BAD_OBJECT:
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_BAD_OBJECT;
+	case KEEP_FORGET_FENCE:
+		if (quiet)
+			return KEEP_EXIT_OK;
+		break;
+	case KEEP_FORGET_DELETE:
+		break;
+	}
+	switch (dv) {
+	case KEEP_FORGET_DEL_DONE:
+		return KEEP_EXIT_OK;
+	case KEEP_FORGET_DEL_CONFLICT:
+		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+	case KEEP_FORGET_DEL_FAILED:
+		break;
+	}
+	return store_exit;
+}
+
 int keep_upgrade_app_root_of(const char *key, char *out, size_t outlen)
 {
 	const char *root, *slash;

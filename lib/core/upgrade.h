@@ -310,6 +310,18 @@ enum keep_forget_delete {
 /* Classify the DELETE's outcome (a plain function of it). */
 enum keep_forget_delete keep_upgrade_forget_on_delete(enum keep_outcome outcome);
 
+/* The exit code of forget's answer for one node (ADR 0020 §6;
+ * docs/exit-codes.md, docs/upgrade.md). v: the verdict; dv: the class of
+ * the DELETE when one was sent (v DELETE, or FENCE after its check),
+ * else ignored; store_exit: the failed request's exit code (v FAILED, or
+ * dv FAILED). Absent and removed: 0. Kept: 1 (fresh, format 3, the
+ * delete's condition failed), 17 (a bad object). A failure: store_exit.
+ * quiet (`forget --stale`, which walks every node and forgets what it
+ * may): a kept node, and a created fence (never touched there), is 0;
+ * a failure still is not. */
+int keep_upgrade_forget_exit(enum keep_forget_verdict v, enum keep_forget_delete dv, int store_exit,
+			     bool quiet);
+
 /* The application root ROOT of a listed key apps/ROOT/owners/… (ADR 0022:
  * the roots whose records forget reads before it removes a created
  * fence), into out (outlen bytes). 0; KEEP_ERR_INVAL (not under apps/, no

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/exitcode.h"
 #include "fence.h"
 #include "listing.h"
 
@@ -263,4 +264,20 @@ size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_own
 		return n + 1;
 	}
 	return n;
+}
+
+void keep_owner_once_add(struct keep_owner_once *o, bool read_failed,
+			 const struct keep_owner_view *v, bool node_known)
+{
+	if (read_failed)
+		o->failed = true;
+	else if (!v->readable)
+		o->bad = true;
+	else if (v->rec.held && v->holder == KEEP_HOLDER_UNREADABLE && !node_known)
+		o->failed = true; /* the node's read failed */
+}
+
+int keep_owner_once_exit(const struct keep_owner_once *o)
+{
+	return o->failed ? KEEP_EXIT_TEMP : o->bad ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_OK;
 }

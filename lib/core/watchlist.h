@@ -127,6 +127,23 @@ bool keep_owner_view_free(const struct keep_owner_view *v, bool known, bool pres
 			  const struct keep_node_obj *obj, int64_t now_wall_ms,
 			  const struct keep_timing *t);
 
+/* `owner-watch --once`'s exit code over its records (docs/exit-codes.md):
+ * 111 when a read failed (a record's, or the node's of a held record
+ * whose holder is unreadable and not known), else 17 when a record is
+ * not readable (not ours, malformed), else 0. Add each record's view
+ * with keep_owner_once_add, starting from a zeroed struct. */
+struct keep_owner_once {
+	bool failed, bad;
+};
+
+/* read_failed: the record's read failed; v: its view (borrowed);
+ * node_known: the holder's nodes/<id> was read (keep_holder_of_known). */
+void keep_owner_once_add(struct keep_owner_once *o, bool read_failed,
+			 const struct keep_owner_view *v, bool node_known);
+
+/* 0, 17 or 111, as above. */
+int keep_owner_once_exit(const struct keep_owner_once *o);
+
 enum keep_owe_kind {
 	KEEP_OWE_ACQUIRED = 0, /* held by a new (node, instance, generation) */
 	KEEP_OWE_RELEASED,     /* held -> nobody (or nobody at a later generation) */

@@ -24,32 +24,6 @@ static void batch_die(const char *prog, const char *why)
 
 _Static_assert(KEEP_BATCH_JOBS_MAX <= KEEP_POOL_MAX, "a batch's workers are the pool's");
 
-int keep_exit_rank(int code)
-{
-	switch (code) {
-	case KEEP_EXIT_OK:
-		return 0;
-	case KEEP_EXIT_NO:
-		return 1;
-	case KEEP_EXIT_UNKNOWN:
-		return 2;
-	case KEEP_EXIT_TEMP:
-		return 3;
-	case KEEP_EXIT_BAD_OBJECT:
-		return 5;
-	case KEEP_EXIT_USAGE:
-		return 6;
-	default:
-		return 4; /* the lease's codes */
-	}
-}
-
-void keep_exit_worst(int *worst, int rc)
-{
-	if (keep_exit_rank(rc) > keep_exit_rank(*worst))
-		*worst = rc;
-}
-
 struct batch {
 	struct keep_pool pool; /* its lock guards q, head, n and worst */
 	char *q[QUEUE_MAX];    /* owned keys */

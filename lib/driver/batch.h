@@ -4,21 +4,16 @@
  * Each worker calls fn with a context of its own (for example its own
  * store handle, so each keeps one connection alive); keys are handed out
  * in input order; answer lines are the callback's, tagged with their key.
- * The batch's exit code is the worst of its keys by keep_exit_rank. */
+ * The batch's exit code is the worst of its keys by keep_exit_rank
+ * (lib/base/vocab.h). */
 #ifndef KEEP_BATCH_H
 #define KEEP_BATCH_H
 
 #include <stdio.h>
 
+#include "../base/vocab.h"
+
 #define KEEP_BATCH_JOBS_MAX 32 /* workers at once */
-
-/* How bad an exit code is, for "the worst of a batch": 0 ok < 1 no <
- * 20 unknown < 111 temporary < the lease's codes (10-16) < 17 bad object
- * < 100 usage. */
-int keep_exit_rank(int code);
-
-/* *worst = rc when rc ranks worse. */
-void keep_exit_worst(int *worst, int rc);
 
 /* Read keys from in, one a line (the newline cut; empty lines skipped; a
  * line over KEEP_LINE_MAX bytes or with a NUL byte is refused with a

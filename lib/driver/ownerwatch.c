@@ -459,7 +459,7 @@ int keep_ownerwatch_once(struct keep_ownerwatch *d, bool table)
 	size_t n, nn, i;
 	int64_t wall;
 	int rc, prc = 0;
-	bool failed = false, bad = false;
+	struct keep_owner_once once = {0};
 
 	rc = pass(d, true, &nr, &n, &nodes, &nn);
 	if (rc)
@@ -473,18 +473,13 @@ int keep_ownerwatch_once(struct keep_ownerwatch *d, bool table)
 
 		if (!table && !prc)
 			prc = print_owner_line(d, r, wall);
-		if (r->read_failed)
-			failed = true;
-		else if (!r->v.readable)
-			bad = true;
-		else if (r->v.rec.held && r->v.holder == KEEP_HOLDER_UNREADABLE) {
-			long p = find_node(d->nodes, d->nnodes, r->v.rec.node);
+		long p = r->v.readable && r->v.rec.held && r->v.holder == KEEP_HOLDER_UNREADABLE
+			     ? find_node(d->nodes, d->nnodes, r->v.rec.node)
+			     : -1; /* only asked of such a record */
 
-			if (p < 0 || !d->nodes[p].known)
-				failed = true; /* the node's read failed */
-		}
+		keep_owner_once_add(&once, r->read_failed, &r->v, p >= 0 && d->nodes[p].known);
 	}
-	return prc ? prc : failed ? KEEP_EXIT_TEMP : bad ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_OK;
+	return prc ? prc : keep_owner_once_exit(&once);
 }
 
 int keep_ownerwatch_follow(struct keep_ownerwatch *d)

@@ -206,18 +206,18 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 				  id);
 		}
 		keep_buf_release(&b);
-		return KEEP_EXIT_OK;
+		return keep_upgrade_forget_exit(v, 0, 0, quiet);
 	case KEEP_FORGET_FAILED:
 		keep_warn(x->prog, "unable to read nodes/%s: %s", id, nr.why);
 		keep_line_start_out(&b, "error");
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "store");
 		keep_line_end(&b);
-		return keep_exit_of_reply(&nr.reply);
+		return keep_upgrade_forget_exit(v, 0, keep_exit_of_reply(&nr.reply), quiet);
 	case KEEP_FORGET_FENCE:
 		if (quiet) { /* --stale forgets old heartbeats only */
 			keep_buf_release(&b);
-			return KEEP_EXIT_OK;
+			return keep_upgrade_forget_exit(v, 0, 0, quiet);
 		}
 		keep_buf_release(&b);
 		rc = fence_unnamed(x, id, &checked, &nroots);
@@ -246,7 +246,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 			    id);
 		}
 		keep_buf_release(&b);
-		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+		return keep_upgrade_forget_exit(v, 0, 0, quiet);
 	case KEEP_FORGET_BAD_OBJECT:
 		keep_warn(x->prog, "nodes/%s is not ours or malformed (%s): not deleted", id,
 			  nr.why);
@@ -254,7 +254,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 		keep_line_str(&b, "node", id);
 		keep_line_str(&b, "reason", "bad-object");
 		keep_line_end(&b);
-		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_BAD_OBJECT;
+		return keep_upgrade_forget_exit(v, 0, 0, quiet);
 	case KEEP_FORGET_FRESH:
 		keep_line_start_out(&b, "kept");
 		keep_line_str(&b, "node", id);
@@ -263,7 +263,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 		keep_line_int(&b, "written_at_ms", o.written_at_ms);
 		keep_line_int(&b, "left_ms", left);
 		keep_line_end(&b);
-		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+		return keep_upgrade_forget_exit(v, 0, 0, quiet);
 	case KEEP_FORGET_DELETE:
 		break;
 	}
@@ -281,7 +281,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 		if (checked >= 0) /* a created fence: the records it checked */
 			keep_line_int(&b, "checked_records", checked);
 		keep_line_end(&b);
-		return KEEP_EXIT_OK;
+		return keep_upgrade_forget_exit(v, dv, 0, quiet);
 	}
 	if (dv == KEEP_FORGET_DEL_CONFLICT) {
 		/* the delete's condition failed: read again to say why — the
@@ -297,7 +297,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 			      keep_forget_conflict_name(keep_upgrade_forget_on_conflict(
 				  nr.reply.version, again.reply.outcome, again.reply.version)));
 		keep_line_end(&b);
-		return quiet ? KEEP_EXIT_OK : KEEP_EXIT_NO;
+		return keep_upgrade_forget_exit(v, dv, 0, quiet);
 	}
 	keep_warn(x->prog, "unable to delete nodes/%s: %s: %s", id, keep_outcome_name(r.outcome),
 		  r.detail[0] ? r.detail : "-");
@@ -305,7 +305,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 	keep_line_str(&b, "node", id);
 	keep_line_str(&b, "reason", "store");
 	keep_line_end(&b);
-	return keep_exit_of_reply(&r);
+	return keep_upgrade_forget_exit(v, dv, keep_exit_of_reply(&r), quiet);
 }
 
 int keep_upgmark_forget(const struct keep_upgmark *x, const char *node, bool stale)

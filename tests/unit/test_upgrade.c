@@ -881,6 +881,34 @@ TEST(forget_delete_outcomes)
 	CHECK_EQ_INT(keep_upgrade_forget_on_delete(KEEP_STORE_AMBIGUOUS), KEEP_FORGET_DEL_FAILED);
 }
 
+/* forget's exit code for one node: kept 1 (17 for a bad object), a
+ * failure its request's code, and --stale (quiet) 0 for anything kept. */
+TEST(forget_exit_codes)
+{
+	const enum keep_forget_delete x = KEEP_FORGET_DEL_FAILED; /* ignored */
+
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_ABSENT, x, 111, false), 0);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FAILED, x, 111, false), 111);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FAILED, x, 111, true), 111);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FRESH, x, 111, false), 1);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FRESH, x, 111, true), 0);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FORMAT3, x, 111, false), 1);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FORMAT3, x, 111, true), 0);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_BAD_OBJECT, x, 111, false), 17);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_BAD_OBJECT, x, 111, true), 0);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FENCE, x, 111, true), 0); /* untouched */
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_FENCE, KEEP_FORGET_DEL_DONE, 0, false),
+		     0);
+	CHECK_EQ_INT(
+	    keep_upgrade_forget_exit(KEEP_FORGET_DELETE, KEEP_FORGET_DEL_CONFLICT, 0, false), 1);
+	CHECK_EQ_INT(
+	    keep_upgrade_forget_exit(KEEP_FORGET_DELETE, KEEP_FORGET_DEL_CONFLICT, 0, true), 0);
+	CHECK_EQ_INT(
+	    keep_upgrade_forget_exit(KEEP_FORGET_DELETE, KEEP_FORGET_DEL_FAILED, 111, true), 111);
+	CHECK_EQ_INT(keep_upgrade_forget_exit(KEEP_FORGET_DELETE, KEEP_FORGET_DEL_FAILED, 1, false),
+		     1);
+}
+
 /* One read of a listed node object as the guard's input: gone since the
  * listing is no input; a failed read holds the pass up; an object the
  * guard cannot judge is an input it ignores. */
@@ -957,6 +985,7 @@ int main(void)
 	RUN(app_root_of_listed_keys);
 	RUN(mark_result_exit_codes);
 	RUN(forget_delete_outcomes);
+	RUN(forget_exit_codes);
 	RUN(guard_input_of_a_read);
 	return unit_done();
 }

@@ -335,6 +335,30 @@ TEST(diff_holder_states)
 	CHECK_EQ_INT(ev[1].generation, 6);
 }
 
+/* owner-watch --once: a failed read (the record's, or an unknown holder
+ * node's) is 111 and outranks a bad record's 17. */
+TEST(once_exit_of_the_records)
+{
+	struct keep_owner_view ok = {.seen = true, .readable = true}, bad = {.seen = true};
+	struct keep_owner_view held = ok;
+	struct keep_owner_once o;
+
+	held.rec.held = true;
+	held.holder = KEEP_HOLDER_UNREADABLE;
+	memset(&o, 0, sizeof(o));
+	keep_owner_once_add(&o, false, &ok, false);
+	CHECK_EQ_INT(keep_owner_once_exit(&o), 0);
+	keep_owner_once_add(&o, false, &held, true); /* the node was read: bad node, not failed */
+	CHECK_EQ_INT(keep_owner_once_exit(&o), 0);
+	keep_owner_once_add(&o, false, &bad, false);
+	CHECK_EQ_INT(keep_owner_once_exit(&o), 17);
+	keep_owner_once_add(&o, false, &held, false); /* the node's read failed */
+	CHECK_EQ_INT(keep_owner_once_exit(&o), 111);
+	memset(&o, 0, sizeof(o));
+	keep_owner_once_add(&o, true, &bad, false); /* the record's read failed */
+	CHECK_EQ_INT(keep_owner_once_exit(&o), 111);
+}
+
 TEST(diff_removed_and_unreadable)
 {
 	struct keep_owner_view p = held("n1", IA, 2, KEEP_HOLDER_LIVE), c = unseen();
@@ -417,6 +441,7 @@ int main(void)
 	RUN(owner_view_free);
 	RUN(diff_acquire_release_takeover);
 	RUN(diff_holder_states);
+	RUN(once_exit_of_the_records);
 	RUN(diff_removed_and_unreadable);
 	RUN(diff_recreated_at_a_lower_generation);
 	return unit_done();
