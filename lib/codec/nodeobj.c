@@ -387,3 +387,11 @@ int keep_node_obj_encode(const struct keep_node_obj *o, struct keep_buf *out)
 	}
 	return rc;
 }
+
+void keep_node_obj_set_host(struct keep_node_obj *o, const char *host)
+{
+	snprintf(o->host, sizeof(o->host), "%s", host ? host : "");
+	for (char *p = o->host; *p; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '_';
+}

@@ -65,6 +65,11 @@ int keep_node_obj_decode(const char *buf, size_t len, struct keep_node_obj *out,
  * what decode would refuse. KEEP_ERR_NOMEM/TOOBIG from the buffer. */
 int keep_node_obj_encode(const struct keep_node_obj *o, struct keep_buf *out);
 
+/* o->host = host as the codec takes it: each byte outside printable ASCII
+ * (space and below, DEL and above) becomes '_', cut to sizeof(o->host) - 1
+ * bytes; NULL or "" leaves no host. host borrowed. */
+void keep_node_obj_set_host(struct keep_node_obj *o, const char *host);
+
 /* Node ids: 1..KEEP_NODE_ID_MAX of [A-Za-z0-9._-], not starting with '.'. */
 int keep_node_id_valid(const char *id);
 

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../base/err.h"
 
@@ -126,4 +127,14 @@ int64_t keep_timing_progress_due_ms(int64_t since_mono_ms, int64_t period_ms, in
 		n = 1;
 	off = n > INT64_MAX / step ? INT64_MAX : n * step;
 	return keep_add_sat_ms(since_mono_ms, off);
+}
+
+bool keep_timing_heartbeat_stalled(const char *file_boot, const char *boot, int64_t updated_ms,
+				   int64_t now_ms, const struct keep_timing *t, int64_t *age_ms)
+{
+	*age_ms = -1;
+	if (!file_boot || strcmp(file_boot, boot[0] ? boot : "-") != 0)
+		return true; /* another boot's: its clock is not ours */
+	*age_ms = now_ms > updated_ms ? now_ms - updated_ms : 0;
+	return *age_ms > keep_timing_stall_ms(t);
 }

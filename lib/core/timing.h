@@ -2,6 +2,7 @@
 #ifndef KEEP_CORE_TIMING_H
 #define KEEP_CORE_TIMING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,6 +91,17 @@ int64_t keep_timing_clock_step_ms(const struct keep_timing *t);
  * and keep-agent reads it from lease-status --paths (docs/operations.md
  * "Readiness"; ADR 0020 §2: the watch and the fence a node runs). */
 int64_t keep_timing_stall_ms(const struct keep_timing *t);
+
+/* Is a heartbeat file of the fencing pipeline stalled now (lease-status
+ * --progress; docs/operations.md "Readiness")? file_boot: the boot id the
+ * file names (NULL when absent); boot: this boot's id ("" when unknown,
+ * which a file names "-"); updated_ms: the file's updated_mono_ms and
+ * now_ms this boot's clock read after the file (ms). A file of another
+ * boot is stalled (its clock is not ours; *age_ms = -1: no age); else
+ * *age_ms = now - updated (0 when the file is ahead) and the file is
+ * stalled past keep_timing_stall_ms. Strings borrowed. */
+bool keep_timing_heartbeat_stalled(const char *file_boot, const char *boot, int64_t updated_ms,
+				   int64_t now_ms, const struct keep_timing *t, int64_t *age_ms);
 
 /* When the n-th progress line of a wait that began at since_mono_ms is
  * due (n >= 1): since + n * period_ms, saturated; a period <= 0 is one

@@ -381,18 +381,20 @@ static void open_metrics(struct keep_leaserun *d)
 }
 
 /* This process's template of nodes/ID: a new instance, the host (its
- * bytes outside printable ASCII as '_'), the pid, the software. */
+ * bytes outside printable ASCII as '_': keep_node_obj_set_host), the pid, the software. */
 static void new_template(struct keep_leaserun *d, struct keep_node_obj *tmpl)
 {
 	memset(tmpl, 0, sizeof(*tmpl));
 	snprintf(tmpl->node, sizeof(tmpl->node), "%s", d->cfg.node_id);
 	if (keep_new_instance(tmpl->instance, sizeof(tmpl->instance)) != 0)
 		keep_die(KEEP_EXIT_TEMP, d->prog, "unable to draw a random instance");
-	if (gethostname(tmpl->host, sizeof(tmpl->host) - 1) != 0)
-		tmpl->host[0] = '\0';
-	for (char *p = tmpl->host; *p; p++)
-		if (*p <= ' ' || *p > '~')
-			*p = '_';
+	{
+		char host[sizeof(tmpl->host)] = "";
+
+		if (gethostname(host, sizeof(host) - 1) != 0)
+			host[0] = '\0';
+		keep_node_obj_set_host(tmpl, host);
+	}
 	tmpl->pid = (int64_t)getpid();
 	snprintf(tmpl->software, sizeof(tmpl->software), "%s", keep_software());
 }

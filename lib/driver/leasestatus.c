@@ -150,13 +150,10 @@ static void print_progress(const struct keep_config *cfg, const char *dir, const
 		     strcmp(listing, "failed") == 0)) {
 			int64_t now = keep_boot_ms(); /* after the read: the age is now's */
 
-			v = keep_line_get(&l, "boot");
-			if (!v || strcmp(v, boot[0] ? boot : "-") != 0) {
-				state = "stalled"; /* another boot's: its clock is not ours */
-			} else {
-				age = now > updated ? now - updated : 0;
-				state = age > keep_timing_stall_ms(&cfg->timing) ? "stalled" : "ok";
-			}
+			state = keep_timing_heartbeat_stalled(keep_line_get(&l, "boot"), boot,
+							      updated, now, &cfg->timing, &age)
+				    ? "stalled"
+				    : "ok";
 		}
 	}
 	if (strcmp(state, "bad") == 0)

@@ -82,6 +82,30 @@ TEST(round_trip_all_states)
 	}
 }
 
+/* A host name as the codec takes it: every byte outside printable ASCII
+ * becomes '_', so the object it writes always decodes. */
+TEST(host_outside_printable_ascii)
+{
+	struct keep_node_obj a, b;
+	struct keep_buf buf;
+	char longhost[400];
+
+	base_obj(&a);
+	keep_node_obj_set_host(&a, "web 1\t\x7f\xc3\xa9.example");
+	CHECK_EQ_STR(a.host, "web_1____.example");
+	keep_buf_init(&buf, KEEP_NODEOBJ_MAX);
+	CHECK_EQ_INT(keep_node_obj_encode(&a, &buf), 0);
+	CHECK_EQ_INT(keep_node_obj_decode(buf.data, buf.len, &b, NULL, 0), 0);
+	CHECK_EQ_STR(b.host, "web_1____.example");
+	keep_buf_release(&buf);
+	memset(longhost, 'h', sizeof(longhost) - 1);
+	longhost[sizeof(longhost) - 1] = '\0';
+	keep_node_obj_set_host(&a, longhost);
+	CHECK_EQ_INT((int)strlen(a.host), (int)sizeof(a.host) - 1);
+	keep_node_obj_set_host(&a, NULL);
+	CHECK_EQ_STR(a.host, "");
+}
+
 TEST(encode_exact_text)
 {
 	struct keep_node_obj a;
@@ -408,6 +432,7 @@ int main(void)
 	RUN(bad_seq_and_node);
 	RUN(newline_cr_nul_size);
 	RUN(old_formats);
+	RUN(host_outside_printable_ascii);
 	RUN(node_ids);
 	return unit_done();
 }

@@ -542,6 +542,27 @@ TEST(heartbeat_stalls_past_two_periods_and_an_attempt)
 	CHECK_EQ_INT(keep_timing_stall_ms(&t), 8666);
 }
 
+/* lease-status --progress on one heartbeat file: stalled at the bound
+ * plus 1 ms, not at it; another boot's file (or one naming none) is
+ * stalled with no age; a file dated ahead is 0 ms old. */
+TEST(heartbeat_file_judged_on_this_boot)
+{
+	struct keep_timing t = timing(); /* stall 2800 ms */
+	int64_t age;
+
+	CHECK(!keep_timing_heartbeat_stalled("b1", "b1", 1000, 3800, &t, &age));
+	CHECK_EQ_INT(age, 2800);
+	CHECK(keep_timing_heartbeat_stalled("b1", "b1", 1000, 3801, &t, &age));
+	CHECK_EQ_INT(age, 2801);
+	CHECK(keep_timing_heartbeat_stalled("b0", "b1", 1000, 1000, &t, &age));
+	CHECK_EQ_INT(age, -1);
+	CHECK(keep_timing_heartbeat_stalled(NULL, "b1", 1000, 1000, &t, &age));
+	CHECK_EQ_INT(age, -1);
+	CHECK(!keep_timing_heartbeat_stalled("-", "", 1000, 1000, &t, &age)); /* boot unknown */
+	CHECK(!keep_timing_heartbeat_stalled("b1", "b1", 5000, 1000, &t, &age));
+	CHECK_EQ_INT(age, 0);
+}
+
 int main(void)
 {
 	RUN(heartbeat_stalls_past_two_periods_and_an_attempt);
@@ -558,5 +579,6 @@ int main(void)
 	RUN(watch_input_classification);
 	RUN(schedule_lists_each_period_and_ticks_between);
 	RUN(listing_health_moves_ok_failing_failed_ok);
+	RUN(heartbeat_file_judged_on_this_boot);
 	return unit_done();
 }
