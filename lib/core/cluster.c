@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../base/err.h"
+#include "../base/exitcode.h"
 #include "../base/parse.h"
 #include "timing.h"
 
@@ -166,6 +167,7 @@ void keep_native_on_reply(struct keep_native *m, const struct keep_native_reply 
 	    !(m->step == KEEP_NATIVE_ACT_CREATE && r->outcome == KEEP_STORE_CONFLICT)) {
 		m->failed_act = m->step;
 		m->outcome = r->outcome;
+		m->not_ours = r->not_ours;
 		if (m->step == KEEP_NATIVE_ACT_LIST)
 			m->old_prefix = native_old[m->list_i];
 		native_end(m, KEEP_NATIVE_FAILED);
@@ -208,4 +210,24 @@ void keep_native_on_reply(struct keep_native *m, const struct keep_native_reply 
 	case KEEP_NATIVE_ACT_DONE:
 		return;
 	}
+}
+
+int keep_native_exit_code(const struct keep_native *m)
+{
+	switch (m->res) {
+	case KEEP_NATIVE_CREATED:
+	case KEEP_NATIVE_EXISTING:
+		return KEEP_EXIT_OK;
+	case KEEP_NATIVE_UPGRADED:
+	case KEEP_NATIVE_OLD_OBJECTS:
+		return KEEP_EXIT_NO;
+	case KEEP_NATIVE_BAD_OBJECT:
+		return KEEP_EXIT_BAD_OBJECT;
+	case KEEP_NATIVE_FAILED:
+		return keep_exit_of_outcome(m->outcome, m->not_ours);
+	case KEEP_NATIVE_ENCODE:
+	case KEEP_NATIVE_GAVE_UP:
+		break;
+	}
+	return KEEP_EXIT_TEMP;
 }

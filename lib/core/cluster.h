@@ -146,6 +146,7 @@ struct keep_native {
 	const char *old_prefix;		      /* OLD_OBJECTS, FAILED (a LIST): the prefix */
 	enum keep_native_act_kind failed_act; /* FAILED: READ, LIST or CREATE */
 	enum keep_outcome outcome;	      /* FAILED: the reply's outcome */
+	bool not_ours;			      /* FAILED: the reply's not_ours */
 	char why[KEEP_DETAIL_MAX];	      /* BAD_OBJECT: the reason */
 };
 
@@ -162,5 +163,10 @@ void keep_native_next(struct keep_native *m, const struct keep_walls *now,
 
 /* Feed the reply r (borrowed) to the action last asked for. */
 void keep_native_on_reply(struct keep_native *m, const struct keep_native_reply *r);
+
+/* The exit code of a done machine's result (docs/exit-codes.md): CREATED
+ * and EXISTING 0; UPGRADED and OLD_OBJECTS 1; BAD_OBJECT 17; FAILED the
+ * failed reply's (keep_exit_of_outcome); ENCODE and GAVE_UP 111. */
+int keep_native_exit_code(const struct keep_native *m);
 
 #endif

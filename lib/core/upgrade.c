@@ -270,6 +270,14 @@ int keep_upgrade_segment_gen(const char *prefix, const char *key, int64_t *gen)
 	return 0;
 }
 
+const char *const keep_upgrade_actor_tops[KEEP_UPGRADE_ACTOR_TOPS] = {
+    KEEP_LEASES_PREFIX, KEEP_OWNER_PREFIX, KEEP_WAL_PREFIX, KEEP_SNAPSHOT_PREFIX};
+
+int64_t keep_guard_request_timeout_ms(const struct keep_timing *t)
+{
+	return keep_timing_attempt_timeout_ms(t);
+}
+
 int keep_upgrade_actor_of(const char *top, const char *key, char *out, size_t outlen)
 {
 	size_t tl = strlen(top), len;

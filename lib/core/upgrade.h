@@ -132,6 +132,12 @@ int keep_upgrade_segment_gen(const char *prefix, const char *key, int64_t *gen);
  * a valid actor key); KEEP_ERR_TOOBIG (out too small). */
 int keep_upgrade_actor_of(const char *top, const char *key, char *out, size_t outlen);
 
+/* The prefixes under which `upgrade-mark actors --all` finds actors, in
+ * the order it lists them (ADR 0020 §6; docs/upgrade.md): leases/,
+ * owners/, wal/, snapshot/; each key's actor is keep_upgrade_actor_of. */
+#define KEEP_UPGRADE_ACTOR_TOPS 4
+extern const char *const keep_upgrade_actor_tops[KEEP_UPGRADE_ACTOR_TOPS];
+
 /* ---- the start guard (§6) ------------------------------------------------------ */
 
 /* How long until an old heartbeat written at written_at_ms is stale on the
@@ -224,6 +230,12 @@ void keep_guard_release(struct keep_guard *g);
  * error the guard is unchanged. */
 int keep_guard_pass(struct keep_guard *g, const struct keep_guard_input *in, size_t n,
 		    int64_t now_mono_ms, int64_t now_wall_ms);
+
+/* The bound of each request of the start guard (ms): one attempt's
+ * timeout (keep_timing_attempt_timeout_ms), so a pass that hangs is
+ * retried on the guard's schedule, never waited on (docs/upgrade.md "The
+ * start guard"). */
+int64_t keep_guard_request_timeout_ms(const struct keep_timing *t);
 
 /* A listing of nodes/ failed at now_mono_ms with outcome (not OK): the
  * guard's retry rule. An outcome whose exit code is 1 (refused, not found:

@@ -115,7 +115,7 @@ int keep_upgmark_guard(const struct keep_upgmark *x)
 			goto out;
 
 		keep_list_init(&l);
-		keep_store_set_timeout(x->store, keep_timing_attempt_timeout_ms(&x->cfg.timing));
+		keep_store_set_timeout(x->store, keep_guard_request_timeout_ms(&x->cfg.timing));
 		listed = keep_upgmark_list_nodes(x, &l, &lo) == 0;
 		if (listed && l.n > cap) {
 			struct keep_node_obj *no = realloc(objs, l.n * sizeof(*no));
@@ -308,17 +308,16 @@ static int mark_one(const struct keep_upgmark *x, const char *key)
 	return keep_mark_result_exit_code(&res);
 }
 
-/* Every actor found under leases/, owners/, wal/ and snapshot/, sorted,
+/* Every actor found under keep_upgrade_actor_tops, sorted,
  * each once, into *keys (caller inits and releases). 0 or an exit code. */
 static int find_actors(const struct keep_upgmark *x, struct keep_list *keys)
 {
-	static const char *const tops[] = {KEEP_LEASES_PREFIX, KEEP_OWNER_PREFIX, KEEP_WAL_PREFIX,
-					   KEEP_SNAPSHOT_PREFIX};
+	const char *const *tops = keep_upgrade_actor_tops;
 	struct keep_list all;
 	size_t t, i, w;
 
 	keep_list_init(&all);
-	for (t = 0; t < sizeof(tops) / sizeof(tops[0]); t++) {
+	for (t = 0; t < KEEP_UPGRADE_ACTOR_TOPS; t++) {
 		struct keep_list l;
 		struct keep_reply r;
 
@@ -447,6 +446,7 @@ int keep_upgmark_native(const struct keep_upgmark *x)
 	struct keep_reply r;
 	struct keep_buf b;
 	struct keep_list l;
+	int rc;
 
 	_Static_assert(KEEP_NATIVE_KEY_MAX == KEEP_KEY_MAX, "a listed key fits the machine's");
 	memset(&r, 0, sizeof(r));
@@ -477,6 +477,7 @@ int keep_upgmark_native(const struct keep_upgmark *x)
 		keep_list_release(&l);
 		keep_buf_release(&b);
 	}
+	rc = keep_native_exit_code(&m);
 	switch (m.res) {
 	case KEEP_NATIVE_CREATED:
 		return native_line("native", NULL, NULL, m.obj.written_at_ms, "created");
@@ -484,19 +485,19 @@ int keep_upgmark_native(const struct keep_upgmark *x)
 		return native_line("native", NULL, NULL, m.obj.written_at_ms, "existing");
 	case KEEP_NATIVE_UPGRADED:
 		native_line("refused", "upgraded", NULL, m.obj.written_at_ms, NULL);
-		return KEEP_EXIT_NO;
+		return rc;
 	case KEEP_NATIVE_OLD_OBJECTS:
 		keep_warn(x->prog,
 			  "%s holds objects: this cluster ran per-actor leases (or something "
 			  "else wrote there); not native, nothing written (docs/upgrade.md)",
 			  m.old_prefix);
 		native_line("refused", "old-objects", m.key, 0, NULL);
-		return KEEP_EXIT_NO;
+		return rc;
 	case KEEP_NATIVE_BAD_OBJECT:
 		keep_warn(x->prog,
 			  "the object '" KEEP_CLUSTER_KEY "' is not a keep cluster object (%s)",
 			  m.why);
-		return KEEP_EXIT_BAD_OBJECT;
+		return rc;
 	case KEEP_NATIVE_FAILED:
 		keep_warn(x->prog, "unable to %s %s: %s: %s",
 			  m.failed_act == KEEP_NATIVE_ACT_LIST	   ? "list"
@@ -504,10 +505,10 @@ int keep_upgmark_native(const struct keep_upgmark *x)
 								   : "read",
 			  m.failed_act == KEEP_NATIVE_ACT_LIST ? m.old_prefix : KEEP_CLUSTER_KEY,
 			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
-		return keep_exit_of_reply(&r);
+		return rc;
 	case KEEP_NATIVE_ENCODE:
 		keep_warn(x->prog, "unable to encode the cluster object");
-		return KEEP_EXIT_TEMP;
+		return rc;
 	case KEEP_NATIVE_GAVE_UP:
 		break;
 	}
@@ -516,5 +517,5 @@ int keep_upgmark_native(const struct keep_upgmark *x)
 		  "no object (a stale replica, or a store that ignores If-None-Match): nothing "
 		  "written; run it again later",
 		  m.conflicts);
-	return KEEP_EXIT_TEMP;
+	return rc;
 }

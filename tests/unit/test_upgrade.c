@@ -695,6 +695,7 @@ TEST(native_creates_on_an_empty_bucket_then_existing)
 
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_CREATED);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 0);
 	CHECK_EQ_INT(m.obj.written_at_ms, W0);
 	CHECK_EQ_INT(b.reads, 1);
 	CHECK_EQ_INT(b.lists, 3);
@@ -703,6 +704,7 @@ TEST(native_creates_on_an_empty_bucket_then_existing)
 	memset(&b.reads, 0, 3 * sizeof(int));
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_EXISTING);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 0);
 	CHECK_EQ_INT(b.lists, 0);
 	CHECK_EQ_INT(b.creates, 0);
 }
@@ -714,6 +716,7 @@ TEST(native_refuses_old_objects_upgraded_and_bad)
 
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_OLD_OBJECTS);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 1);
 	CHECK_EQ_STR(m.key, "wal/t/c/a/7/x");
 	CHECK_EQ_STR(m.old_prefix, "wal/");
 	CHECK_EQ_INT(b.lists, 2);
@@ -721,10 +724,12 @@ TEST(native_refuses_old_objects_upgraded_and_bad)
 	b = (struct nbucket){.cluster = UPGRADED_BODY};
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_UPGRADED);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 1);
 	CHECK_EQ_INT(m.obj.written_at_ms, 6);
 	b = (struct nbucket){.cluster = "wasmkeep-cluster 2\n"};
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_BAD_OBJECT);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 17);
 	CHECK_EQ_STR(m.why, "not a keep cluster object");
 }
 
@@ -737,12 +742,14 @@ TEST(native_failed_requests_say_which)
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
 	CHECK_EQ_INT(m.failed_act, KEEP_NATIVE_ACT_READ);
 	CHECK_EQ_INT(m.outcome, KEEP_STORE_AMBIGUOUS);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 111);
 	b = (struct nbucket){.list_fail = KEEP_STORE_REFUSED};
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
 	CHECK_EQ_INT(m.failed_act, KEEP_NATIVE_ACT_LIST);
 	CHECK_EQ_STR(m.old_prefix, "leases/");
 	CHECK_EQ_INT(m.outcome, KEEP_STORE_REFUSED);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 1);
 	b = (struct nbucket){.create_fail = KEEP_STORE_AMBIGUOUS};
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_FAILED);
@@ -759,6 +766,7 @@ TEST(native_conflict_reads_again_and_is_bounded)
 	native_run(&m, &b);
 	CHECK_EQ_INT(m.res, KEEP_NATIVE_GAVE_UP);
 	CHECK_EQ_INT(m.conflicts, KEEP_NATIVE_CONFLICTS_MAX);
+	CHECK_EQ_INT(keep_native_exit_code(&m), 111);
 	CHECK_EQ_INT(b.creates, KEEP_NATIVE_CONFLICTS_MAX);
 	CHECK_EQ_INT(b.reads, KEEP_NATIVE_CONFLICTS_MAX + 1);
 	CHECK_EQ_INT(b.lists, 3 * KEEP_NATIVE_CONFLICTS_MAX);
