@@ -8,6 +8,7 @@
 
 #include "../base/exitcode.h"
 #include "../codec/ownerrec.h"
+#include "../core/forget.h"
 #include "../core/upgrade.h"
 #include "../local/holds.h"
 #include "../platform/clock.h"
@@ -17,160 +18,125 @@
 #include "ownstore.h"
 #include "storecmd.h"
 
-/* The created fence of id (KEEP_FORGET_FENCE) may go only when no
- * ownership record names id: list owners/ and read every record
- * (keep_upgrade_forget_fence_record), saying how many were checked. 0 when
- * none names it (*checked: records read); else the exit code, with the
- * `kept` line said (1: a record names id, or one could not be read). */
-static int fence_unnamed_root(const struct keep_upgmark *x, const char *id, int64_t *checked)
+/* A `kept node=ID reason=R key=K [app=ROOT]` line. */
+static void kept_line(const char *id, const char *reason, const char *key, const char *app)
 {
+	struct keep_buf b;
+
+	keep_buf_init(&b, KEEP_LINE_MAX);
+	keep_line_start_out(&b, "kept");
+	keep_line_str(&b, "node", id);
+	keep_line_str(&b, "reason", reason);
+	keep_line_str(&b, "key", key);
+	if (app[0])
+		keep_line_str(&b, "app", app);
+	keep_line_end(&b);
+}
+
+/* The created fence of id (KEEP_FORGET_FENCE) may go only when no
+ * ownership record of any application root names id: the check is the
+ * machine's (keep_fcheck_*, lib/core/forget.h); this performs its LISTs
+ * and reads, one store handle per root, and says what ended it. 0 when
+ * none names it (*checked: records read, *nroots: application roots);
+ * else the exit code, with the `kept` line said. */
+static int fence_unnamed(const struct keep_upgmark *x, const char *id, int64_t *checked,
+			 size_t *nroots)
+{
+	static struct keep_fcheck m; /* 16 KiB of roots: not on the stack */
+	struct keep_fcheck_act act;
+	struct keep_upgmark y = *x; /* the root being checked */
 	struct keep_owner_rec rec;
 	struct keep_owner_read orr;
 	struct keep_list l;
 	struct keep_reply r;
-	struct keep_buf b;
+	const char *prefix = KEEP_OWNER_PREFIX;
 	int64_t next_say = keep_boot_ms() + x->cfg.timing.period_ms;
-	size_t i, plen = strlen(KEEP_OWNER_PREFIX);
-	int rc = 0;
 
-	*checked = 0;
+	_Static_assert(KEEP_FCHECK_KEY_MAX == KEEP_KEY_MAX, "a listed key fits the machine's");
+	_Static_assert(sizeof(y.cfg.app) == sizeof(act.root), "a root's buffer");
+	memset(&orr, 0, sizeof(orr));
 	keep_list_init(&l);
-	keep_store_list(x->store, KEEP_OWNER_PREFIX, &l, &r);
-	if (r.outcome != KEEP_STORE_OK) {
-		keep_warn(x->prog, "unable to list " KEEP_OWNER_PREFIX ": %s: %s",
-			  keep_outcome_name(r.outcome), r.detail[0] ? r.detail : "-");
-		keep_list_release(&l);
-		return keep_exit_of_reply(&r);
+	keep_fcheck_init(&m, id);
+	for (keep_fcheck_next(&m, &act); act.kind != KEEP_FCHECK_DONE; keep_fcheck_next(&m, &act)) {
+		switch (act.kind) {
+		case KEEP_FCHECK_LIST:
+		case KEEP_FCHECK_LIST_ROOTS:
+			if (act.kind == KEEP_FCHECK_LIST && act.root[0]) { /* the next root */
+				if (y.store != x->store)
+					keep_store_free(y.store);
+				memcpy(y.cfg.app, act.root, sizeof(y.cfg.app));
+				y.store = keep_store_open_or_die(x->prog, &y.cfg, NULL);
+			}
+			prefix = act.kind == KEEP_FCHECK_LIST ? KEEP_OWNER_PREFIX : "apps/";
+			keep_list_release(&l);
+			keep_list_init(&l);
+			keep_store_list(y.store, prefix, &l, &r);
+			if (r.outcome == KEEP_STORE_OK && act.kind == KEEP_FCHECK_LIST)
+				keep_warn_skipped(x->prog, prefix, &l);
+			keep_fcheck_on_list(&m, r.outcome, r.not_ours, l.n, l.nskipped,
+					    l.nskipped ? l.skipped[0].key : NULL);
+			if (m.res == KEEP_FCHECK_FAILED)
+				keep_warn(x->prog, "unable to list %s: %s: %s", prefix,
+					  keep_outcome_name(r.outcome),
+					  r.detail[0] ? r.detail : "-");
+			break;
+		case KEEP_FCHECK_KEY:
+			if (!keep_fcheck_on_key(&m, l.v[act.index].key))
+				keep_warn(x->prog, "'%s' is no ownership record key: skipped",
+					  l.v[act.index].key);
+			break;
+		case KEEP_FCHECK_KEY_ROOT:
+			keep_fcheck_on_root(&m, l.v[act.index].key);
+			break;
+		case KEEP_FCHECK_READ:
+			keep_owner_read(y.store, act.key, &rec, &orr);
+			keep_fcheck_on_read(&m, orr.reply.outcome, orr.reply.not_ours,
+					    orr.ok ? &rec : NULL);
+			if (!m.done && keep_boot_ms() >= next_say) { /* a long check says how far */
+				keep_info(x->prog,
+					  "forget %s: %lld of %zu ownership records checked", id,
+					  (long long)m.checked, l.n);
+				next_say = keep_boot_ms() + x->cfg.timing.period_ms;
+			}
+			break;
+		case KEEP_FCHECK_DONE:
+			break;
+		}
 	}
-	keep_warn_skipped(x->prog, KEEP_OWNER_PREFIX, &l);
-	if (l.nskipped) { /* a key it cannot read may name id */
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start_out(&b, "kept");
-		keep_line_str(&b, "node", id);
-		keep_line_str(&b, "reason", "unreadable");
-		keep_line_str(&b, "key", l.skipped[0].key);
-		if (x->cfg.app[0])
-			keep_line_str(&b, "app", x->cfg.app);
-		keep_line_end(&b);
+	keep_list_release(&l);
+	if (y.store != x->store)
+		keep_store_free(y.store);
+	*checked = m.checked;
+	*nroots = m.nroots;
+	switch (m.res) {
+	case KEEP_FCHECK_CLEAR:
+	case KEEP_FCHECK_FAILED:
+		break;
+	case KEEP_FCHECK_SKIPPED:
+		kept_line(id, "unreadable", m.key, y.cfg.app);
 		keep_warn(x->prog,
 			  "the listing of " KEEP_OWNER_PREFIX " skipped %zu key(s) it cannot read: "
 			  "the fence of nodes/%s stays",
-			  l.nskipped, id);
-		keep_list_release(&l);
-		return KEEP_EXIT_NO;
+			  m.nskipped, id);
+		break;
+	case KEEP_FCHECK_NAMED:
+		kept_line(id, "named", m.key, y.cfg.app);
+		keep_info(x->prog,
+			  "owners/%s names %s (generation %lld): the fence of nodes/%s frees it, "
+			  "so it stays",
+			  m.key, id, (long long)m.generation, id);
+		break;
+	case KEEP_FCHECK_UNREADABLE:
+		kept_line(id, "unreadable", m.key, y.cfg.app);
+		keep_warn(x->prog, "owners/%s could not be read (%s): the fence of nodes/%s stays",
+			  m.key, orr.why, id);
+		break;
+	case KEEP_FCHECK_TOO_MANY_ROOTS:
+		keep_warn(x->prog, "over %d application roots under apps/: the fence stays",
+			  KEEP_FCHECK_ROOTS_MAX);
+		break;
 	}
-	for (i = 0; i < l.n && !rc; i++) {
-		const char *key = l.v[i].key + plen;
-		enum keep_forget_record fr;
-
-		if (strncmp(l.v[i].key, KEEP_OWNER_PREFIX, plen) != 0 ||
-		    !keep_owner_key_valid(key)) {
-			keep_warn(x->prog, "'%s' is no ownership record key: skipped", l.v[i].key);
-			continue;
-		}
-		keep_owner_read(x->store, key, &rec, &orr);
-		fr = keep_upgrade_forget_fence_record(id, orr.reply.outcome, orr.ok ? &rec : NULL);
-		(*checked)++;
-		if (fr == KEEP_FORGET_REC_CLEAR) {
-			if (keep_boot_ms() >= next_say) { /* a long check says how far it is */
-				keep_info(x->prog,
-					  "forget %s: %lld of %zu ownership records checked", id,
-					  (long long)*checked, l.n);
-				next_say = keep_boot_ms() + x->cfg.timing.period_ms;
-			}
-			continue;
-		}
-		keep_buf_init(&b, KEEP_LINE_MAX);
-		keep_line_start_out(&b, "kept");
-		keep_line_str(&b, "node", id);
-		keep_line_str(&b, "reason", fr == KEEP_FORGET_REC_NAMED ? "named" : "unreadable");
-		keep_line_str(&b, "key", key);
-		if (x->cfg.app[0])
-			keep_line_str(&b, "app", x->cfg.app);
-		keep_line_end(&b);
-		if (fr == KEEP_FORGET_REC_NAMED) {
-			keep_info(x->prog,
-				  "owners/%s names %s (generation %lld): the fence of nodes/%s "
-				  "frees it, so it stays",
-				  key, id, (long long)rec.generation, id);
-			rc = KEEP_EXIT_NO;
-		} else {
-			keep_warn(x->prog,
-				  "owners/%s could not be read (%s): the fence of nodes/%s stays",
-				  key, orr.why, id);
-			rc = orr.reply.outcome == KEEP_STORE_OK ? KEEP_EXIT_NO
-								: keep_exit_of_reply(&orr.reply);
-		}
-	}
-	keep_list_release(&l);
-	return rc;
-}
-
-/* The roots of the bucket (ADR 0022): every ROOT of an apps/ROOT/owners/
- * key, each once, into roots (at most max; more are refused: 1, said).
- * 0, or the exit code of the listing's failure. */
-static int list_app_roots(const struct keep_upgmark *x, char (*roots)[KEEP_APP_ROOT_MAX + 1],
-			  size_t max, size_t *n)
-{
-	struct keep_list l;
-	struct keep_reply r;
-	size_t i, k;
-
-	*n = 0;
-	keep_list_init(&l);
-	keep_store_list(x->store, "apps/", &l, &r);
-	if (r.outcome != KEEP_STORE_OK) {
-		keep_warn(x->prog, "unable to list apps/: %s: %s", keep_outcome_name(r.outcome),
-			  r.detail[0] ? r.detail : "-");
-		keep_list_release(&l);
-		return keep_exit_of_reply(&r);
-	}
-	for (i = 0; i < l.n; i++) {
-		char name[KEEP_APP_ROOT_MAX + 1];
-
-		if (keep_upgrade_app_root_of(l.v[i].key, name, sizeof(name)) != 0)
-			continue;
-		for (k = 0; k < *n && strcmp(roots[k], name) != 0; k++)
-			;
-		if (k < *n)
-			continue;
-		if (*n == max) {
-			keep_warn(x->prog,
-				  "over %zu application roots under apps/: the fence stays", max);
-			keep_list_release(&l);
-			return KEEP_EXIT_NO;
-		}
-		snprintf(roots[(*n)++], sizeof(roots[0]), "%s", name);
-	}
-	keep_list_release(&l);
-	return 0;
-}
-
-/* fence_unnamed_root over the default root and every application root of
- * the bucket (a record of any root may name id: nodes/ is shared). */
-static int fence_unnamed(const struct keep_upgmark *x, const char *id, int64_t *checked,
-			 size_t *nroots)
-{
-	static char roots[256][KEEP_APP_ROOT_MAX + 1];
-	int64_t c = 0;
-	size_t i;
-	int rc;
-
-	*nroots = 0;
-	rc = fence_unnamed_root(x, id, checked);
-	if (!rc)
-		rc = list_app_roots(x, roots, sizeof(roots) / sizeof(roots[0]), nroots);
-	for (i = 0; !rc && i < *nroots; i++) {
-		struct keep_upgmark y = *x;
-
-		_Static_assert(sizeof(y.cfg.app) == sizeof(roots[i]), "a root's buffer");
-		memcpy(y.cfg.app, roots[i], sizeof(y.cfg.app)); /* NUL-terminated there */
-		y.store = keep_store_open_or_die(x->prog, &y.cfg, NULL);
-		rc = fence_unnamed_root(&y, id, &c);
-		keep_store_free(y.store);
-		*checked += c;
-	}
-	return rc;
+	return keep_fcheck_exit_code(&m);
 }
 
 /* Forget one node. quiet: --stale (no line for format-3 objects). */
