@@ -809,3 +809,11 @@ enum keep_free keep_node_free(const char *node, const char *instance, bool prese
 	/* a saturated deadline (a written_at no decoder passes) is never reached */
 	return at != INT64_MAX && now_wall >= at ? KEEP_FREE_YES : KEEP_FREE_LATER;
 }
+
+void keep_node_age(int64_t written_at_ms, int64_t now_wall_ms, int64_t *age_ms, int64_t *ahead_ms)
+{
+	int64_t d = keep_sub_sat_ms(now_wall_ms, written_at_ms);
+
+	*age_ms = d > 0 ? d : 0;
+	*ahead_ms = written_at_ms > now_wall_ms ? keep_sub_sat_ms(written_at_ms, now_wall_ms) : 0;
+}

@@ -378,6 +378,12 @@ enum keep_free {
  * format (keep_node_free does). o and t borrowed. */
 int64_t keep_node_free_at_ms(const struct keep_node_obj *o, const struct keep_timing *t);
 
+/* How old an object dated written_at_ms is at now_wall_ms (ms; node-watch's
+ * age_ms and ahead_ms; docs/formats.md "Time bounds"): *age_ms = now -
+ * written_at, 0 when it is dated ahead of this clock; *ahead_ms =
+ * written_at - now when dated ahead, else 0. Saturating. */
+void keep_node_age(int64_t written_at_ms, int64_t now_wall_ms, int64_t *age_ms, int64_t *ahead_ms);
+
 /* Is a record naming node `node` and instance `instance` free, on the
  * evidence of a read of nodes/<node> issued AFTER the read of the record?
  *   present: the read found an object (false: absent -> NO);

@@ -189,19 +189,17 @@ static void self_lease(struct keep_nodewatch *d, int64_t now, bool *valid, int64
 	*live_since = me.live_since_mono_ms;
 }
 
-static int64_t max_ms(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
 static int print_status_line(struct keep_nodewatch *d, const struct keep_nodewatch_seen *s,
 			     int64_t wall)
 {
 	struct keep_buf b;
 	enum keep_node_status st;
+	int64_t age = 0, ahead = 0;
 	int rc;
 
 	st = keep_node_status(s->decoded ? &s->obj : NULL, wall, &d->cfg.timing, false);
+	if (s->decoded)
+		keep_node_age(s->obj.written_at_ms, wall, &age, &ahead);
 	keep_line_begin_fmt(&b, "node", d->fmt);
 	keep_line_str(&b, "id", s->node);
 	keep_line_str(&b, "state", keep_node_status_name(st));
@@ -217,8 +215,8 @@ static int print_status_line(struct keep_nodewatch *d, const struct keep_nodewat
 			      strcmp(s->obj.instance, "-") != 0 ? s->obj.instance : NULL);
 		keep_line_int(&b, "written_at_ms", s->obj.written_at_ms);
 		/* dated ahead of this clock: age 0, and ahead_ms at the end
-		 * (docs/formats.md "Time bounds") */
-		keep_line_int(&b, "age_ms", max_ms(0, keep_sub_sat_ms(wall, s->obj.written_at_ms)));
+		 * (keep_node_age) */
+		keep_line_int(&b, "age_ms", age);
 		keep_line_int(&b, "format", s->obj.format);
 		if (st == KEEP_STATUS_FENCED) {
 			keep_line_str(&b, "fenced_by",
@@ -231,17 +229,19 @@ static int print_status_line(struct keep_nodewatch *d, const struct keep_nodewat
 		if (st == KEEP_STATUS_FENCED || st == KEEP_STATUS_RELEASED)
 			keep_line_int(&b, "free_at_ms",
 				      keep_node_free_at_ms(&s->obj, &d->cfg.timing));
-		if (s->obj.written_at_ms > wall)
-			keep_line_int(&b, "ahead_ms", keep_sub_sat_ms(s->obj.written_at_ms, wall));
+		if (ahead)
+			keep_line_int(&b, "ahead_ms", ahead);
 	}
 	rc = keep_line_end(&b) == 0 ? 0 : KEEP_EXIT_TEMP;
 	return rc;
 }
 
-static void age_text(char *out, size_t n, int64_t ms)
+/* AGE: ms (keep_node_age), or "ahead" when dated ahead of this clock
+ * (NOTE says by how much). */
+static void age_text(char *out, size_t n, int64_t ms, int64_t ahead)
 {
-	if (ms < 0)
-		snprintf(out, n, "ahead"); /* dated ahead of this clock (NOTE says by how much) */
+	if (ahead)
+		snprintf(out, n, "ahead");
 	else if (ms < 100000)
 		snprintf(out, n, "%lld.%01llds", (long long)(ms / 1000),
 			 (long long)((ms % 1000) / 100));
@@ -260,13 +260,15 @@ static int print_table(struct keep_nodewatch *d, int64_t wall)
 		enum keep_node_status st =
 		    keep_node_status(s->decoded ? &s->obj : NULL, wall, &d->cfg.timing, false);
 		char age[32], note[200];
+		int64_t age_ms, ahead;
 
 		if (!s->decoded) {
 			printf("%-20s %-12s %-6s %-20s %-32s %-15s %-9s %s\n", s->node,
 			       keep_node_status_name(st), "-", "-", "-", "-", "-", s->why);
 			continue;
 		}
-		age_text(age, sizeof(age), keep_sub_sat_ms(wall, s->obj.written_at_ms));
+		keep_node_age(s->obj.written_at_ms, wall, &age_ms, &ahead);
+		age_text(age, sizeof(age), age_ms, ahead);
 		note[0] = '\0';
 		if (st == KEEP_STATUS_FENCED) {
 			/* when its records are free: ahead (in) or passed (since),
@@ -288,12 +290,12 @@ static int print_table(struct keep_nodewatch *d, int64_t wall)
 			snprintf(note, sizeof(note), "ERROR: an old version is running");
 		else if (st == KEEP_STATUS_OLD_RETIRED)
 			snprintf(note, sizeof(note), "retired (old format)");
-		if (s->obj.written_at_ms > wall) {
+		if (ahead) {
 			size_t l = strlen(note);
 
 			snprintf(note + l, sizeof(note) - l,
 				 "%swritten_at %llds ahead of this clock", l ? "; " : "",
-				 (long long)(keep_sub_sat_ms(s->obj.written_at_ms, wall) / 1000));
+				 (long long)(ahead / 1000));
 		}
 		printf("%-20s %-12s %-6d %-20s %-32s %-15lld %-9s %s\n", s->node,
 		       keep_node_status_name(st), s->obj.format, s->obj.host[0] ? s->obj.host : "-",

@@ -911,6 +911,29 @@ TEST(absurd_written_at_never_frees_or_overflows)
 	keep_watch_release(&w);
 }
 
+/* node-watch's age_ms and ahead_ms: one is 0 whenever the other is not;
+ * absurd dates saturate instead of wrapping. */
+TEST(node_age_and_ahead)
+{
+	int64_t age, ahead;
+
+	keep_node_age(1000, 4500, &age, &ahead);
+	CHECK_EQ_INT(age, 3500);
+	CHECK_EQ_INT(ahead, 0);
+	keep_node_age(4500, 1000, &age, &ahead);
+	CHECK_EQ_INT(age, 0);
+	CHECK_EQ_INT(ahead, 3500);
+	keep_node_age(1000, 1000, &age, &ahead);
+	CHECK_EQ_INT(age, 0);
+	CHECK_EQ_INT(ahead, 0);
+	keep_node_age(INT64_MIN, INT64_MAX, &age, &ahead);
+	CHECK(age == INT64_MAX);
+	CHECK_EQ_INT(ahead, 0);
+	keep_node_age(INT64_MAX, INT64_MIN, &age, &ahead);
+	CHECK_EQ_INT(age, 0);
+	CHECK(ahead == INT64_MAX);
+}
+
 int main(void)
 {
 	RUN(status_format3_states);
@@ -942,5 +965,6 @@ int main(void)
 	RUN(peer_hostile_line_times_saturate);
 	RUN(saturating_add_sub);
 	RUN(absurd_written_at_never_frees_or_overflows);
+	RUN(node_age_and_ahead);
 	return unit_done();
 }
