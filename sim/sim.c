@@ -2414,7 +2414,6 @@ static void start_release(struct sim *s, struct proc *p, int a)
 	struct keep_resolver_cfg c;
 
 	res_cfg(s, KEEP_RES_RELEASE, &c);
-	c.concurrency = 1;
 	actor_key(a, c.key, sizeof(c.key));
 	p->fg = FG_REL;
 	p->fg_actor = a;

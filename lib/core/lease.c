@@ -476,6 +476,12 @@ void keep_lease_go(struct keep_lease *sm)
 	sm->go_held = false;
 }
 
+void keep_lease_go_closed(struct keep_lease *sm, int64_t now_mono_ms)
+{
+	if (sm->go_held)
+		keep_lease_stop(sm, now_mono_ms);
+}
+
 void keep_lease_orphan(struct keep_lease *sm, int64_t now)
 {
 	if (sm->orphan_deadline_mono_ms)
@@ -1082,4 +1088,11 @@ const char *keep_lease_event_name(enum keep_lease_event_kind k)
 	if ((unsigned)k < sizeof(names) / sizeof(names[0]) && names[k])
 		return names[k];
 	return "unknown";
+}
+
+int64_t keep_lease_valid_gauge_ms(const struct keep_lease *sm, int64_t now_mono_ms, bool stop_asked)
+{
+	if (stop_asked || !keep_lease_valid(sm, now_mono_ms))
+		return 0;
+	return sm->valid_until_mono_ms - now_mono_ms;
 }

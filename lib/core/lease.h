@@ -311,6 +311,12 @@ int keep_lease_on_state_write(struct keep_lease *sm, int64_t now_mono_ms, bool o
 void keep_lease_hold_first(struct keep_lease *sm);
 void keep_lease_go(struct keep_lease *sm);
 
+/* The supervisor's `go` channel ended (end of input, or a read error)
+ * before `go` came: the start guard will never let this instance write,
+ * so it stops at now_mono_ms with nothing written (keep_lease_stop).
+ * Ignored once `go` came, or without keep_lease_hold_first. */
+void keep_lease_go_closed(struct keep_lease *sm, int64_t now_mono_ms);
+
 /* The supervisor is gone (keep-agent killed: docs/lease.md "No
  * supervisor"): the clean stop (keep_lease_stop) at now_mono_ms, bounded
  * by one write period instead of ttl - safety; every attempt's timeout_ms
@@ -370,6 +376,14 @@ void keep_lease_on_runs_signal(struct keep_lease *sm, int64_t now_mono_ms, int n
 /* True while the node lease is valid at now_mono_ms: phase LIVE and
  * now < valid_until. */
 bool keep_lease_valid(const struct keep_lease *sm, int64_t now_mono_ms);
+
+/* The keep_node_lease_valid_seconds gauge (ms; docs/metrics.md): how long
+ * the lease stays valid from now_mono_ms (keep_lease_valid), 0 when it is
+ * not, and 0 from a stop signal on: stop_asked, a signal the driver has
+ * not handed to keep_lease_stop yet (the stopping machine is locally
+ * invalid already). A node being stopped announces no validity. */
+int64_t keep_lease_valid_gauge_ms(const struct keep_lease *sm, int64_t now_mono_ms,
+				  bool stop_asked);
 
 /* Pop the oldest queued event into *ev. true if there was one. */
 bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev);

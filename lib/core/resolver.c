@@ -168,6 +168,8 @@ void keep_resolver_init(struct keep_resolver *r, const struct keep_resolver_cfg 
 		r->cfg.concurrency = 1;
 	if (r->cfg.concurrency > KEEP_RES_SLOTS)
 		r->cfg.concurrency = KEEP_RES_SLOTS;
+	if (r->cfg.mode == KEEP_RES_RELEASE)
+		r->cfg.concurrency = 1; /* one key: its steps in order */
 	if (r->cfg.timeout_ms < 1)
 		r->cfg.timeout_ms = 1;
 	r->phase = KEEP_RP_START;
@@ -188,6 +190,8 @@ void keep_resolver_release(struct keep_resolver *r)
 
 void keep_resolver_stop(struct keep_resolver *r)
 {
+	if (r->cfg.mode == KEEP_RES_DRAIN)
+		return; /* a drain is what a clean stop waits for: bounded by its deadline */
 	r->stop = true;
 }
 

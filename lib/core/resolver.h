@@ -83,7 +83,7 @@ struct keep_resolver_cfg {
 	enum keep_res_mode mode;
 	struct keep_timing t;
 	int64_t timeout_ms;	  /* each store request's bound (ms, > 0) */
-	int concurrency;	  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY */
+	int concurrency;	  /* jobs at once, 1..KEEP_PENDING_CONCURRENCY; RELEASE: 1 */
 	int64_t deadline_mono_ms; /* DRAIN: no job starts after it, and everything a job waits
 				     on ends by it; RELEASE: set by the machine, its start +
 				     KEEP_RELEASE_TRIES_MS (issue 23 item 3) */
@@ -250,7 +250,9 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_ms,
 			    int64_t now_wall_ms, const struct keep_oreply *rp);
 
-/* Stop: no new pass or job; DONE once the jobs in flight end. */
+/* Stop: no new pass or job; DONE once the jobs in flight end. A DRAIN
+ * ignores it: the drain is what a clean stop waits for, and its deadline
+ * bounds it (ADR 0020 §4). */
 void keep_resolver_stop(struct keep_resolver *r);
 
 /* Pop the oldest event into *ev. true if there was one. */

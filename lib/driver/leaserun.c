@@ -134,9 +134,7 @@ static int drain_events(struct keep_leaserun *d)
 	while (keep_lease_poll_event(&d->sm, &e))
 		keep_leaserun_event(d, &e, now);
 	keep_metrics_set_ms(&d->metrics, "keep_node_lease_valid_seconds",
-			    keep_lease_valid(&d->sm, now) && !atomic_load(&stop_flag)
-				? d->sm.valid_until_mono_ms - now
-				: 0);
+			    keep_lease_valid_gauge_ms(&d->sm, now, atomic_load(&stop_flag) != 0));
 	keep_metrics_flush(&d->metrics);
 	return r;
 }
@@ -447,8 +445,9 @@ static void wait_for_go(struct keep_leaserun *d, const struct keep_lease_action 
 		close(d->go_fd);
 	} else if (g < 0) {
 		keep_info(d->prog, "fd %d closed before `go`: stopping, nothing written", d->go_fd);
+		keep_lease_go_closed(&d->sm, now);
 		if (!atomic_load(&stop_flag))
-			atomic_store(&stop_flag, 1);
+			atomic_store(&stop_flag, 1); /* the orphan's check, the gauge */
 	}
 }
 

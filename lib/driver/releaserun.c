@@ -59,7 +59,6 @@ int keep_releaserun_key(void *ctx, const char *key)
 		return KEEP_EXIT_USAGE;
 	}
 	keep_owncmd_resolver_cfg(x, KEEP_RES_RELEASE, &c);
-	c.concurrency = 1;
 	snprintf(c.key, sizeof(c.key), "%s", key);
 	keep_resolver_init(&r, &c);
 	keep_resolver_run(&r, x->node_dir, &x->store, 1, &keep_stop_flag, on_event, x);
@@ -105,9 +104,8 @@ static int resolve(struct keep_owncmd *x, enum keep_res_mode mode, int64_t wait_
 		    c.deadline_mono_ms; /* progress */
 	}
 	keep_resolver_init(&r, &c);
-	/* a drain is not cut by SIGTERM: it is what a clean stop waits for */
-	keep_resolver_run(&r, x->node_dir, stores, nstores,
-			  mode == KEEP_RES_DRAIN ? NULL : &keep_stop_flag, on_event, x);
+	/* a stop signal stops a pass or a follow, not a drain: keep_resolver_stop */
+	keep_resolver_run(&r, x->node_dir, stores, nstores, &keep_stop_flag, on_event, x);
 	rc = keep_resolver_exit_code(&r);
 	if (mode == KEEP_RES_DRAIN) {
 		keep_line_begin(&b, "drain");

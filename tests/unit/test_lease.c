@@ -315,6 +315,10 @@ TEST(first_write_with_a_lost_reply_is_adopted_when_it_landed)
 	CHECK(keep_lease_valid(&sm, now));
 	CHECK_EQ_STR(sm.version, "vr");
 	CHECK_EQ_INT(sm.valid_until_mono_ms, sent + 2400);
+	/* the gauge: the time left, and 0 from a stop signal on */
+	CHECK_EQ_INT(keep_lease_valid_gauge_ms(&sm, now, false), sent + 2400 - now);
+	CHECK_EQ_INT(keep_lease_valid_gauge_ms(&sm, now, true), 0);
+	CHECK_EQ_INT(keep_lease_valid_gauge_ms(&sm, sent + 2400, false), 0);
 }
 
 TEST(renewals_come_every_min_period_ttl3_from_the_previous_send_if_match_last_version)
@@ -1536,6 +1540,34 @@ TEST(first_write_waits_for_go)
 	next();
 	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+	/* the channel closed before `go`: the same stop, nothing written */
+	init();
+	keep_lease_hold_first(&sm);
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WAIT_GO);
+	keep_lease_go_closed(&sm, now);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_DONE);
+	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_OK);
+	CHECK_EQ_INT(keep_lease_valid_gauge_ms(&sm, now, false), 0); /* never live */
+	/* after `go`, a closed channel changes nothing */
+	init();
+	keep_lease_hold_first(&sm);
+	for (;;) {
+		run_until_io();
+		if (act.kind != KEEP_LACT_READ)
+			break;
+		read_absent();
+	}
+	keep_lease_go(&sm);
+	keep_lease_go_closed(&sm, now);
+	next();
+	CHECK_EQ_INT(act.kind, KEEP_LACT_WRITE);
 }
 
 /* The restart carry (keep_lease_restart_carry) and the operator's clear

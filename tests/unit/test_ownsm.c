@@ -794,6 +794,39 @@ TEST(drain_parks_every_hold_and_keeps_its_deadline)
 	keep_resolver_release(&r);
 }
 
+/* A stop signal does not cut a drain (it is what a clean stop waits for;
+ * its deadline bounds it), and a release of one key runs one job at a
+ * time whatever concurrency it is given. */
+TEST(a_stop_never_cuts_a_drain_and_a_release_runs_alone)
+{
+	struct world w;
+	struct keep_resolver r;
+	struct keep_resolver_cfg c;
+	int64_t now = 1000;
+	int k;
+
+	world_init(&w);
+	for (k = 1; k <= 10; k++)
+		give_hold(&w, k, 2);
+	res_cfg(&c, KEEP_RES_DRAIN);
+	c.deadline_mono_ms = now + 5000;
+	c.backoff = true;
+	keep_resolver_init(&r, &c);
+	keep_resolver_stop(&r);
+	CHECK(!r.stop);
+	resolve(&w, &r, &now);
+	CHECK_EQ_INT(r.left, 0);
+	CHECK_EQ_INT(w.rec_writes, 10); /* every hold parked */
+	keep_resolver_release(&r);
+	res_cfg(&c, KEEP_RES_RELEASE);
+	c.concurrency = 32;
+	keep_resolver_init(&r, &c);
+	CHECK_EQ_INT(r.cfg.concurrency, 1);
+	keep_resolver_stop(&r); /* a pass stops */
+	CHECK(r.stop);
+	keep_resolver_release(&r);
+}
+
 /* Issue 23 item 3: a deadline bounds everything a job waits on. */
 TEST(release_bound_covers_the_lock_and_the_read_after_a_conflict)
 {
@@ -1372,6 +1405,7 @@ int main(void)
 	RUN(pass_keeps_32_in_flight_shares_one_sync_and_stops_after_32_failures);
 	RUN(follow_backoff_of_a_vanished_entry_never_spins);
 	RUN(drain_parks_every_hold_and_keeps_its_deadline);
+	RUN(a_stop_never_cuts_a_drain_and_a_release_runs_alone);
 	RUN(release_bound_covers_the_lock_and_the_read_after_a_conflict);
 	RUN(drain_deadline_covers_locks_and_reads);
 	RUN(unresolved_acquire_released_once_landed_never_under_a_hold);
