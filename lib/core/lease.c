@@ -1096,3 +1096,14 @@ int64_t keep_lease_valid_gauge_ms(const struct keep_lease *sm, int64_t now_mono_
 		return 0;
 	return sm->valid_until_mono_ms - now_mono_ms;
 }
+
+bool keep_lease_ever_wrote(const struct keep_lease *sm)
+{
+	return sm->written_at_ms != 0;
+}
+
+bool keep_lease_twin_at_start(const struct keep_lease *sm, const struct keep_lease_event *e)
+{
+	return e->kind == KEEP_LEV_LOST && e->reason == KEEP_REASON_REPLACED &&
+	       !keep_lease_ever_wrote(sm);
+}

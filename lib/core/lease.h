@@ -377,6 +377,16 @@ void keep_lease_on_runs_signal(struct keep_lease *sm, int64_t now_mono_ms, int n
  * now < valid_until. */
 bool keep_lease_valid(const struct keep_lease *sm, int64_t now_mono_ms);
 
+/* Did this instance ever write nodes/<id> (a write acknowledged, or
+ * adopted)? Before it did, a stop frees nothing and a loss lost nothing. */
+bool keep_lease_ever_wrote(const struct keep_lease *sm);
+
+/* Is the LOST event e a twin met in the start check: another instance of
+ * this node live (REPLACED) before this instance ever wrote? Then nothing
+ * was held and nothing lost: lease-write says "not starting" (runbook
+ * twin-detected.md), not "lost". e borrowed. */
+bool keep_lease_twin_at_start(const struct keep_lease *sm, const struct keep_lease_event *e);
+
 /* The keep_node_lease_valid_seconds gauge (ms; docs/metrics.md): how long
  * the lease stays valid from now_mono_ms (keep_lease_valid), 0 when it is
  * not, and 0 from a stop signal on: stop_asked, a signal the driver has

@@ -138,3 +138,9 @@ bool keep_timing_heartbeat_stalled(const char *file_boot, const char *boot, int6
 	*age_ms = now_ms > updated_ms ? now_ms - updated_ms : 0;
 	return *age_ms > keep_timing_stall_ms(t);
 }
+
+bool keep_timing_heartbeat_due(int64_t last_beat_mono_ms, int64_t now_mono_ms,
+			       const struct keep_timing *t)
+{
+	return keep_sub_sat_ms(now_mono_ms, last_beat_mono_ms) >= t->period_ms;
+}

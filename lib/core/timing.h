@@ -92,6 +92,14 @@ int64_t keep_timing_clock_step_ms(const struct keep_timing *t);
  * "Readiness"; ADR 0020 §2: the watch and the fence a node runs). */
 int64_t keep_timing_stall_ms(const struct keep_timing *t);
 
+/* Is a heartbeat file due again (node-watch's watch state, ms on the boot
+ * clock): a period has passed since its last write (now - last >=
+ * period), checked between passes, between the pages of a listing and
+ * between reads, so a long pass still beats (docs/operations.md
+ * "Readiness"; keep_timing_heartbeat_stalled judges it). */
+bool keep_timing_heartbeat_due(int64_t last_beat_mono_ms, int64_t now_mono_ms,
+			       const struct keep_timing *t);
+
 /* Is a heartbeat file of the fencing pipeline stalled now (lease-status
  * --progress; docs/operations.md "Readiness")? file_boot: the boot id the
  * file names (NULL when absent); boot: this boot's id ("" when unknown,

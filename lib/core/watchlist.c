@@ -281,3 +281,30 @@ int keep_owner_once_exit(const struct keep_owner_once *o)
 {
 	return o->failed ? KEEP_EXIT_TEMP : o->bad ? KEEP_EXIT_BAD_OBJECT : KEEP_EXIT_OK;
 }
+
+enum keep_wl_keep keep_watchlist_keep(bool gone, bool read_failed, bool have_prev, bool drop_unseen,
+				      bool every)
+{
+	if (gone)
+		return KEEP_WL_KEEP_DROP;
+	if (!read_failed || every)
+		return KEEP_WL_KEEP_NEW;
+	if (have_prev)
+		return KEEP_WL_KEEP_PREV;
+	return drop_unseen ? KEEP_WL_KEEP_DROP : KEEP_WL_KEEP_NEW;
+}
+
+const char *keep_watchlist_body_version(bool not_ours, const char *listed, const char *read_version)
+{
+	return not_ours ? listed : read_version;
+}
+
+int64_t keep_owner_watch_next_pass_ms(int64_t pass_start_mono_ms, const struct keep_timing *t)
+{
+	return keep_add_sat_ms(pass_start_mono_ms, t->period_ms);
+}
+
+void keep_owner_watch_baseline(struct keep_owner_view *v)
+{
+	v->last_known_holder = v->holder;
+}

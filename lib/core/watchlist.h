@@ -199,4 +199,40 @@ struct keep_owe {
 size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_owner_view *cur,
 			     struct keep_owe ev[KEEP_OWE_MAX]);
 
+/* ---- a pass ------------------------------------------------------------------ */
+
+/* What a pass keeps of one object after its read (a record of
+ * owners/PREFIX, or a holder's nodes/<id>; §2 the listing). */
+enum keep_wl_keep {
+	KEEP_WL_KEEP_NEW = 0, /* the read's result */
+	KEEP_WL_KEEP_PREV,    /* the read failed: the view of an earlier pass stays, read
+				 again next pass */
+	KEEP_WL_KEEP_DROP,    /* not in this pass: gone since the listing, or a failed
+				 read of an object no pass has seen (drop_unseen) */
+};
+/* gone: the read answered not found; read_failed: it failed (no answer
+ * about the object); have_prev: an earlier pass has a view of it;
+ * drop_unseen: an object never seen is left out of the pass until a read
+ * succeeds (records: else kept as a failed read); every (--once): a failed
+ * read is kept as it is, never an older view. */
+enum keep_wl_keep keep_watchlist_keep(bool gone, bool read_failed, bool have_prev, bool drop_unseen,
+				      bool every);
+
+/* The version a record's view is known by (owner-watch reads it again
+ * only when the listing shows another): the read's, or the listed one for
+ * a body keep cannot hold (not_ours: over KEEP_BODY_MAX, read with no
+ * version), so it is reported once and not read again until it changes
+ * (issue 16). Strings borrowed; returns one of them. */
+const char *keep_watchlist_body_version(bool not_ours, const char *listed,
+					const char *read_version);
+
+/* When owner-watch's next pass starts (boot-clock ms): a period after the
+ * start of this one, failed or not (saturating). */
+int64_t keep_owner_watch_next_pass_ms(int64_t pass_start_mono_ms, const struct keep_timing *t);
+
+/* The first pass of --follow is the baseline (no events before
+ * `synced`): call it on each of its views; v's last_known_holder is its
+ * holder. */
+void keep_owner_watch_baseline(struct keep_owner_view *v);
+
 #endif

@@ -165,7 +165,7 @@ void keep_leaserun_event(struct keep_leaserun *d, const struct keep_lease_event 
 				 "fence it, ttl + grace after its last write (docs/lease.md "
 				 "\"Jobs of the node\")",
 				 (long long)e->pid, d->node_dir, d->cfg.node_id,
-				 d->sm.written_at_ms ? "no released" : "not started");
+				 keep_lease_ever_wrote(&d->sm) ? "no released" : "not started");
 		else if (e->reason == KEEP_REASON_CLOCK_BEHIND)
 			keep_log(KEEP_LOG_FATAL, d->prog,
 				 "the wall clock is %lld ms behind the last "
@@ -175,7 +175,7 @@ void keep_leaserun_event(struct keep_leaserun *d, const struct keep_lease_event 
 				 "write\")",
 				 (long long)e->wait_ms, d->cfg.node_id, (long long)e->written_at_ms,
 				 (long long)keep_timing_takeover_ms(&d->cfg.timing));
-		else if (e->reason == KEEP_REASON_REPLACED && !d->sm.written_at_ms)
+		else if (keep_lease_twin_at_start(&d->sm, e))
 			/* a twin met in the start check: this process never
 			 * held the lease, so it lost none */
 			keep_log(KEEP_LOG_FATAL, d->prog,

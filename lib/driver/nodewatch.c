@@ -72,7 +72,8 @@ static void write_watch_state(struct keep_nodewatch *d);
  * listing succeeded: listing=ok, the truth so far). */
 static void watch_beat(struct keep_nodewatch *d)
 {
-	if (d->beating && keep_boot_ms() - d->beat_mono_ms >= d->cfg.timing.period_ms)
+	if (d->beating &&
+	    keep_timing_heartbeat_due(d->beat_mono_ms, keep_boot_ms(), &d->cfg.timing))
 		write_watch_state(d);
 }
 

@@ -63,7 +63,7 @@ static void read_record(struct keep_ownerwatch *d, const char *key, const char *
 		return;
 	}
 	snprintf(r->version, sizeof(r->version), "%s",
-		 orr.reply.not_ours ? listed : orr.reply.version);
+		 keep_watchlist_body_version(orr.reply.not_ours, listed, orr.reply.version));
 	if (orr.ok)
 		return;
 	if (orr.reply.not_ours)
@@ -195,8 +195,9 @@ static int read_holders(struct keep_ownerwatch *d, struct keep_ownerwatch_rec *r
 			*x = d->nodes[p];
 			continue;
 		}
-		read_node(d, x);
-		if (!x->known && p >= 0 && d->nodes[p].known)
+		read_node(d, x); /* not found: known absent, a result */
+		if (keep_watchlist_keep(false, !x->known, p >= 0 && d->nodes[p].known, false,
+					false) == KEEP_WL_KEEP_PREV)
 			*x = d->nodes[p]; /* the read failed: what we knew, retried next pass */
 	}
 out:
@@ -270,13 +271,15 @@ static int pass(struct keep_ownerwatch *d, bool every, struct keep_ownerwatch_re
 		}
 		snprintf(r->key, sizeof(r->key), "%s", items[i].key);
 		read_record(d, items[i].key, items[i].listed, r, &o);
-		if (o == KEEP_STORE_NOT_FOUND)
-			continue; /* gone since the listing */
-		if (r->read_failed && !every) {
-			if (p)
-				*r = *p; /* what we knew; read again next pass */
-			else
-				continue; /* not seen yet: next pass */
+		switch (keep_watchlist_keep(o == KEEP_STORE_NOT_FOUND, r->read_failed, p != NULL,
+					    true, every)) {
+		case KEEP_WL_KEEP_DROP:
+			continue; /* gone since the listing, or not seen yet: next pass */
+		case KEEP_WL_KEEP_PREV:
+			*r = *p; /* what we knew; read again next pass */
+			break;
+		case KEEP_WL_KEEP_NEW:
+			break;
 		}
 		m++;
 	}
@@ -498,7 +501,7 @@ int keep_ownerwatch_follow(struct keep_ownerwatch *d)
 			keep_sleep_until_boot(next_pass);
 			continue;
 		}
-		next_pass = keep_add_sat_ms(now, d->cfg.timing.period_ms);
+		next_pass = keep_owner_watch_next_pass_ms(now, &d->cfg.timing);
 		if (pass(d, false, &nr, &n, &nodes, &nn) != 0)
 			continue; /* warned; the last pass stays as it was */
 		if (synced) {
@@ -508,7 +511,7 @@ int keep_ownerwatch_follow(struct keep_ownerwatch *d)
 		}
 		/* the first pass: the table, then `synced`; events from here on */
 		for (i = 0; i < n; i++)
-			nr[i].v.last_known_holder = nr[i].v.holder;
+			keep_owner_watch_baseline(&nr[i].v);
 		commit(d, nr, n, nodes, nn);
 		{
 			int64_t wall = keep_judge_wall_cfg(&d->cfg);

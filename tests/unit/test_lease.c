@@ -164,6 +164,13 @@ TEST(start_check_object_created_during_the_wait_is_a_twin)
 	run_until_io();
 	read_obj("va", obj(KEEP_NODE_LIVE, OTHER, WALL0 + 1900));
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+	{
+		struct keep_lease_event e;
+
+		CHECK(saw_event(KEEP_LEV_LOST, &e));
+		CHECK(!keep_lease_ever_wrote(&sm));
+		CHECK(keep_lease_twin_at_start(&sm, &e)); /* nothing held, nothing lost */
+	}
 }
 
 TEST(start_check_shortcut_on_a_fence_of_the_first_read_instance)
@@ -557,8 +564,13 @@ TEST(conflict_showing_fenced_is_lost_fenced)
 TEST(conflict_showing_another_instance_is_lost_replaced)
 {
 	struct keep_node_obj o = obj(KEEP_NODE_LIVE, OTHER, WALL0 + 5000);
+	struct keep_lease_event e;
+
 	conflict_then_read(&o, KEEP_STORE_OK, 0);
 	CHECK_EQ_INT(keep_lease_exit_code(&sm), KEEP_EXIT_REPLACED);
+	CHECK(saw_event(KEEP_LEV_LOST, &e));
+	CHECK(keep_lease_ever_wrote(&sm));
+	CHECK(!keep_lease_twin_at_start(&sm, &e)); /* a lease held, and lost */
 }
 
 TEST(conflict_showing_released_is_lost_released)

@@ -563,6 +563,17 @@ TEST(heartbeat_file_judged_on_this_boot)
 	CHECK_EQ_INT(age, 0);
 }
 
+/* node-watch's watch state is written again a period after the last. */
+TEST(heartbeat_due_a_period_after_the_last)
+{
+	struct keep_timing t = timing(); /* period 1000 */
+
+	CHECK(!keep_timing_heartbeat_due(5000, 5999, &t));
+	CHECK(keep_timing_heartbeat_due(5000, 6000, &t));
+	CHECK(!keep_timing_heartbeat_due(5000, 4000, &t));	    /* the clock behind: not due */
+	CHECK(keep_timing_heartbeat_due(INT64_MIN, INT64_MAX, &t)); /* saturates */
+}
+
 int main(void)
 {
 	RUN(heartbeat_stalls_past_two_periods_and_an_attempt);
@@ -580,5 +591,6 @@ int main(void)
 	RUN(schedule_lists_each_period_and_ticks_between);
 	RUN(listing_health_moves_ok_failing_failed_ok);
 	RUN(heartbeat_file_judged_on_this_boot);
+	RUN(heartbeat_due_a_period_after_the_last);
 	return unit_done();
 }

@@ -359,6 +359,40 @@ TEST(once_exit_of_the_records)
 	CHECK_EQ_INT(keep_owner_once_exit(&o), 111);
 }
 
+/* What a pass keeps after a read: gone drops; a result is taken; a
+ * failed read keeps an earlier view, else a record not seen yet waits for
+ * the next pass (a holder's node is kept as not known); --once keeps the
+ * failed read. */
+TEST(pass_keeps_after_a_read)
+{
+	CHECK_EQ_INT(keep_watchlist_keep(true, true, true, true, false), KEEP_WL_KEEP_DROP);
+	CHECK_EQ_INT(keep_watchlist_keep(false, false, true, true, false), KEEP_WL_KEEP_NEW);
+	CHECK_EQ_INT(keep_watchlist_keep(false, true, true, true, false), KEEP_WL_KEEP_PREV);
+	CHECK_EQ_INT(keep_watchlist_keep(false, true, false, true, false), KEEP_WL_KEEP_DROP);
+	CHECK_EQ_INT(keep_watchlist_keep(false, true, false, false, false), KEEP_WL_KEEP_NEW);
+	CHECK_EQ_INT(keep_watchlist_keep(false, true, true, true, true), KEEP_WL_KEEP_NEW);
+	CHECK_EQ_INT(keep_watchlist_keep(true, false, false, true, true), KEEP_WL_KEEP_DROP);
+}
+
+/* An oversized body (not ours, no version) is known by its listed token;
+ * the next pass starts a period after this one's start; the baseline. */
+TEST(pass_version_schedule_and_baseline)
+{
+	struct keep_timing t;
+	struct keep_owner_view v;
+
+	CHECK_EQ_STR(keep_watchlist_body_version(true, "L1", ""), "L1");
+	CHECK_EQ_STR(keep_watchlist_body_version(false, "L1", "R1"), "R1");
+	keep_timing_defaults(&t);
+	CHECK(keep_owner_watch_next_pass_ms(5000, &t) == 5000 + t.period_ms);
+	CHECK(keep_owner_watch_next_pass_ms(INT64_MAX - 1, &t) == INT64_MAX);
+	memset(&v, 0, sizeof(v));
+	v.holder = KEEP_HOLDER_FENCED;
+	v.last_known_holder = KEEP_HOLDER_LIVE;
+	keep_owner_watch_baseline(&v);
+	CHECK_EQ_INT(v.last_known_holder, KEEP_HOLDER_FENCED);
+}
+
 TEST(diff_removed_and_unreadable)
 {
 	struct keep_owner_view p = held("n1", IA, 2, KEEP_HOLDER_LIVE), c = unseen();
@@ -442,6 +476,8 @@ int main(void)
 	RUN(diff_acquire_release_takeover);
 	RUN(diff_holder_states);
 	RUN(once_exit_of_the_records);
+	RUN(pass_keeps_after_a_read);
+	RUN(pass_version_schedule_and_baseline);
 	RUN(diff_removed_and_unreadable);
 	RUN(diff_recreated_at_a_lower_generation);
 	return unit_done();
