@@ -58,35 +58,36 @@ bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev)
 }
 
 /* The smallest retry spacing: a fraction of one attempt (ms). */
-static int64_t retry_floor(const struct keep_lease *sm)
+static int64_t retry_floor_of(const struct keep_timing *t)
 {
-	int64_t f = keep_timing_attempt_timeout_ms(&sm->t) / 16;
+	int64_t f = keep_timing_attempt_timeout_ms(t) / 16;
 	return f < 10 ? 10 : f > 250 ? 250 : f;
 }
 
-/* Delay before the next attempt after `failures` failures in a row,
- * scheduled against the validity left (renewal-retry report): while valid,
- * the retry starts no later than the last moment a whole attempt still
- * fits before the lease runs out, and keeps coming at the floor spacing
- * after that point. */
-static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
+static int64_t retry_floor(const struct keep_lease *sm)
 {
-	int64_t floor = retry_floor(sm), every = keep_timing_write_every_ms(&sm->t);
+	return retry_floor_of(&sm->t);
+}
+
+int64_t keep_lease_retry_delay_ms(const struct keep_timing *t, enum keep_lease_phase phase,
+				  int failures, int64_t valid_until_mono_ms, int64_t now_mono_ms)
+{
+	int64_t floor = retry_floor_of(t), every = keep_timing_write_every_ms(t);
 	int64_t backoff = floor, slack;
 	int i;
 
-	for (i = 1; i < sm->failures && backoff < every; i++)
+	for (i = 1; i < failures && backoff < every; i++)
 		backoff *= 2;
 	backoff = min64(backoff, every);
-	if (sm->phase == KEEP_LEASE_LIVE) {
-		slack = sm->valid_until_mono_ms - now - keep_timing_attempt_timeout_ms(&sm->t);
+	if (phase == KEEP_LEASE_LIVE) {
+		slack = valid_until_mono_ms - now_mono_ms - keep_timing_attempt_timeout_ms(t);
 		if (slack > 0)
 			return min64(backoff, slack);
 		return floor;
 	}
-	if (sm->phase == KEEP_LEASE_STOPPING)
+	if (phase == KEEP_LEASE_STOPPING)
 		return floor;
-	if (sm->phase == KEEP_LEASE_RAN_OUT) {
+	if (phase == KEEP_LEASE_RAN_OUT) {
 		/* after an outage every node must renew before its peers' watches
 		 * (a write period plus an attempt, counted from their own first
 		 * write after the lapse) end: keep recovering nodes close together */
@@ -94,6 +95,13 @@ static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
 		return min64(backoff, cap);
 	}
 	return backoff;
+}
+
+/* keep_lease_retry_delay_ms for the machine's own phase and failures. */
+static int64_t retry_delay(const struct keep_lease *sm, int64_t now)
+{
+	return keep_lease_retry_delay_ms(&sm->t, sm->phase, sm->failures, sm->valid_until_mono_ms,
+					 now);
 }
 
 static void remember_send(struct keep_lease *sm, int64_t written_at, int64_t mono, int64_t seq)
@@ -168,6 +176,16 @@ static void lose(struct keep_lease *sm, enum keep_lease_reason reason, const cha
 	copy_str(e->other_instance, sizeof(e->other_instance), instance);
 }
 
+int64_t keep_lease_validity_end_ms(const struct keep_timing *t, int64_t sent_mono_ms)
+{
+	return sent_mono_ms + keep_timing_valid_for_ms(t);
+}
+
+bool keep_lease_ran_out(const struct keep_lease *sm, int64_t now_mono_ms)
+{
+	return sm->phase == KEEP_LEASE_LIVE && now_mono_ms >= sm->valid_until_mono_ms;
+}
+
 static void enter_ran_out(struct keep_lease *sm)
 {
 	sm->phase = KEEP_LEASE_RAN_OUT;
@@ -183,7 +201,7 @@ static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono, in
 {
 	enum keep_lease_phase prev = sm->phase;
 
-	if (prev == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms) {
+	if (keep_lease_ran_out(sm, now)) {
 		/* the validity ran out while this reply was outstanding: readers
 		 * saw the lease invalid, so it is a lapse (§1: every hold ends,
 		 * new acquisitions get new generations), even though this write
@@ -198,7 +216,7 @@ static void hold_write(struct keep_lease *sm, int64_t now, int64_t sent_mono, in
 		sm->valid_until_mono_ms = 0;
 		sm->next_write_mono_ms = now;
 	} else {
-		sm->valid_until_mono_ms = sent_mono + keep_timing_valid_for_ms(&sm->t);
+		sm->valid_until_mono_ms = keep_lease_validity_end_ms(&sm->t, sent_mono);
 		sm->next_write_mono_ms = max64(now, sent_mono + keep_timing_write_every_ms(&sm->t));
 	}
 	sm->failures = 0;
@@ -333,21 +351,30 @@ static bool floor_holds_back(struct keep_lease *sm, int64_t now, int64_t wall)
 	return true;
 }
 
+int64_t keep_lease_attempt_timeout_ms(const struct keep_lease *sm, int64_t now_mono_ms)
+{
+	int64_t b = keep_timing_attempt_timeout_ms(&sm->t);
+
+	/* the clean stop's bound holds every attempt: none ends after it
+	 * (issue 23 item 3: the agent's stop fits systemd's limit) */
+	if (sm->phase == KEEP_LEASE_STOPPING && sm->stop_deadline_mono_ms - now_mono_ms < b)
+		b = max64(1, sm->stop_deadline_mono_ms - now_mono_ms);
+	if (sm->orphan_deadline_mono_ms && sm->orphan_deadline_mono_ms - now_mono_ms < b)
+		b = max64(1, sm->orphan_deadline_mono_ms - now_mono_ms);
+	return b;
+}
+
 static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 		       struct keep_lease_action *act)
 {
 	act->kind = KEEP_LACT_WRITE;
-	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
+	act->timeout_ms = keep_lease_attempt_timeout_ms(sm, now);
 	act->obj = sm->tmpl;
 	act->obj.seq = ++sm->seq;
 	sm->inflight_released = sm->phase == KEEP_LEASE_STOPPING;
 	if (sm->phase == KEEP_LEASE_STOPPING) {
 		act->obj.state = KEEP_NODE_RELEASED;
 		act->obj.written_at_ms = sm->written_at_ms; /* kept (§1, §4) */
-		/* the clean stop's bound holds every attempt: none ends after it
-		 * (issue 23 item 3: the agent's stop fits systemd's limit) */
-		if (sm->stop_deadline_mono_ms - now < act->timeout_ms)
-			act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now);
 	} else {
 		act->obj.state = KEEP_NODE_LIVE;
 		act->obj.written_at_ms = live_written_at(sm, now, wall);
@@ -360,8 +387,6 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 		copy_str(act->if_match, sizeof(act->if_match),
 			 sm->phase == KEEP_LEASE_FIRST ? sm->last_version : sm->version);
 	}
-	if (sm->orphan_deadline_mono_ms && sm->orphan_deadline_mono_ms - now < act->timeout_ms)
-		act->timeout_ms = max64(1, sm->orphan_deadline_mono_ms - now);
 	sm->inflight = true;
 	sm->inflight_write = true;
 	sm->sent_mono_ms = now;
@@ -372,11 +397,7 @@ static void make_write(struct keep_lease *sm, int64_t now, int64_t wall,
 static void make_read(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
 {
 	act->kind = KEEP_LACT_READ;
-	act->timeout_ms = keep_timing_attempt_timeout_ms(&sm->t);
-	if (sm->phase == KEEP_LEASE_STOPPING && sm->stop_deadline_mono_ms - now < act->timeout_ms)
-		act->timeout_ms = max64(1, sm->stop_deadline_mono_ms - now); /* as make_write */
-	if (sm->orphan_deadline_mono_ms && sm->orphan_deadline_mono_ms - now < act->timeout_ms)
-		act->timeout_ms = max64(1, sm->orphan_deadline_mono_ms - now);
+	act->timeout_ms = keep_lease_attempt_timeout_ms(sm, now);
 	sm->inflight = true;
 	sm->inflight_write = false;
 	sm->sent_mono_ms = now;
@@ -447,19 +468,32 @@ int keep_lease_on_state_write(struct keep_lease *sm, int64_t now, bool ok)
 	return r;
 }
 
-/* keep_lease_next's gate while the state file fails: true when it
- * answered (WAIT, or the give-up's first step). */
-static bool state_gate(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
+enum keep_lease_state_gate keep_lease_state_fail_gate(const struct keep_lease *sm,
+						      int64_t now_mono_ms)
 {
 	if (!sm->state_fail_since_mono_ms || sm->state_gave_up || sm->stop_requested ||
 	    sm->phase == KEEP_LEASE_STOPPING || sm->phase == KEEP_LEASE_STOPPED ||
 	    sm->phase == KEEP_LEASE_LOST)
+		return KEEP_LEASE_GATE_OPEN;
+	if (now_mono_ms - sm->state_fail_since_mono_ms >= keep_timing_valid_for_ms(&sm->t))
+		return KEEP_LEASE_GATE_GIVE_UP;
+	return KEEP_LEASE_GATE_HOLD;
+}
+
+/* keep_lease_next's gate while the state file fails: true when it
+ * answered (WAIT, or the give-up's first step). */
+static bool state_gate(struct keep_lease *sm, int64_t now, struct keep_lease_action *act)
+{
+	switch (keep_lease_state_fail_gate(sm, now)) {
+	case KEEP_LEASE_GATE_OPEN:
 		return false;
-	if (now - sm->state_fail_since_mono_ms >= keep_timing_valid_for_ms(&sm->t)) {
+	case KEEP_LEASE_GATE_GIVE_UP:
 		/* given up: the clean stop, exit 111 (keep_lease_exit_code) */
 		sm->state_gave_up = true;
 		keep_lease_stop(sm, now);
 		return false;
+	case KEEP_LEASE_GATE_HOLD:
+		break;
 	}
 	act->kind = KEEP_LACT_WAIT;
 	act->until_mono_ms = now + KEEP_LEASE_STATE_RETRY_MS;
@@ -474,6 +508,11 @@ void keep_lease_hold_first(struct keep_lease *sm)
 void keep_lease_go(struct keep_lease *sm)
 {
 	sm->go_held = false;
+}
+
+bool keep_lease_first_waits_go(const struct keep_lease *sm)
+{
+	return sm->phase == KEEP_LEASE_FIRST && sm->go_held;
 }
 
 void keep_lease_go_closed(struct keep_lease *sm, int64_t now_mono_ms)
@@ -495,13 +534,22 @@ int64_t keep_lease_judge_offset_ms(const struct keep_lease *sm)
 	return sm->step_sum_ms > 0 ? sm->step_sum_ms : 0;
 }
 
+int64_t keep_lease_wall_step_ms(const struct keep_timing *t, int64_t last_mono_ms,
+				int64_t last_wall_ms, int64_t now_mono_ms, int64_t now_wall_ms)
+{
+	int64_t d = (now_wall_ms - last_wall_ms) - (now_mono_ms - last_mono_ms);
+	int64_t limit = keep_timing_clock_step_ms(t);
+
+	return d > limit || d < -limit ? d : 0;
+}
+
 void keep_lease_clocks(struct keep_lease *sm, int64_t now, int64_t wall)
 {
 	if (sm->have_clocks) {
-		int64_t d = (wall - sm->clocks_wall_ms) - (now - sm->clocks_mono_ms);
-		int64_t limit = keep_timing_clock_step_ms(&sm->t);
+		int64_t d = keep_lease_wall_step_ms(&sm->t, sm->clocks_mono_ms, sm->clocks_wall_ms,
+						    now, wall);
 
-		if (d > limit || d < -limit)
+		if (d)
 			clock_step(sm, now, d);
 	}
 	sm->have_clocks = true;
@@ -515,6 +563,17 @@ void keep_lease_guard_runs(struct keep_lease *sm, int64_t default_kill_after_ms)
 	sm->runs_kill_after_ms = default_kill_after_ms;
 }
 
+bool keep_lease_write_waits_jobs(const struct keep_lease *sm)
+{
+	if (!sm->runs_guard)
+		return false;
+	if (sm->phase == KEEP_LEASE_FIRST)
+		return !sm->runs_first_ok;
+	if (sm->phase == KEEP_LEASE_STOPPING)
+		return !sm->runs_stop_ok;
+	return false;
+}
+
 /* Before a write that frees the node's records (the first write of this
  * instance, released): no job may hold a run lock of the node
  * (keep_lease_guard_runs). true when act was filled (a RUNS_* action, a
@@ -525,16 +584,9 @@ static bool runs_gate(struct keep_lease *sm, int64_t now, struct keep_lease_acti
 	struct keep_lease_event *e;
 	bool *ok;
 
-	if (!sm->runs_guard)
+	if (!keep_lease_write_waits_jobs(sm))
 		return false;
-	if (sm->phase == KEEP_LEASE_FIRST)
-		ok = &sm->runs_first_ok;
-	else if (sm->phase == KEEP_LEASE_STOPPING)
-		ok = &sm->runs_stop_ok;
-	else
-		return false;
-	if (*ok)
-		return false;
+	ok = sm->phase == KEEP_LEASE_FIRST ? &sm->runs_first_ok : &sm->runs_stop_ok;
 	if (!sm->runs_active) {
 		keep_jobstop_init(&sm->runs_js, sm->runs_kill_after_ms,
 				  sm->phase == KEEP_LEASE_STOPPING ? sm->stop_deadline_mono_ms : 0);
@@ -610,7 +662,7 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 	if (sm->inflight)
 		return;
 
-	if (sm->phase == KEEP_LEASE_LIVE && now >= sm->valid_until_mono_ms)
+	if (keep_lease_ran_out(sm, now))
 		enter_ran_out(sm);
 	if ((sm->phase == KEEP_LEASE_STOPPING && now >= sm->stop_deadline_mono_ms &&
 	     !sm->runs_active) ||
@@ -642,7 +694,7 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 				act->until_mono_ms = sm->next_read_mono_ms;
 			return;
 		}
-		if (sm->phase == KEEP_LEASE_FIRST && sm->go_held) {
+		if (keep_lease_first_waits_go(sm)) {
 			act->kind = KEEP_LACT_WAIT_GO;
 			act->until_mono_ms = now + KEEP_LEASE_STATE_RETRY_MS;
 			return;
@@ -664,10 +716,39 @@ void keep_lease_next(struct keep_lease *sm, int64_t now, int64_t wall,
 	}
 }
 
-static bool is_ours_live(const struct keep_lease *sm, const struct keep_node_obj *o)
+bool keep_lease_read_adopts(const struct keep_lease *sm, const struct keep_node_obj *o)
 {
 	return o && o->format == 3 && o->state == KEEP_NODE_LIVE &&
 	       strcmp(o->instance, sm->tmpl.instance) == 0;
+}
+
+bool keep_lease_reread_stale(const struct keep_lease *sm, const char *version,
+			     const struct keep_node_obj *o)
+{
+	/* our own live object, but older than a write we know landed
+	 * (acknowledged or adopted; our written_at never goes back), or
+	 * that very write under the version the failed If-Match named */
+	return keep_lease_read_adopts(sm, o) &&
+	       (o->written_at_ms < sm->written_at_ms ||
+		(o->written_at_ms == sm->written_at_ms && version && sm->version[0] &&
+		 strcmp(version, sm->version) == 0));
+}
+
+bool keep_lease_stop_fenced(const struct keep_node_obj *o)
+{
+	return o && o->format == 3 && o->state == KEEP_NODE_FENCED;
+}
+
+bool keep_lease_write_reread(enum keep_lease_phase phase, enum keep_outcome outcome)
+{
+	return outcome == KEEP_STORE_CONFLICT || outcome == KEEP_STORE_NOT_FOUND ||
+	       (outcome == KEEP_STORE_AMBIGUOUS && phase == KEEP_LEASE_FIRST);
+}
+
+bool keep_lease_first_write_back_to_check(enum keep_lease_phase phase, enum keep_outcome outcome,
+					  bool reread_not_ours)
+{
+	return phase == KEEP_LEASE_FIRST && (reread_not_ours || outcome == KEEP_STORE_REFUSED);
 }
 
 /* What a read shows as a lost reason (the object is not our live write). */
@@ -724,6 +805,25 @@ static void adopt(struct keep_lease *sm, int64_t now, int64_t wall, const char *
 	hold_write(sm, now, sent, seq, KEEP_LEV_ADOPTED);
 }
 
+int64_t keep_lease_start_check_end_ms(const struct keep_timing *t, int64_t first_read_sent_mono_ms)
+{
+	return first_read_sent_mono_ms + keep_timing_takeover_ms(t);
+}
+
+bool keep_lease_start_check_shortcut(const struct keep_lease *sm, const struct keep_node_obj *seen,
+				     int64_t now_wall_ms)
+{
+	/* a fence or release of the instance first read, whose kept
+	 * written_at + ttl + grace has passed on our clock (§1), less the
+	 * judging offset (a forward step must not make it pass early) */
+	return !sm->check_no_shortcut && seen && sm->have_base && !sm->base_absent &&
+	       seen->format == 3 && seen->state != KEEP_NODE_LIVE && sm->base.format == 3 &&
+	       strcmp(seen->instance, sm->base.instance) == 0 && strcmp(seen->instance, "-") != 0 &&
+	       keep_sub_sat_ms(now_wall_ms, keep_lease_judge_offset_ms(sm)) >=
+		   keep_add_sat_ms(seen->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
+	       sm->sent_mono_ms < sm->check_deadline_mono_ms;
+}
+
 static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 			  enum keep_outcome outcome, const char *version,
 			  const struct keep_node_obj *o, int derr)
@@ -750,7 +850,7 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 		return;
 	}
 	/* our own first write, landed after we gave up on it */
-	if (!absent && is_ours_live(sm, o)) {
+	if (!absent && keep_lease_read_adopts(sm, o)) {
 		adopt(sm, now, wall, version, o);
 		return;
 	}
@@ -759,7 +859,7 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 		sm->base_absent = absent;
 		if (!absent)
 			sm->base = *o;
-		sm->check_deadline_mono_ms = sent + keep_timing_takeover_ms(&sm->t);
+		sm->check_deadline_mono_ms = keep_lease_start_check_end_ms(&sm->t, sent);
 	} else if (!absent) {
 		bool same = !sm->base_absent && sm->base.format == o->format &&
 			    sm->base.written_at_ms == o->written_at_ms &&
@@ -778,15 +878,7 @@ static void on_check_read(struct keep_lease *sm, int64_t now, int64_t wall,
 	sm->last_absent = absent;
 	copy_str(sm->last_version, sizeof(sm->last_version), absent ? "" : version);
 
-	/* shortcut: a fence or release of the instance first read, whose kept
-	 * written_at + ttl + grace has passed on our clock (§1), less the
-	 * judging offset (a forward step must not make it pass early) */
-	if (!sm->check_no_shortcut && !absent && !sm->base_absent && o->format == 3 &&
-	    o->state != KEEP_NODE_LIVE && sm->base.format == 3 &&
-	    strcmp(o->instance, sm->base.instance) == 0 && strcmp(o->instance, "-") != 0 &&
-	    keep_sub_sat_ms(wall, keep_lease_judge_offset_ms(sm)) >=
-		keep_add_sat_ms(o->written_at_ms, keep_timing_takeover_ms(&sm->t)) &&
-	    sent < sm->check_deadline_mono_ms) {
+	if (keep_lease_start_check_shortcut(sm, absent ? NULL : o, wall)) {
 		push(sm, KEEP_LEV_CHECK_SHORTCUT);
 		sm->check_done = true;
 	}
@@ -828,13 +920,9 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		e->wait_ms = sm->next_read_mono_ms - now;
 		return;
 	}
-	if (!derr && is_ours_live(sm, o) &&
-	    (o->written_at_ms < sm->written_at_ms ||
-	     (o->written_at_ms == sm->written_at_ms && version && sm->version[0] &&
-	      strcmp(version, sm->version) == 0))) {
-		/* our own live object, but older than a write we know landed
-		 * (acknowledged or adopted; our written_at never goes back), or
-		 * that very write under the version the failed If-Match named:
+	if (!derr && keep_lease_reread_stale(sm, version, o)) {
+		/* our own live object, but older than a write we know landed,
+		 * or that very write under the version the failed If-Match named:
 		 * a stale replica or cache answered, or the conflict changed
 		 * nothing. It proves neither our write nor a loss: keep the
 		 * write we hold and retry it on the failed-write pacing, never
@@ -862,7 +950,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 			push(sm, KEEP_LEV_RELEASED);
 			return;
 		}
-		if (o && !derr && o->format == 3 && o->state == KEEP_NODE_FENCED) {
+		if (!derr && keep_lease_stop_fenced(o)) {
 			/* §4: "a fence, done (it frees the records too)": the stop
 			 * is complete, its outcome is the stop's (exit 0), and the
 			 * fence is reported (STOPPED, reason FENCED): it frees the
@@ -875,7 +963,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 			copy_str(e->other_instance, sizeof(e->other_instance), o->instance);
 			return;
 		}
-		if (!derr && is_ours_live(sm, o)) {
+		if (!derr && keep_lease_read_adopts(sm, o)) {
 			/* a live write of ours landed late: release over it */
 			copy_str(sm->version, sizeof(sm->version), version);
 			sm->written_at_ms = o->written_at_ms;
@@ -890,7 +978,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		return;
 	}
 
-	if (!derr && is_ours_live(sm, o)) {
+	if (!derr && keep_lease_read_adopts(sm, o)) {
 		adopt(sm, now, wall, version, o);
 		if (sm->stop_requested) {
 			sm->stop_requested = false;
@@ -898,7 +986,7 @@ void keep_lease_on_read(struct keep_lease *sm, int64_t now, int64_t wall, enum k
 		}
 		return;
 	}
-	if (sm->phase == KEEP_LEASE_FIRST) {
+	if (keep_lease_first_write_back_to_check(sm->phase, outcome, true)) {
 		if (sm->stop_requested) {
 			sm->phase = KEEP_LEASE_STOPPED;
 			push(sm, KEEP_LEV_STOPPED);
@@ -948,21 +1036,20 @@ void keep_lease_on_write(struct keep_lease *sm, int64_t now, enum keep_outcome o
 	sm->failures++;
 	/* a failed condition is not proof of a fence (§1): re-read once. A
 	 * first write whose reply was lost follows the same rule. */
-	if (outcome == KEEP_STORE_CONFLICT || outcome == KEEP_STORE_NOT_FOUND ||
-	    (outcome == KEEP_STORE_AMBIGUOUS && sm->phase == KEEP_LEASE_FIRST)) {
+	if (keep_lease_write_reread(sm->phase, outcome)) {
 		sm->readback = true;
 		sm->next_read_mono_ms = now;
 		e = push(sm, KEEP_LEV_WRITE_FAILED);
 		e->outcome = outcome;
 		return;
 	}
-	if (sm->phase == KEEP_LEASE_FIRST && sm->stop_requested) {
-		/* refused: nothing written */
-		sm->phase = KEEP_LEASE_STOPPED;
-		push(sm, KEEP_LEV_STOPPED);
-		return;
-	}
-	if (sm->phase == KEEP_LEASE_FIRST && outcome == KEEP_STORE_REFUSED) {
+	if (keep_lease_first_write_back_to_check(sm->phase, outcome, false)) {
+		if (sm->stop_requested) {
+			/* refused: nothing written */
+			sm->phase = KEEP_LEASE_STOPPED;
+			push(sm, KEEP_LEV_STOPPED);
+			return;
+		}
 		/* §1: "If that write fails, the node goes back to the start
 		 * check" (same instance): a refusal (4xx) is a definite failure,
 		 * nothing landed; never retried in place (issue 23 item 5) */

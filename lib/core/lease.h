@@ -395,6 +395,141 @@ bool keep_lease_twin_at_start(const struct keep_lease *sm, const struct keep_lea
 int64_t keep_lease_valid_gauge_ms(const struct keep_lease *sm, int64_t now_mono_ms,
 				  bool stop_asked);
 
+/* ---- the rules' decisions (pure; the machine above runs on them) ---- */
+
+/* The end of the validity a write acknowledged (or adopted) gives (ms, on
+ * the steady clock): sent_mono_ms, the send of that write (ms, steady
+ * clock; for an adopted write not remembered, an estimate never later
+ * than its send), + ttl - safety (keep_timing_valid_for_ms): written_at +
+ * ttl - safety of the last acknowledged write, counted from the send, not
+ * the acknowledgement (ADR 0020 §1). t borrowed. Never fails. */
+int64_t keep_lease_validity_end_ms(const struct keep_timing *t, int64_t sent_mono_ms);
+
+/* The delay (ms, > 0) before the next attempt after `failures` (>= 1)
+ * failed attempts in a row, in phase `phase`, at now_mono_ms (steady
+ * clock) with the validity ending at valid_until_mono_ms (ms): a backoff
+ * from the retry floor (an attempt's bound / 16, 10..250 ms) doubling up
+ * to one write period; while LIVE the retry starts no later than the last
+ * moment a whole attempt still fits before the lease runs out (the floor
+ * after that point); STOPPING the floor; RAN_OUT at most half a write
+ * period, so recovering nodes renew close together. Retries are scheduled
+ * within the validity left, never a whole period later (ADR 0020 §1, §5;
+ * the renewal-retry report). t borrowed. */
+int64_t keep_lease_retry_delay_ms(const struct keep_timing *t, enum keep_lease_phase phase,
+				  int failures, int64_t valid_until_mono_ms, int64_t now_mono_ms);
+
+/* The bound of the attempt (READ or WRITE) the machine sm (borrowed) hands
+ * out at now_mono_ms (ms, steady clock): a third of ttl - safety
+ * (keep_timing_attempt_timeout_ms), cut to end by the clean stop's bound
+ * while STOPPING (ttl - safety from the stop: issue 23 item 3, the stop
+ * fits systemd's TimeoutStopSec) and by an orphan's bound
+ * (keep_lease_orphan); never below 1 ms. ADR 0020 §4, §5. */
+int64_t keep_lease_attempt_timeout_ms(const struct keep_lease *sm, int64_t now_mono_ms);
+
+/* The end of the start check's wait (ms, steady clock): ttl + grace
+ * (keep_timing_takeover_ms) after first_read_sent_mono_ms, the send of
+ * its first successful read of nodes/<id>. The first write goes once a
+ * read sent at or after it succeeds (ADR 0020 §1). t borrowed. */
+int64_t keep_lease_start_check_end_ms(const struct keep_timing *t, int64_t first_read_sent_mono_ms);
+
+/* Does the start-check read that showed `seen` (borrowed; NULL: absent)
+ * end the wait early (ADR 0020 §1)? True when it shows a fence or release
+ * (format 3, not live) of the instance the first read showed (not "-"),
+ * whose kept written_at + ttl + grace has passed on the wall clock
+ * now_wall_ms (ms) less the judging offset (keep_lease_judge_offset_ms),
+ * the read was sent before the wait's end, and no wall-clock step was
+ * noticed during this check. sm borrowed (its first read, its send). */
+bool keep_lease_start_check_shortcut(const struct keep_lease *sm, const struct keep_node_obj *seen,
+				     int64_t now_wall_ms);
+
+/* Is a failed write of phase `phase` re-read once (ADR 0020 §1: a failed
+ * condition is not proof of a fence)? True for a conflict or not-found,
+ * and for a first write whose fate is unknown (ambiguous): the re-read
+ * decides (keep_lease_read_adopts, keep_lease_reread_stale). Otherwise
+ * the write is retried in place (keep_lease_retry_delay_ms) or, a first
+ * write refused, goes back to the start check. */
+bool keep_lease_write_reread(enum keep_lease_phase phase, enum keep_outcome outcome);
+
+/* Does a failed first write go back to the start check, same instance
+ * (ADR 0020 §1; issue 23 item 5)? phase the machine's; outcome the
+ * write's reply; reread_not_ours true when it is asked after the write's
+ * re-read (keep_lease_write_reread) showed no live write of this
+ * instance (a conflict not ours). True in phase FIRST for a refusal
+ * (4xx: nothing landed, never retried in place) or a re-read not ours;
+ * false in any other phase. */
+bool keep_lease_first_write_back_to_check(enum keep_lease_phase phase, enum keep_outcome outcome,
+					  bool reread_not_ours);
+
+/* Does a read of nodes/<id> that showed o (borrowed; NULL: absent or
+ * unreadable) adopt it as our own write (ADR 0020 §1)? True when o is a
+ * live object (format 3) of this instance (sm->tmpl.instance): a failed
+ * condition or a lost reply proved to be our own write; after a failed
+ * write anything else is lost (a first write: back to the start check;
+ * the clean stop: released or a fence end it). A re-read is first checked
+ * with keep_lease_reread_stale. sm borrowed. */
+bool keep_lease_read_adopts(const struct keep_lease *sm, const struct keep_node_obj *o);
+
+/* Does the re-read after a failed write, showing o (borrowed; NULL:
+ * absent) under version (borrowed; may be NULL), prove nothing (ADR 0020
+ * §1; issue 28)? True when o is our own live write (keep_lease_read_adopts)
+ * with a written_at older than the write sm holds, or that very write
+ * (same written_at) under the version sm holds (the conflict changed
+ * nothing): a stale replica or cache answered. The held write is then
+ * retried on the failed-write pacing (keep_lease_retry_delay_ms), never at
+ * once (event read-stale). sm borrowed. */
+bool keep_lease_reread_stale(const struct keep_lease *sm, const char *version,
+			     const struct keep_node_obj *o);
+
+/* Does the clean stop's re-read, showing o (borrowed; NULL: absent or
+ * unreadable), find a fence (format 3, fenced) instead of its released?
+ * Then the stop is done (ADR 0020 §4: "a fence, done"; issue 23 item 5):
+ * STOPPED, exit 0, the fence reported (event stopped, reason fenced). */
+bool keep_lease_stop_fenced(const struct keep_node_obj *o);
+
+/* Has the LIVE lease of sm (borrowed) run out at now_mono_ms (ms, steady
+ * clock): now at or past its validity end? A lease that only ran out is
+ * not lost: it goes RAN_OUT, lapses + 1 (a new epoch: every hold of the
+ * previous one ends), and goes on writing If-Match (ADR 0020 §1). False
+ * in any other phase. */
+bool keep_lease_ran_out(const struct keep_lease *sm, int64_t now_mono_ms);
+
+/* The wall-clock step (ms, signed: wall progress minus steady progress)
+ * between the reading last_mono_ms/last_wall_ms and now_mono_ms/now_wall_ms
+ * (ms), or 0 when within keep_timing_clock_step_ms(t) either way (NTP's
+ * slewing, the readings' rounding: not a step). A step ends every hold
+ * (keep_lease_clocks; issue 13, docs/lease.md "Clocks"). t borrowed. */
+int64_t keep_lease_wall_step_ms(const struct keep_timing *t, int64_t last_mono_ms,
+				int64_t last_wall_ms, int64_t now_mono_ms, int64_t now_wall_ms);
+
+/* keep_lease_next's gate while the state file fails (keep_lease_on_state_write;
+ * docs/lease.md "State file failures"; ADR 0020 §1, issue 18), at
+ * now_mono_ms (ms, steady clock): OPEN when the file is current, the clean
+ * stop began (or was asked, or the lease was given up) or the machine is
+ * terminal; HOLD while it fails: nothing is sent until it is written
+ * again; GIVE_UP once it has failed for ttl - safety
+ * (keep_timing_valid_for_ms) from the first failure: the clean stop, exit
+ * 111. sm borrowed. */
+enum keep_lease_state_gate {
+	KEEP_LEASE_GATE_OPEN = 0,
+	KEEP_LEASE_GATE_HOLD,
+	KEEP_LEASE_GATE_GIVE_UP,
+};
+enum keep_lease_state_gate keep_lease_state_fail_gate(const struct keep_lease *sm,
+						      int64_t now_mono_ms);
+
+/* Does the first write of sm (borrowed) wait for the start guard's `go`
+ * (ADR 0020 §6; keep_lease_hold_first)? True in phase FIRST (the start
+ * check passed) until keep_lease_go: keep_lease_next answers WAIT_GO. */
+bool keep_lease_first_waits_go(const struct keep_lease *sm);
+
+/* Does the next write of sm (borrowed) wait for the node's jobs (issue 24;
+ * ADR 0020 §1, §4; keep_lease_guard_runs)? True, with the guard on, before
+ * the first write of this instance and before released, until a probe
+ * found no run lock of the node held by a job: keep_lease_next then asks
+ * RUNS_PROBE, RUNS_SIGNAL or WAIT, and past the bound writes nothing
+ * (STOPPED, reason JOB_RUNNING, exit 22). */
+bool keep_lease_write_waits_jobs(const struct keep_lease *sm);
+
 /* Pop the oldest queued event into *ev. true if there was one. */
 bool keep_lease_poll_event(struct keep_lease *sm, struct keep_lease_event *ev);
 

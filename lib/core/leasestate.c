@@ -127,14 +127,15 @@ void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, 
 	st->clock_base_ms = sm->have_clocks ? sm->clocks_wall_ms - sm->clocks_mono_ms : 0;
 }
 
-void keep_lease_state_stopping(struct keep_lease_state *st)
+bool keep_lease_state_stopping(struct keep_lease_state *st)
 {
 	if (strcmp(st->phase, "live") != 0)
-		return;
+		return false;
 	snprintf(st->phase, sizeof(st->phase), "stopping");
 	st->valid_until_ms = 0;
 	st->valid_until_wall_ms = 0;
 	st->live_since_ms = 0;
+	return true;
 }
 
 bool keep_lease_state_due(const struct keep_lease *sm)

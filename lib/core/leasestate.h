@@ -101,9 +101,11 @@ void keep_lease_state_project(const struct keep_lease *sm, int64_t now_mono_ms, 
 
 /* From a stop's signal on (SIGTERM, SIGINT), a state that says live is
  * written as "stopping" with its validity zeroed: no reader may see the
- * lease valid once its stop began (docs/lease.md "A clean stop"). Other
- * phases are left as they are. */
-void keep_lease_state_stopping(struct keep_lease_state *st);
+ * lease valid once its stop began (docs/lease.md "A clean stop"; ADR 0020
+ * §4). Other phases are left as they are. Returns true when st changed
+ * (it said live: the driver writes it again at once), false otherwise. st
+ * caller-owned. */
+bool keep_lease_state_stopping(struct keep_lease_state *st);
 
 /* Whether lease-write writes its state file now, after keep_lease_next or
  * a reply fed to sm (borrowed) and before the action is performed or an

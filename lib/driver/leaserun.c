@@ -82,10 +82,11 @@ static void *signal_thread(void *arg)
 		pthread_mutex_lock(&state_lock);
 		if (atomic_load(&stop_flag) == 0) {
 			atomic_store(&stop_flag, 1);
-			if (d->have_saved && strcmp(d->saved.phase, "live") == 0) {
+			if (d->have_saved) {
 				struct keep_lease_state st = d->saved;
 
-				write_state_locked(d, &st);
+				if (keep_lease_state_stopping(&st))
+					write_state_locked(d, &st);
 			}
 		}
 		pthread_mutex_unlock(&state_lock);
