@@ -1345,8 +1345,8 @@ TEST(state_file_projection)
 	CHECK_EQ_INT(st.live_since_ms, sm.live_since_mono_ms);
 	CHECK_EQ_INT(st.lapses, sm.lapses);
 	CHECK_EQ_INT(st.clock_base_ms, sm.have_clocks ? sm.clocks_wall_ms - sm.clocks_mono_ms : 0);
-	/* a stop: live becomes stopping, its validity gone */
-	keep_lease_state_stopping(&st);
+	/* a stop: live becomes stopping, its validity gone (changed: true) */
+	CHECK(keep_lease_state_stopping(&st));
 	CHECK_EQ_STR(st.phase, "stopping");
 	CHECK_EQ_INT(st.valid_until_ms, 0);
 	CHECK_EQ_INT(st.valid_until_wall_ms, 0);
@@ -1357,7 +1357,7 @@ TEST(state_file_projection)
 	CHECK_EQ_STR(st.phase, "ran-out");
 	CHECK_EQ_INT(st.valid_until_ms, 0);
 	CHECK_EQ_INT(st.live_since_ms, 0);
-	keep_lease_state_stopping(&st); /* not live: left as it is */
+	CHECK(!keep_lease_state_stopping(&st)); /* not live: left as it is */
 	CHECK_EQ_STR(st.phase, "ran-out");
 	/* lost: one more lapse than the machine counted */
 	sm.phase = KEEP_LEASE_LOST;
