@@ -172,6 +172,15 @@ static bool recently(const struct keep_watch *w, const struct keep_watch_peer *p
 static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_t live_since,
 		      int rc);
 
+bool keep_watch_observed_write(const struct keep_watch_peer *p, const struct keep_watch_input *x)
+{
+	return !x->wrote && !x->read_failed && x->readable && x->obj && p->readable &&
+	       x->obj->format == 3 && p->format == 3 &&
+	       (x->obj->written_at_ms != p->written_at_ms ||
+		strcmp(x->obj->instance, p->instance) != 0) &&
+	       x->obj->written_at_ms != p->noticed_written_at_ms;
+}
+
 /* Apply one input to the watch at now (wall: the judging wall clock).
  * may_join: a peer not known joins (a listing); otherwise it is ignored
  * (a ring observation). 0 or KEEP_ERR_NOMEM (an event lost). The peers
@@ -213,11 +222,7 @@ static int apply_input(struct keep_watch *w, const struct keep_watch_input *x, i
 	if (x->read_failed)
 		return 0; /* unknown: the watch stays as it was */
 	p->unread = false;
-	if (!may_join && !x->wrote && x->readable && x->obj && p->readable && x->obj->format == 3 &&
-	    p->format == 3 &&
-	    (x->obj->written_at_ms != p->written_at_ms ||
-	     strcmp(x->obj->instance, p->instance) != 0) &&
-	    x->obj->written_at_ms != p->noticed_written_at_ms) {
+	if (!may_join && keep_watch_observed_write(p, x)) {
 		/* a ring observation showing a newer write: a write seen, as a
 		 * listing's changed token (the body is taken at the next
 		 * observation): the watch counts from the same moments in
@@ -308,17 +313,19 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 	return stale_pass(w, now, self_valid, live_since, rc);
 }
 
-/* A peer that may become a stale candidate (§2): readable, format 3, live,
- * not this node, and its last read did not fail. */
-static bool watchable(const struct keep_watch *w, const struct keep_watch_peer *p)
+bool keep_watch_peer_judged(const struct keep_watch *w, const struct keep_watch_peer *p,
+			    bool observed)
 {
-	return !p->read_failed && p->readable && p->format == 3 && p->status == KEEP_STATUS_LIVE &&
-	       strcmp(p->node, w->self) != 0;
+	/* one that can be fenced, and its last read did not fail */
+	if (p->read_failed || !p->readable || p->format != 3 || p->status != KEEP_STATUS_LIVE ||
+	    strcmp(p->node, w->self) == 0)
+		return false;
+	/* looked at: on this pass, or watched and read since it became so */
+	return observed || (p->watched && !p->unread);
 }
 
-/* When p is due as a candidate (it may be in the past). */
-static int64_t stale_due(const struct keep_watch *w, const struct keep_watch_peer *p,
-			 int64_t live_since)
+int64_t keep_watch_stale_due_mono_ms(const struct keep_watch *w, const struct keep_watch_peer *p,
+				     int64_t live_since)
 {
 	int64_t due =
 	    keep_add_sat_ms(max64(p->since_mono_ms, live_since), keep_watch_stale_after_ms(&w->t));
@@ -350,8 +357,8 @@ static int stale_pass(struct keep_watch *w, int64_t now, bool self_valid, int64_
 		struct keep_watch_peer *p = &w->peers[i];
 		struct keep_watch_event *e;
 
-		if (!watchable(w, p) || !(p->observed || (p->watched && !p->unread)) ||
-		    now < stale_due(w, p, live_since))
+		if (!keep_watch_peer_judged(w, p, p->observed) ||
+		    now < keep_watch_stale_due_mono_ms(w, p, live_since))
 			continue;
 		p->last_stale_mono_ms = now;
 		e = add_event(w, KEEP_WEV_STALE, p);
@@ -455,9 +462,9 @@ int64_t keep_watch_next_stale_mono_ms(const struct keep_watch *w, int64_t live_s
 	for (i = 0; i < w->n; i++) {
 		int64_t due;
 
-		if (!watchable(w, &w->peers[i]) || !w->peers[i].watched || w->peers[i].unread)
+		if (!keep_watch_peer_judged(w, &w->peers[i], false))
 			continue;
-		due = stale_due(w, &w->peers[i], live_since);
+		due = keep_watch_stale_due_mono_ms(w, &w->peers[i], live_since);
 		if (!best || due < best)
 			best = due;
 	}
@@ -565,6 +572,12 @@ int64_t keep_fence_earliest_mono_ms(const struct keep_stale *st, const struct ke
 			       keep_watch_stale_after_ms(t));
 }
 
+bool keep_fence_peer_line_lapsed(const struct keep_stale *st, const struct keep_fencer *me)
+{
+	return (st->live_since_mono_ms > 0 && st->live_since_mono_ms != me->live_since_mono_ms) ||
+	       (st->watch_since_mono_ms > 0 && st->watch_since_mono_ms < me->live_since_mono_ms);
+}
+
 bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *me,
 			 const struct keep_timing *t, struct keep_fence_decision *d)
 {
@@ -582,8 +595,7 @@ bool keep_fence_peer_may(const struct keep_stale *st, const struct keep_fencer *
 	}
 	/* the line was produced under another live period of this node: it
 	 * lapsed (and recovered) since, so that watch counts for nothing */
-	if ((st->live_since_mono_ms > 0 && st->live_since_mono_ms != me->live_since_mono_ms) ||
-	    (st->watch_since_mono_ms > 0 && st->watch_since_mono_ms < me->live_since_mono_ms)) {
+	if (keep_fence_peer_line_lapsed(st, me)) {
 		verdict(d, KEEP_FV_REWATCH, "own-lapse");
 		return false;
 	}

@@ -161,6 +161,39 @@ int keep_watch_pass(struct keep_watch *w, const struct keep_watch_input *in, siz
 int keep_watch_tick(struct keep_watch *w, int64_t now_mono_ms, bool self_valid,
 		    int64_t live_since_mono_ms);
 
+/* When peer p of w becomes a stale candidate (§2, issue 18; monotonic ms,
+ * this boot; it may be in the past): watched unchanged a full write_every
+ * + attempt_timeout (keep_watch_stale_after_ms), counted from the later of
+ * the moment p was first seen with its instance and written_at (or seen
+ * writing) and live_since_mono_ms, this node's first acknowledged write
+ * after its last lapse; once a candidate, again write_every after the
+ * last stale line. Saturated: INT64_MAX is never reached. Judges nothing
+ * else of p (keep_watch_peer_judged does). w and p borrowed. */
+int64_t keep_watch_stale_due_mono_ms(const struct keep_watch *w, const struct keep_watch_peer *p,
+				     int64_t live_since_mono_ms);
+
+/* Is peer p of w judged now, at a pass or a tick (§2, issue 28)? Only a
+ * peer that can be fenced (this pass's read of it did not fail; readable,
+ * format 3, live, not this node) and, in ring mode, only on a pass that
+ * observed it (observed: its body or token was seen in this pass), or at
+ * a tick while it is watched (keep_watch_ring) and a pass has looked at
+ * it since it became watched (not unread): a peer nobody looks at is
+ * never judged on time alone. In full mode every peer is watched.
+ * observed: false at a tick and when scheduling (keep_watch_next_stale_mono_ms).
+ * w and p borrowed. */
+bool keep_watch_peer_judged(const struct keep_watch *w, const struct keep_watch_peer *p,
+			    bool observed);
+
+/* Does a ring-mode GET x of known peer p show a write (issue 28;
+ * docs/fencing.md "Ring mode")? True when x's body (not a changed token,
+ * not a failed read) and p's last body are both format 3 and x names
+ * another instance or written_at than p's body, and a written_at other
+ * than the one already noticed (p->noticed_written_at_ms): a write seen,
+ * exactly as a listing's changed token, so the watch restarts and the
+ * body is taken at the next GET. Only for observations; a listing takes
+ * every body it reads. x and p borrowed. */
+bool keep_watch_observed_write(const struct keep_watch_peer *p, const struct keep_watch_input *x);
+
 /* The earliest monotonic time at which a peer becomes (or, repeated once
  * per write_every, stays) a stale candidate on the bodies seen so far; 0
  * when none can (no own node id, no live peer watched). The driver wakes
@@ -271,6 +304,15 @@ struct keep_fence_decision {
  * live_since and the line's watch start (saturated: never overflows). */
 int64_t keep_fence_earliest_mono_ms(const struct keep_stale *st, const struct keep_fencer *me,
 				    const struct keep_timing *t);
+
+/* Was stale line st produced under another live period of this node
+ * (§2, issue 18; docs/fencing.md "After the fencer's own lapse")? True
+ * when the line carries a live_since other than me's, or a watch start
+ * before me's live_since: this node lapsed (and recovered) since, so the
+ * watch behind the line counts for nothing and the line is dropped
+ * (keep_fence_peer_may: REWATCH "own-lapse"). A line without them (0)
+ * is not lapsed by this test. st and me borrowed. */
+bool keep_fence_peer_line_lapsed(const struct keep_stale *st, const struct keep_fencer *me);
 
 /* May this node act on stale line st now (§2: "only while B's own node
  * lease is valid, and only after B has seen A's object unchanged for a

@@ -109,27 +109,59 @@ void keep_fencer_init(struct keep_fencer_m *m, const struct keep_fencer_cfg *cfg
 	m->decisions = 1;
 }
 
+enum keep_fencer_phase keep_fencer_peer_step(enum keep_fencer_phase at, bool go_on)
+{
+	if (!go_on)
+		return KEEP_FNP_DONE;
+	switch (at) {
+	case KEEP_FNP_MAY:
+		return KEEP_FNP_READ;
+	case KEEP_FNP_READ:
+		return KEEP_FNP_JUDGE;
+	case KEEP_FNP_JUDGE:
+		return KEEP_FNP_MAY_AGAIN;
+	case KEEP_FNP_MAY_AGAIN:
+		return KEEP_FNP_WRITE;
+	case KEEP_FNP_WRITE:
+		return KEEP_FNP_REREAD;
+	default:
+		return KEEP_FNP_DONE;
+	}
+}
+
+bool keep_fencer_not_yet_retry_at(int decisions, int64_t free_at_ms, int64_t judge_wall_ms,
+				  int64_t now_mono_ms, const struct keep_timing *t,
+				  int64_t *until_mono_ms)
+{
+	/* free_at on our judging clock, measured on the steady clock from
+	 * now; a free_at further than takeover + max_skew away is not waited
+	 * for (the next stale line comes) */
+	int64_t left = keep_sub_sat_ms(free_at_ms, judge_wall_ms);
+
+	if (decisions > KEEP_FENCER_NOT_YET_RETRIES ||
+	    left > keep_add_sat_ms(keep_timing_takeover_ms(t), t->max_skew_ms))
+		return false;
+	*until_mono_ms = keep_add_sat_ms(now_mono_ms, (left > 0 ? left : 0) + 1);
+	return true;
+}
+
+bool keep_fencer_operator_try_again(int tries)
+{
+	return tries < KEEP_FENCER_OPERATOR_TRIES;
+}
+
 void keep_fencer_next(struct keep_fencer_m *m, int64_t now_mono_ms, const struct keep_walls *now,
 		      struct keep_fencer_action *act)
 {
 	memset(act, 0, sizeof(*act));
 	act->node = m->cfg.node;
 	act->timeout_ms = keep_timing_attempt_timeout_ms(&m->cfg.t);
-	if (m->phase == KEEP_FNP_NOT_YET) {
-		/* free_at on our judging clock, measured on the steady clock
-		 * from now; a free_at further than takeover + max_skew away is
-		 * not waited for (the next stale line comes) */
-		int64_t left = keep_sub_sat_ms(m->d.free_at_ms, now->judge_wall_ms);
-
-		if (m->decisions > KEEP_FENCER_NOT_YET_RETRIES ||
-		    left >
-			keep_add_sat_ms(keep_timing_takeover_ms(&m->cfg.t), m->cfg.t.max_skew_ms)) {
-			m->phase = KEEP_FNP_DONE;
-		} else {
-			m->until_mono_ms = keep_add_sat_ms(now_mono_ms, (left > 0 ? left : 0) + 1);
-			m->phase = KEEP_FNP_WAIT;
-		}
-	}
+	if (m->phase == KEEP_FNP_NOT_YET)
+		m->phase =
+		    keep_fencer_not_yet_retry_at(m->decisions, m->d.free_at_ms, now->judge_wall_ms,
+						 now_mono_ms, &m->cfg.t, &m->until_mono_ms)
+			? KEEP_FNP_WAIT
+			: KEEP_FNP_DONE;
 	if (m->phase == KEEP_FNP_WAIT) {
 		if (now_mono_ms < m->until_mono_ms) {
 			act->kind = KEEP_FNA_WAIT;
@@ -174,13 +206,13 @@ void keep_fencer_on_lease(struct keep_fencer_m *m, const struct keep_fencer *me,
 	m->nev = m->evhead = 0;
 	if (m->phase == KEEP_FNP_MAY || m->phase == KEEP_FNP_MAY_AGAIN) {
 		/* asked before the read and again right before the write (§2) */
-		if (!keep_fence_peer_may(&m->cfg.st, me, &m->cfg.t, &d)) {
+		bool may = keep_fence_peer_may(&m->cfg.st, me, &m->cfg.t, &d);
+
+		if (!may)
 			peer_line(m, peer_type(d.verdict), 0, d.reason, NULL);
-			m->phase = KEEP_FNP_DONE;
-			return;
-		}
-		m->me = *me;
-		m->phase = m->phase == KEEP_FNP_MAY ? KEEP_FNP_READ : KEEP_FNP_WRITE;
+		else
+			m->me = *me;
+		m->phase = keep_fencer_peer_step(m->phase, may);
 		return;
 	}
 	if (m->phase != KEEP_FNP_JUDGE)
@@ -189,7 +221,7 @@ void keep_fencer_on_lease(struct keep_fencer_m *m, const struct keep_fencer *me,
 	keep_fence_peer_judge(&m->cfg.st, me, m->read_outcome, m->have_seen ? &m->seen : NULL,
 			      m->read_derr, now, &m->cfg.t, m->cfg.self, &m->d);
 	if (m->d.verdict == KEEP_FV_FENCE) {
-		m->phase = KEEP_FNP_MAY_AGAIN;
+		m->phase = keep_fencer_peer_step(KEEP_FNP_JUDGE, true);
 		return;
 	}
 	peer_line(m, peer_type(m->d.verdict),
@@ -197,7 +229,8 @@ void keep_fencer_on_lease(struct keep_fencer_m *m, const struct keep_fencer *me,
 		      ? m->d.free_at_ms
 		      : 0,
 		  m->d.reason, NULL);
-	m->phase = m->d.verdict == KEEP_FV_NOT_YET ? KEEP_FNP_NOT_YET : KEEP_FNP_DONE;
+	m->phase = m->d.verdict == KEEP_FV_NOT_YET ? KEEP_FNP_NOT_YET
+						   : keep_fencer_peer_step(KEEP_FNP_JUDGE, false);
 }
 
 /* The operator's decision on its read r. */
@@ -260,7 +293,7 @@ static void operator_decide(struct keep_fencer_m *m, const struct keep_fencer_re
 /* The next operator try after a fence that did not land, or the end. */
 static void operator_again(struct keep_fencer_m *m)
 {
-	if (++m->tries < KEEP_FENCER_OPERATOR_TRIES) {
+	if (keep_fencer_operator_try_again(++m->tries)) {
 		m->phase = KEEP_FNP_READ;
 		return;
 	}
@@ -289,7 +322,7 @@ void keep_fencer_on_read(struct keep_fencer_m *m, const struct keep_fencer_read 
 		/* PEER: judged on the lease read after this read (§2) */
 		m->read_outcome = r->outcome;
 		m->read_derr = r->derr;
-		m->phase = KEEP_FNP_JUDGE;
+		m->phase = keep_fencer_peer_step(KEEP_FNP_READ, true);
 		return;
 	}
 	if (m->phase != KEEP_FNP_REREAD)
@@ -324,7 +357,7 @@ void keep_fencer_on_read(struct keep_fencer_m *m, const struct keep_fencer_read 
 		  d2.verdict == KEEP_FV_FENCED || d2.verdict == KEEP_FV_ALREADY ? d2.free_at_ms : 0,
 		  reason, d2.verdict == KEEP_FV_FENCED ? &m->me : NULL);
 	m->ev[m->nev - 1].landed = d2.verdict == KEEP_FV_FENCED;
-	m->phase = KEEP_FNP_DONE;
+	m->phase = keep_fencer_peer_step(KEEP_FNP_REREAD, true);
 }
 
 void keep_fencer_on_write(struct keep_fencer_m *m, enum keep_outcome outcome, const char *detail)
@@ -339,19 +372,18 @@ void keep_fencer_on_write(struct keep_fencer_m *m, enum keep_outcome outcome, co
 			done(m, KEEP_EXIT_OK, NULL);
 		} else {
 			peer_line(m, "fenced", m->d.free_at_ms, NULL, &m->me);
-			m->phase = KEEP_FNP_DONE;
+			m->phase = keep_fencer_peer_step(KEEP_FNP_WRITE, false);
 		}
 		m->ev[m->nev - 1].landed = true;
 		return;
 	}
 	if (m->cfg.mode == KEEP_FENCER_PEER) {
-		if (outcome != KEEP_STORE_CONFLICT && outcome != KEEP_STORE_AMBIGUOUS) {
-			peer_line(m, "failed", 0, keep_outcome_name(outcome), NULL);
-			m->phase = KEEP_FNP_DONE;
-			return;
-		}
 		/* the condition failed (or the reply was lost): read once more (§2) */
-		m->phase = KEEP_FNP_REREAD;
+		bool again = outcome == KEEP_STORE_CONFLICT || outcome == KEEP_STORE_AMBIGUOUS;
+
+		if (!again)
+			peer_line(m, "failed", 0, keep_outcome_name(outcome), NULL);
+		m->phase = keep_fencer_peer_step(KEEP_FNP_WRITE, again);
 		return;
 	}
 	snprintf(m->last, sizeof(m->last), "%s: %s", keep_outcome_name(outcome), detail_of(detail));
@@ -371,12 +403,44 @@ void keep_fencer_on_write(struct keep_fencer_m *m, enum keep_outcome outcome, co
 	operator_again(m);
 }
 
+size_t keep_fencer_closest_listed(const char *node, const char *const *keys, size_t n,
+				  const char *best[KEEP_FENCER_CLOSEST], size_t *total)
+{
+	const char *ids[256];
+	size_t idx[KEEP_FENCER_CLOSEST], i, nids = 0, got, nbest = 0;
+
+	*total = 0;
+	/* the closest among every listed id, in windows of 256 (the closest
+	 * of each window's closest and the best so far) */
+	for (i = 0; i <= n; i++) {
+		if (i < n && strncmp(keys[i], "nodes/", 6) == 0 &&
+		    keep_node_id_valid(keys[i] + 6)) {
+			ids[nids++] = keys[i] + 6;
+			(*total)++;
+		}
+		if (nids == sizeof(ids) / sizeof(ids[0]) || (i == n && nids)) {
+			size_t j, k = 0;
+			const char *merged[256 + KEEP_FENCER_CLOSEST];
+
+			for (j = 0; j < nbest; j++)
+				merged[k++] = best[j];
+			for (j = 0; j < nids; j++)
+				merged[k++] = ids[j];
+			got = keep_fence_closest(node, merged, k, idx, KEEP_FENCER_CLOSEST);
+			for (j = 0; j < got; j++)
+				best[j] = merged[idx[j]];
+			nbest = got;
+			nids = 0;
+		}
+	}
+	return nbest;
+}
+
 void keep_fencer_on_list(struct keep_fencer_m *m, enum keep_outcome outcome, const char *detail,
 			 const char *const *keys, size_t n)
 {
 	char known[KEEP_FENCER_TEXT_MAX / 2];
-	const char *ids[256];
-	size_t idx[KEEP_FENCER_CLOSEST], i, nids = 0, got, off = 0, total = 0;
+	size_t i, off = 0, total = 0;
 	const char *node = m->cfg.node;
 
 	m->nev = m->evhead = 0;
@@ -384,32 +448,9 @@ void keep_fencer_on_list(struct keep_fencer_m *m, enum keep_outcome outcome, con
 		return;
 	known[0] = '\0';
 	if (outcome == KEEP_STORE_OK) {
-		/* the closest among every listed id, in windows of 256 (the
-		 * closest of each window's closest and the best so far) */
 		const char *best[KEEP_FENCER_CLOSEST];
-		size_t nbest = 0;
+		size_t nbest = keep_fencer_closest_listed(node, keys, n, best, &total);
 
-		for (i = 0; i <= n; i++) {
-			if (i < n && strncmp(keys[i], "nodes/", 6) == 0 &&
-			    keep_node_id_valid(keys[i] + 6)) {
-				ids[nids++] = keys[i] + 6;
-				total++;
-			}
-			if (nids == sizeof(ids) / sizeof(ids[0]) || (i == n && nids)) {
-				size_t j, k = 0;
-				const char *merged[256 + KEEP_FENCER_CLOSEST];
-
-				for (j = 0; j < nbest; j++)
-					merged[k++] = best[j];
-				for (j = 0; j < nids; j++)
-					merged[k++] = ids[j];
-				got = keep_fence_closest(node, merged, k, idx, KEEP_FENCER_CLOSEST);
-				for (j = 0; j < got; j++)
-					best[j] = merged[idx[j]];
-				nbest = got;
-				nids = 0;
-			}
-		}
 		for (i = 0; i < nbest; i++)
 			off += (size_t)snprintf(known + off, sizeof(known) - off, "%s%s",
 						i ? ", " : "", best[i]);

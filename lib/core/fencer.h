@@ -22,18 +22,20 @@
  *
  * Peer (lease-fence --stdin, one stale line): may -> read -> judge (on the
  * lease read after the read) -> may -> write -> (conflict or ambiguous)
- * re-read; a `not-yet` is decided again on a fresh read at free_at + 1 ms
- * on the judging clock, at most KEEP_FENCER_NOT_YET_RETRIES times, and
- * only when free_at is within takeover + max_skew of now (a later one is
- * not waited for: the next stale line comes first).
+ * re-read (the order: keep_fencer_peer_step); a `not-yet` is decided again
+ * on a fresh read at free_at + 1 ms on the judging clock, at most
+ * KEEP_FENCER_NOT_YET_RETRIES times, and only when free_at is within
+ * takeover + max_skew of now (a later one is not waited for: the next
+ * stale line comes first; keep_fencer_not_yet_retry_at).
  *
  * Operator (lease-fence NODE): read -> decide (keep_fence_operator, then
  * keep_fence_operator_absent: the `--create` consent) -> write; an
  * ambiguous write is read back once (our fence there: fenced; the read
  * failing too: exit 111); a conflict, or a fence that did not land, is
- * decided again on a fresh read, KEEP_FENCER_OPERATOR_TRIES in all. An
- * absent node without --create: the refused line, one LIST of nodes/ and
- * the KEEP_FENCER_CLOSEST known ids closest to NODE (nothing written).
+ * decided again on a fresh read, KEEP_FENCER_OPERATOR_TRIES in all
+ * (keep_fencer_operator_try_again). An absent node without --create: the
+ * refused line, one LIST of nodes/ and the KEEP_FENCER_CLOSEST known ids
+ * closest to NODE (keep_fencer_closest_listed; nothing written).
  *
  * Nothing here reads a clock, sleeps, or touches a file or the store. */
 #ifndef KEEP_CORE_FENCER_H
@@ -154,6 +156,53 @@ struct keep_fencer_m {
 	int exit_code;			 /* DONE, OPERATOR: 0 fenced; 1; 17; 111 */
 	char text[KEEP_FENCER_TEXT_MAX]; /* DONE, OPERATOR: a fatal line for stderr, or "" */
 };
+
+/* The peer's order of steps (§2, issue 18): the phase after phase `at`
+ * of a peer fence, when that step let the fence go on (go_on) or not:
+ *   MAY (own lease valid, keep_fence_peer_may) -> READ;
+ *   READ (the reply, whatever it is) -> JUDGE: judged on the lease read
+ *     after the read, never before it;
+ *   JUDGE (a FENCE verdict) -> MAY_AGAIN: may again right before the write;
+ *   MAY_AGAIN -> WRITE (If-Match the read's version);
+ *   WRITE (a conflict, or a lost reply: the fence may not have landed)
+ *     -> REREAD, read back once;
+ *   anything else, a step that does not go on, and REREAD -> DONE.
+ * A JUDGE that is a not-yet is keep_fencer_not_yet_retry_at's, not this.
+ * Pure; no pointer. */
+enum keep_fencer_phase keep_fencer_peer_step(enum keep_fencer_phase at, bool go_on);
+
+/* A peer's not-yet (§2 timing: "free_at + 1 on the judging clock"): is
+ * the decision taken again, and when? decisions: the decisions taken so
+ * far (1 + the retries); free_at_ms: the not-yet's written_at + ttl +
+ * grace (wall ms, the judging clock); judge_wall_ms: the judging clock
+ * now; now_mono_ms: the steady clock at the same moment. True, with
+ * *until_mono_ms = now_mono_ms + (free_at_ms - judge_wall_ms, at least 0)
+ * + 1 (saturated), when decisions <= KEEP_FENCER_NOT_YET_RETRIES and
+ * free_at_ms is at most takeover + max_skew (keep_timing_takeover_ms +
+ * t->max_skew_ms) after judge_wall_ms; false otherwise: the job ends
+ * (the next stale line comes first), *until_mono_ms untouched. t and
+ * until_mono_ms borrowed. */
+bool keep_fencer_not_yet_retry_at(int decisions, int64_t free_at_ms, int64_t judge_wall_ms,
+				  int64_t now_mono_ms, const struct keep_timing *t,
+				  int64_t *until_mono_ms);
+
+/* The operator's tries (§2, issue 23): after a fence that did not land
+ * (a conflict, or an ambiguous write whose read-back shows it did not),
+ * may the operator decide again on a fresh read? tries: the fences tried
+ * so far, this one included. True while tries < KEEP_FENCER_OPERATOR_TRIES
+ * (5 in all); false: it gives up (exit 111, "run it again"). Pure. */
+bool keep_fencer_operator_try_again(int tries);
+
+/* The known ids an absent node's refusal names (issue 27; lease-fence
+ * NODE without --create): among the node objects of a LIST of nodes/
+ * (keys[0..n), borrowed; keys not under nodes/ or not a valid node id,
+ * keep_listing_node_id's rule, are skipped), the KEEP_FENCER_CLOSEST
+ * closest to node by keep_fence_closest's edit distance, closest first,
+ * ties in listing order, into best[0..KEEP_FENCER_CLOSEST) (pointers into
+ * keys). Returns how many; *total: the node ids listed. Any n: compared
+ * in windows of 256, no allocation. */
+size_t keep_fencer_closest_listed(const char *node, const char *const *keys, size_t n,
+				  const char *best[KEEP_FENCER_CLOSEST], size_t *total);
 
 /* Start one fence (cfg copied; PEER: cfg->st.node the node). ADR 0020 §2. */
 void keep_fencer_init(struct keep_fencer_m *m, const struct keep_fencer_cfg *cfg);

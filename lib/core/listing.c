@@ -53,6 +53,15 @@ const char *keep_listing_health_name(enum keep_listing_health h)
 	return h == KEEP_LISTING_OK ? "ok" : h == KEEP_LISTING_FAILING ? "failing" : "failed";
 }
 
+enum keep_listing_health keep_listing_health_of(bool listed, int64_t failing_since_mono_ms,
+						int64_t now_mono_ms, int64_t ttl_ms)
+{
+	if (listed)
+		return KEEP_LISTING_OK;
+	return keep_sub_sat_ms(now_mono_ms, failing_since_mono_ms) >= ttl_ms ? KEEP_LISTING_FAILED
+									     : KEEP_LISTING_FAILING;
+}
+
 void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing *t,
 			   int64_t now_mono_ms)
 {
@@ -93,11 +102,16 @@ bool keep_watch_choose_mode(struct keep_watch *w, struct keep_watch_sched *s, si
 	return false;
 }
 
+bool keep_watch_ring_pass_due(const struct keep_watch_sched *s)
+{
+	return s->full_every > 1 && s->listed && s->since_full < s->full_every - 1;
+}
+
 enum keep_watch_do keep_watch_sched_due(struct keep_watch_sched *s, int64_t now_mono_ms)
 {
 	if (now_mono_ms >= s->next_pass_mono_ms) {
 		s->next_pass_mono_ms = keep_add_sat_ms(now_mono_ms, s->period_ms);
-		if (s->full_every > 1 && s->listed && s->since_full < s->full_every - 1) {
+		if (keep_watch_ring_pass_due(s)) {
 			s->since_full++;
 			return KEEP_WATCH_RING;
 		}
@@ -116,16 +130,14 @@ enum keep_listing_health keep_watch_sched_listed(struct keep_watch_sched *s, boo
 	if (listed) {
 		s->failures = 0;
 		s->failing_since_mono_ms = s->failing_since_wall_ms = 0;
-		s->health = KEEP_LISTING_OK;
+		s->health = keep_listing_health_of(true, 0, now_mono_ms, s->ttl_ms);
 		return was;
 	}
 	if (s->failures++ == 0) {
 		s->failing_since_mono_ms = now_mono_ms;
 		s->failing_since_wall_ms = now_wall_ms;
 	}
-	s->health = keep_sub_sat_ms(now_mono_ms, s->failing_since_mono_ms) >= s->ttl_ms
-			? KEEP_LISTING_FAILED
-			: KEEP_LISTING_FAILING;
+	s->health = keep_listing_health_of(false, s->failing_since_mono_ms, now_mono_ms, s->ttl_ms);
 	return was;
 }
 

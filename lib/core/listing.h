@@ -98,6 +98,15 @@ enum keep_listing_health { KEEP_LISTING_OK = 0, KEEP_LISTING_FAILING, KEEP_LISTI
 /* "ok", "failing", "failed". */
 const char *keep_listing_health_name(enum keep_listing_health h);
 
+/* The health of the listings of nodes/ after one ended at now_mono_ms
+ * (boot clock, ms; ADR 0020 §2 timing, issue 25): listed (it succeeded)
+ * -> OK; failed -> FAILED once the listings have failed since
+ * failing_since_mono_ms (the first failure of the run, this one's time
+ * for a first failure) for at least ttl_ms, else FAILING. Saturating;
+ * pure. keep_watch_sched_listed keeps failing_since. */
+enum keep_listing_health keep_listing_health_of(bool listed, int64_t failing_since_mono_ms,
+						int64_t now_mono_ms, int64_t ttl_ms);
+
 /* node-watch --follow's schedule (ADR 0020 §2 timing; docs/fencing.md
  * "When a candidate goes"): a listing pass every period_ms, the first at
  * once; between listings, while the last one succeeded, a tick of the
@@ -138,6 +147,14 @@ void keep_watch_sched_init(struct keep_watch_sched *s, const struct keep_timing 
  * mode (every pass a listing, the default). */
 #define KEEP_WATCH_FULL_EVERY_MAX 100
 void keep_watch_sched_ring(struct keep_watch_sched *s, int64_t full_every);
+
+/* Is the pass now due a ring pass rather than a listing (issue 28;
+ * docs/fencing.md "Ring mode")? True in ring mode (s->full_every > 1)
+ * when the last listing succeeded and fewer than full_every - 1 ring
+ * passes followed it (s->since_full): one pass of every full_every lists
+ * nodes/, and a listing that failed is followed by a listing. s borrowed;
+ * keep_watch_sched_due counts the passes. */
+bool keep_watch_ring_pass_due(const struct keep_watch_sched *s);
 
 /* The watch mode chosen by the size of the cluster (`watch: {mode: auto}`;
  * docs/fencing.md "Choosing the mode"): ring mode with ring_k successors

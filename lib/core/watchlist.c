@@ -178,10 +178,26 @@ static void event_of(struct keep_owe *e, enum keep_owe_kind kind, const struct k
 	}
 }
 
+bool keep_owner_watch_hand_deleted(const struct keep_owner_view *prev,
+				   const struct keep_owner_view *cur, enum keep_owe_kind *kind)
+{
+	if (prev->seen && !cur->seen) {
+		*kind = KEEP_OWE_REMOVED;
+		return true;
+	}
+	if (prev->seen && prev->readable && cur->seen && cur->readable &&
+	    cur->rec.generation < prev->rec.generation) {
+		*kind = KEEP_OWE_RECREATED;
+		return true;
+	}
+	return false;
+}
+
 size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_owner_view *cur,
 			     struct keep_owe ev[KEEP_OWE_MAX])
 {
 	bool prev_readable = prev->seen && prev->readable;
+	enum keep_owe_kind hand;
 	enum keep_holder base;
 	size_t n = 0;
 
@@ -194,8 +210,8 @@ size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_own
 		cur->last_known_holder = cur->holder;
 
 	if (!cur->seen) {
-		if (prev->seen)
-			event_of(&ev[n++], KEEP_OWE_REMOVED, prev);
+		if (keep_owner_watch_hand_deleted(prev, cur, &hand))
+			event_of(&ev[n++], hand, prev);
 		return n;
 	}
 	if (!cur->readable) {
@@ -203,9 +219,9 @@ size_t keep_owner_watch_diff(const struct keep_owner_view *prev, struct keep_own
 			event_of(&ev[n++], KEEP_OWE_UNREADABLE, cur);
 		return n;
 	}
-	if (prev_readable && cur->rec.generation < prev->rec.generation) {
+	if (keep_owner_watch_hand_deleted(prev, cur, &hand)) {
 		/* keep never lowers a generation: deleted and created again */
-		event_of(&ev[n], KEEP_OWE_RECREATED, cur);
+		event_of(&ev[n], hand, cur);
 		if (is_held(prev))
 			snprintf(ev[n].previous_node, sizeof(ev[n].previous_node), "%s",
 				 prev->rec.node);

@@ -175,6 +175,17 @@ struct keep_owe {
 
 #define KEEP_OWE_MAX 3 /* events one key can produce in one pass */
 
+/* Does a key show a deletion by hand between two passes (issue 23 item 6;
+ * docs/operations.md "Deleting objects by hand")? keep never deletes an
+ * ownership record and never lowers its generation, so: prev seen and cur
+ * not listed -> true, *kind REMOVED; prev and cur both seen and readable,
+ * cur at a LOWER generation than prev -> true, *kind RECREATED (deleted
+ * and created again between two listings); anything else -> false, *kind
+ * untouched. prev, cur and kind borrowed. keep_owner_watch_diff reports
+ * it. */
+bool keep_owner_watch_hand_deleted(const struct keep_owner_view *prev,
+				   const struct keep_owner_view *cur, enum keep_owe_kind *kind);
+
 /* The events between prev (the last pass's view; prev->seen false for a key
  * not listed before) and cur (this pass's; cur->seen false when the key
  * vanished). Writes up to KEEP_OWE_MAX events to ev[] and returns their

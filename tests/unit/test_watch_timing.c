@@ -3,6 +3,7 @@
  * candidate sent the moment the watch bound passes (keep_watch_tick,
  * keep_watch_next_stale_mono_ms). Timing as test_fence.c: ttl 3000, grace
  * 1500, safety 600, period 1000: stale after 1000 + 800. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -574,6 +575,39 @@ TEST(heartbeat_due_a_period_after_the_last)
 	CHECK(keep_timing_heartbeat_due(INT64_MIN, INT64_MAX, &t)); /* saturates */
 }
 
+/* The listings' health, on its own: ok, failing, failed after ttl. */
+TEST(listing_health_of_a_run_of_failures)
+{
+	CHECK_EQ_INT(keep_listing_health_of(true, 0, 5000, 3000), KEEP_LISTING_OK);
+	CHECK_EQ_INT(keep_listing_health_of(true, 1000, 9000, 3000), KEEP_LISTING_OK);
+	CHECK_EQ_INT(keep_listing_health_of(false, 5000, 5000, 3000), KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(keep_listing_health_of(false, 5000, 7999, 3000), KEEP_LISTING_FAILING);
+	CHECK_EQ_INT(keep_listing_health_of(false, 5000, 8000, 3000), KEEP_LISTING_FAILED);
+	CHECK_EQ_INT(keep_listing_health_of(false, INT64_MIN, INT64_MAX, 3000),
+		     KEEP_LISTING_FAILED); /* saturating */
+}
+
+/* Ring mode: one pass of full_every lists nodes/, the others are ring
+ * passes, and a failed listing is followed by a listing. */
+TEST(ring_pass_due_between_listings)
+{
+	struct keep_timing t = timing();
+	struct keep_watch_sched s;
+
+	keep_watch_sched_init(&s, &t, 0);
+	s.listed = true;
+	CHECK(!keep_watch_ring_pass_due(&s)); /* full mode */
+	keep_watch_sched_ring(&s, 3);
+	CHECK(keep_watch_ring_pass_due(&s));
+	s.since_full = 1;
+	CHECK(keep_watch_ring_pass_due(&s));
+	s.since_full = 2; /* full_every - 1 ring passes: a listing */
+	CHECK(!keep_watch_ring_pass_due(&s));
+	s.since_full = 0;
+	s.listed = false; /* the last listing failed */
+	CHECK(!keep_watch_ring_pass_due(&s));
+}
+
 int main(void)
 {
 	RUN(heartbeat_stalls_past_two_periods_and_an_attempt);
@@ -592,5 +626,7 @@ int main(void)
 	RUN(listing_health_moves_ok_failing_failed_ok);
 	RUN(heartbeat_file_judged_on_this_boot);
 	RUN(heartbeat_due_a_period_after_the_last);
+	RUN(listing_health_of_a_run_of_failures);
+	RUN(ring_pass_due_between_listings);
 	return unit_done();
 }

@@ -464,6 +464,39 @@ TEST(diff_recreated_at_a_lower_generation)
 	CHECK_EQ_INT(ev[0].kind, KEEP_OWE_ACQUIRED);
 }
 
+/* Issue 23 item 6: what a hand deletion looks like between two passes. */
+TEST(hand_deleted_removed_or_recreated)
+{
+	struct keep_owner_view p = held("n1", IA, 7, KEEP_HOLDER_LIVE), c = unseen();
+	enum keep_owe_kind k = KEEP_OWE_ACQUIRED;
+
+	CHECK(keep_owner_watch_hand_deleted(&p, &c, &k));
+	CHECK_EQ_INT(k, KEEP_OWE_REMOVED);
+	c = held("n2", IB, 1, KEEP_HOLDER_LIVE);
+	k = KEEP_OWE_ACQUIRED;
+	CHECK(keep_owner_watch_hand_deleted(&p, &c, &k));
+	CHECK_EQ_INT(k, KEEP_OWE_RECREATED);
+	/* the same or a higher generation: no deletion seen */
+	k = KEEP_OWE_ACQUIRED;
+	c = held("n2", IB, 7, KEEP_HOLDER_LIVE);
+	CHECK(!keep_owner_watch_hand_deleted(&p, &c, &k));
+	c = held("n2", IB, 8, KEEP_HOLDER_LIVE);
+	CHECK(!keep_owner_watch_hand_deleted(&p, &c, &k));
+	CHECK_EQ_INT(k, KEEP_OWE_ACQUIRED);
+	/* an unreadable side says nothing of the generation */
+	c = held("n2", IB, 1, KEEP_HOLDER_LIVE);
+	c.readable = false;
+	CHECK(!keep_owner_watch_hand_deleted(&p, &c, &k));
+	p.readable = false;
+	c.readable = true;
+	CHECK(!keep_owner_watch_hand_deleted(&p, &c, &k));
+	/* never listed before: nothing removed */
+	p = unseen();
+	c = unseen();
+	CHECK(!keep_owner_watch_hand_deleted(&p, &c, &k));
+	CHECK_EQ_INT(k, KEEP_OWE_ACQUIRED);
+}
+
 int main(void)
 {
 	RUN(need_read_only_what_changed);
@@ -480,5 +513,6 @@ int main(void)
 	RUN(pass_version_schedule_and_baseline);
 	RUN(diff_removed_and_unreadable);
 	RUN(diff_recreated_at_a_lower_generation);
+	RUN(hand_deleted_removed_or_recreated);
 	return unit_done();
 }
