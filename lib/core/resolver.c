@@ -894,12 +894,17 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 		return;
 	case KEEP_JOB_RESOLVE:
 		if (rp->hold_rc == 0 && rp->hold.generation >= j->p.generation) {
+			struct keep_pend_decision d;
+
 			/* §3: a hold for it exists here (a later acquisition, at this
-			 * generation or after): the entry ends. A hold of an earlier
-			 * generation is not one for it: it ended (its release is
-			 * pending, or it is of an earlier epoch), and the record says
-			 * whether this generation landed */
-			push(r, KEEP_REV_ENDED, j->p.key, j->p.generation)->reason = "hold-exists";
+			 * generation or after): the entry ends, before any read
+			 * (keep_owner_resolve_on_read's has_hold). A hold of an
+			 * earlier generation is not one for it: it ended (its release
+			 * is pending, or it is of an earlier epoch), and the record
+			 * says whether this generation landed */
+			keep_owner_resolve_on_read(j->p.instance, j->p.generation, "", false, true,
+						   KEEP_STORE_OK, NULL, NULL, 0, &d);
+			push(r, KEEP_REV_ENDED, j->p.key, j->p.generation)->reason = d.reason;
 			s->phase = KEEP_JP_PEND_REMOVE;
 			return;
 		}

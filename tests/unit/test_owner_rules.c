@@ -122,6 +122,38 @@ TEST(readback_replaced)
 	CHECK_EQ_INT(d.verdict, KEEP_RB_UNRESOLVED);
 }
 
+/* §3, issue 14: the resolver reads an unresolved acquire until it can
+ * decide; never releases under a hold (the resolver's hold read feeds
+ * has_hold, before any read of the record). */
+TEST(resolve_never_under_a_hold)
+{
+	struct keep_owner_rec r;
+	struct keep_pend_decision d;
+
+	keep_owner_rec_held(&r, "n1", IA, 5);
+	/* landed, no hold here: released If-Match the read's version */
+	keep_owner_resolve_on_read(IA, 5, "\"v1\"", true, false, KEEP_STORE_OK, "\"v2\"", &r, 0,
+				   &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_RELEASE);
+	CHECK_EQ_STR(d.version, "\"v2\"");
+	/* the same, with a hold: ends, nothing released */
+	keep_owner_resolve_on_read(IA, 5, "\"v1\"", true, true, KEEP_STORE_OK, "\"v2\"", &r, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
+	CHECK_EQ_STR(d.reason, "hold-exists");
+	/* as the resolver asks it, before reading */
+	keep_owner_resolve_on_read(IA, 5, "", false, true, KEEP_STORE_OK, NULL, NULL, 0, &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
+	CHECK_EQ_STR(d.reason, "hold-exists");
+	/* unchanged while current: read again later */
+	keep_owner_rec_held(&r, "n2", IB, 4);
+	keep_owner_resolve_on_read(IA, 5, "\"v1\"", true, false, KEEP_STORE_OK, "\"v1\"", &r, 0,
+				   &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_KEEP);
+	keep_owner_resolve_on_read(IA, 5, "\"v1\"", false, false, KEEP_STORE_OK, "\"v1\"", &r, 0,
+				   &d);
+	CHECK_EQ_INT(d.verdict, KEEP_PEND_END);
+}
+
 /* §5 bounds: 32 entries at once; a release of one key runs alone. */
 TEST(jobs_at_once)
 {
@@ -307,6 +339,7 @@ int main(void)
 	RUN(acquire_lease_refusal);
 	RUN(acq_generation);
 	RUN(readback_replaced);
+	RUN(resolve_never_under_a_hold);
 	RUN(jobs_at_once);
 	RUN(job_takes_lock);
 	RUN(release_hold_may_live);
