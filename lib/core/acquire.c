@@ -326,14 +326,30 @@ static void rb_decided(struct keep_acquire *sm)
 
 /* ---- replies ----------------------------------------------------------------- */
 
+int keep_acquire_lease_refusal(const struct keep_lease_view *begun,
+			       const struct keep_lease_view *now)
+{
+	if (!begun)
+		return now->code != KEEP_EXIT_OK || !now->instance[0]
+			   ? (now->code ? now->code : KEEP_EXIT_NOT_LIVE)
+			   : KEEP_EXIT_OK;
+	if (now->code != KEEP_EXIT_OK)
+		return now->code;
+	if (strcmp(now->instance, begun->instance) != 0 ||
+	    keep_owner_hold_lapsed(begun->lapses, now->lapses))
+		return KEEP_EXIT_RAN_OUT;
+	return KEEP_EXIT_OK;
+}
+
 static void on_lease(struct keep_acquire *sm, const struct keep_oreply *r)
 {
 	const struct keep_lease_view *l = &r->lease;
+	/* step 1 (begun NULL), or a later look at the lease (begun: step 1's) */
+	int code = keep_acquire_lease_refusal(sm->phase == KEEP_AP_LEASE ? NULL : &sm->lease, l);
 
 	if (sm->phase == KEEP_AP_LEASE) {
-		if (l->code != KEEP_EXIT_OK || !l->instance[0]) {
-			answer(sm, KEEP_AR_REFUSED, l->code ? l->code : KEEP_EXIT_NOT_LIVE,
-			       "lease-not-valid");
+		if (code) {
+			answer(sm, KEEP_AR_REFUSED, code, "lease-not-valid");
 			return;
 		}
 		if (l->draining) {
@@ -349,10 +365,7 @@ static void on_lease(struct keep_acquire *sm, const struct keep_oreply *r)
 	 * instance, same epoch (no lapse since the acquisition began: §3 "only
 	 * while this node's lease is valid, checked right before the record
 	 * write"; issue 13: the answer is about the moment it is given) */
-	if (l->code != KEEP_EXIT_OK || strcmp(l->instance, sm->lease.instance) != 0 ||
-	    l->lapses != sm->lease.lapses) {
-		int code = l->code != KEEP_EXIT_OK ? l->code : KEEP_EXIT_RAN_OUT;
-
+	if (code) {
 		if (sm->phase == KEEP_AP_LEASE_REG) {
 			/* written, but the lease ran out, lapsed or stopped while
 			 * the write was in flight: the hold never starts; the

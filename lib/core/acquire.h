@@ -148,6 +148,21 @@ struct keep_acquire {
 void keep_acquire_init(struct keep_acquire *sm, const char *node, const char *key,
 		       const struct keep_timing *t, int64_t timeout_ms);
 
+/* Acquire only while the node lease is valid (ADR 0020 §3 "only while this
+ * node's lease is valid, checked right before the record write"; issue 13:
+ * an answer is about the moment it is given): the exit code that refuses
+ * the acquisition on the lease state now (borrowed), or KEEP_EXIT_OK (0)
+ * when it may go on. begun NULL: the first look, under the lock (step 1):
+ * refused unless valid with an instance (the lease's own code, else
+ * KEEP_EXIT_NOT_LIVE). begun (borrowed) the lease as step 1 saw it: a
+ * later look (right before the write, after a regrant's record read, when
+ * the write's reply came): refused with the lease's code while it is not
+ * valid, and with KEEP_EXIT_RAN_OUT when it is valid again but under
+ * another instance or after a lapse (keep_owner_hold_lapsed). The drain
+ * mark is judged apart (reason=draining). */
+int keep_acquire_lease_refusal(const struct keep_lease_view *begun,
+			       const struct keep_lease_view *now);
+
 /* What to do now (see the file comment). now_wall_ms stamps a registered
  * hold (informational). Calling it again while a reply is outstanding
  * answers NONE. */

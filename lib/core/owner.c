@@ -82,6 +82,13 @@ static bool names_self(const struct keep_owner_rec *r, const struct keep_owner_s
 	       strcmp(r->instance, self->instance) == 0;
 }
 
+int64_t keep_owner_acq_generation(const struct keep_owner_rec *rec, int64_t first_generation)
+{
+	if (!rec)
+		return first_generation >= 1 ? first_generation : 1;
+	return rec->generation + 1;
+}
+
 static void set_write(const struct keep_owner_self *self, int64_t gen, struct keep_acq_decision *d)
 {
 	d->verdict = KEEP_ACQ_WRITE;
@@ -99,7 +106,7 @@ void keep_owner_acq_on_record(const struct keep_owner_self *self,
 		 * lands; 1 until then), created only if still absent */
 		d->absent = true;
 		d->cond = KEEP_COND_IF_NONE_MATCH;
-		set_write(self, first_generation >= 1 ? first_generation : 1, d);
+		set_write(self, keep_owner_acq_generation(NULL, first_generation), d);
 		d->reason = "absent";
 		return;
 	}
@@ -122,7 +129,7 @@ void keep_owner_acq_on_record(const struct keep_owner_self *self,
 		return;
 	}
 	if (!rec->held) {
-		set_write(self, rec->generation + 1, d);
+		set_write(self, keep_owner_acq_generation(rec, first_generation), d);
 		d->reason = "nobody";
 		return;
 	}
@@ -134,7 +141,7 @@ void keep_owner_acq_on_record(const struct keep_owner_self *self,
 			return;
 		}
 		/* a hold of this process that ended (§3): take it afresh */
-		set_write(self, rec->generation + 1, d);
+		set_write(self, keep_owner_acq_generation(rec, first_generation), d);
 		d->reason = "own-instance";
 		return;
 	}
@@ -157,13 +164,18 @@ void keep_owner_acq_on_node(const struct keep_owner_self *self, enum keep_outcom
 	f = keep_node_free(d->rec.node, d->rec.instance, outcome == KEEP_STORE_OK, obj, now_wall_ms,
 			   t, &at);
 	if (f == KEEP_FREE_YES) {
-		set_write(self, d->rec.generation + 1, d);
+		set_write(self, keep_owner_acq_generation(&d->rec, 1), d);
 		d->reason = "free";
 		return;
 	}
 	d->verdict = KEEP_ACQ_HELD;
 	d->free_at_ms = f == KEEP_FREE_LATER ? at : 0;
 	d->reason = f == KEEP_FREE_LATER ? "free-later" : "held";
+}
+
+bool keep_owner_readback_replaced(const char *cond_version, const char *version)
+{
+	return !(cond_version && cond_version[0] && version && strcmp(version, cond_version) == 0);
 }
 
 void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
@@ -186,7 +198,7 @@ void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
 	/* §3: lost only when replaced since the read the write was
 	 * conditioned on. The record unchanged stays unresolved, whoever it
 	 * names: our write may still be in flight, and land */
-	if (cond_version && cond_version[0] && version && strcmp(version, cond_version) == 0)
+	if (!keep_owner_readback_replaced(cond_version, version))
 		return;
 	if (rec->held && !names_self(rec, self))
 		d->verdict = KEEP_RB_READ_NODE;
@@ -296,11 +308,16 @@ int64_t keep_owner_backoff_ms(int attempts)
 	return b < KEEP_BACKOFF_MAX_MS ? b : KEEP_BACKOFF_MAX_MS;
 }
 
+bool keep_owner_hold_lapsed(int64_t hold_epoch, int64_t lease_lapses)
+{
+	return hold_epoch != lease_lapses;
+}
+
 bool keep_owner_hold_stale(const char *hold_instance, int64_t hold_epoch,
 			   const char *lease_instance, int64_t lease_lapses)
 {
 	return !hold_instance || !lease_instance || strcmp(hold_instance, lease_instance) != 0 ||
-	       hold_epoch != lease_lapses;
+	       keep_owner_hold_lapsed(hold_epoch, lease_lapses);
 }
 
 enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t generation)
@@ -312,7 +329,7 @@ enum keep_grant keep_owner_check(const struct keep_grant_input *in, int64_t gene
 	if (!in->hold_instance || !in->lease_instance ||
 	    strcmp(in->hold_instance, in->lease_instance) != 0)
 		return KEEP_GRANT_OLD_INSTANCE;
-	if (in->hold_epoch != in->lease_lapses)
+	if (keep_owner_hold_lapsed(in->hold_epoch, in->lease_lapses))
 		return KEEP_GRANT_LAPSED;
 	if (in->release_pending)
 		return KEEP_GRANT_RELEASING;

@@ -96,6 +96,16 @@ void keep_owner_acq_on_record(const struct keep_owner_self *self,
 			      const char *version, const struct keep_owner_rec *rec, int decode_err,
 			      int64_t first_generation, struct keep_acq_decision *d);
 
+/* The generation an acquisition writes (ADR 0020 §3, §6; docs/ownership.md
+ * "owner-acquire"): rec the record read (borrowed; NULL when it was
+ * absent). A record naming nobody, a free holder (§2) or our own
+ * instance is taken at rec->generation + 1 (keep_owner_acq_on_record and
+ * keep_owner_acq_on_node decide which records those are); an absent one
+ * at first_generation, the seed + 1 of §6 (1 on a native cluster; below
+ * 1 counts as 1). No errors; a record at KEEP_OWNER_GEN_MAX is refused
+ * before (bad-record). */
+int64_t keep_owner_acq_generation(const struct keep_owner_rec *rec, int64_t first_generation);
+
 /* After READ_NODE: the read of nodes/<d->rec.node> (issued after the record
  * read). outcome NOT_FOUND: absent; obj: the decoded object (NULL when
  * absent, failed or undecodable). Free (keep_node_free, §2) -> WRITE
@@ -144,6 +154,16 @@ void keep_owner_readback(const struct keep_owner_self *self, int64_t gen_tried,
 			 const char *cond_version, enum keep_outcome outcome, const char *version,
 			 const struct keep_owner_rec *rec, int decode_err,
 			 struct keep_rb_decision *d);
+
+/* Was the record read back after an acquire whose outcome is unknown
+ * replaced since the read the write was conditioned on (ADR 0020 §3, issue
+ * 23 item 2)? cond_version: the write's If-Match version, "" or NULL for
+ * If-None-Match; version: the read-back's version of the present record
+ * (borrowed strings). Replaced: any version after If-None-Match, another
+ * version after If-Match. Only a replaced record can make the race lost
+ * (keep_owner_readback, then the free rule on its holder); an unchanged
+ * one stays unresolved, whoever it names: the write may still land. */
+bool keep_owner_readback_replaced(const char *cond_version, const char *version);
 
 /* After RB_READ_NODE (the record was replaced since the write's condition
  * and names another holder): the holder is free -> UNRESOLVED (we cannot
@@ -257,6 +277,13 @@ int keep_owner_check_code(enum keep_grant g, int lease_code);
  * the lease state has no deadline (valid_until_ms <= 0). Every other end
  * of a grant (a lapse, a release, another generation) changes a file. */
 int64_t keep_owner_grant_recheck_ms(int64_t valid_until_ms);
+
+/* Did the node lease lapse since a hold was acquired (ADR 0020 §1: a lapse
+ * drops every hold; the hold's epoch is the lease's lapses when it was
+ * acquired, lease_lapses the lease's count now)? true: the hold is over,
+ * whatever else holds (keep_owner_check answers LAPSED; the acquisition
+ * and the resolver park it). No errors. */
+bool keep_owner_hold_lapsed(int64_t hold_epoch, int64_t lease_lapses);
 
 /* Is a registered hold stale: of another instance than the lease's, or
  * acquired in an earlier lease epoch (a lapse since: §1 "drops every hold

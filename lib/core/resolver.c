@@ -160,16 +160,21 @@ static int64_t bo_next_due(const struct keep_resolver *r, int64_t after, int64_t
 
 /* ---- set up ------------------------------------------------------------------ */
 
+int keep_resolver_jobs_at_once(const struct keep_resolver_cfg *cfg)
+{
+	if (cfg->mode == KEEP_RES_RELEASE)
+		return 1; /* one key: its steps in order */
+	if (cfg->concurrency < 1)
+		return 1;
+	return cfg->concurrency > KEEP_PENDING_CONCURRENCY ? KEEP_PENDING_CONCURRENCY
+							   : cfg->concurrency;
+}
+
 void keep_resolver_init(struct keep_resolver *r, const struct keep_resolver_cfg *cfg)
 {
 	memset(r, 0, sizeof(*r));
 	r->cfg = *cfg;
-	if (r->cfg.concurrency < 1)
-		r->cfg.concurrency = 1;
-	if (r->cfg.concurrency > KEEP_RES_SLOTS)
-		r->cfg.concurrency = KEEP_RES_SLOTS;
-	if (r->cfg.mode == KEEP_RES_RELEASE)
-		r->cfg.concurrency = 1; /* one key: its steps in order */
+	r->cfg.concurrency = keep_resolver_jobs_at_once(cfg);
 	if (r->cfg.timeout_ms < 1)
 		r->cfg.timeout_ms = 1;
 	r->phase = KEEP_RP_START;
@@ -227,15 +232,8 @@ static void job_end(struct keep_res_slot *s, enum keep_job_end end)
 	s->phase = s->locked ? KEEP_JP_UNLOCK : KEEP_JP_FREE;
 }
 
-/* The deadline that bounds everything a job waits on (0: none): the
- * drain's (--all --wait-ms), or a foreground release's KEEP_RELEASE_TRIES_MS
- * from its start (set at KEEP_RP_START). Issue 23 item 3: it bounds the
- * per-actor lock, every store request (a read after a conflict too) and
- * the stop of the key's job (KEEP_JP_RUN, issue 24), not only the
- * writes. */
-static int64_t slot_deadline(const struct keep_resolver *r, const struct keep_res_slot *s)
+int64_t keep_resolver_wait_deadline_ms(const struct keep_resolver *r)
 {
-	(void)s;
 	return r->cfg.mode == KEEP_RES_DRAIN || r->cfg.mode == KEEP_RES_RELEASE
 		   ? r->cfg.deadline_mono_ms
 		   : 0;
@@ -262,7 +260,7 @@ static void go_write(const struct keep_resolver *r, struct keep_res_slot *s)
 		return;
 	}
 	keep_jobstop_init(&s->js, keep_jobstop_default_kill_after_ms(r->cfg.t.safety_ms),
-			  slot_deadline(r, s));
+			  keep_resolver_wait_deadline_ms(r));
 	s->wait_until_mono_ms = 0;
 	s->phase = KEEP_JP_RUN;
 }
@@ -298,6 +296,11 @@ static void run_held(struct keep_resolver *r, struct keep_res_slot *s)
 	job_end(s, s->js.cut ? KEEP_JE_SKIPPED : KEEP_JE_LOCAL);
 }
 
+bool keep_resolver_job_takes_lock(const struct keep_res_job *j)
+{
+	return !(j->kind == KEEP_JOB_DROP && !j->drop_hold);
+}
+
 static void start_job(struct keep_resolver *r, struct keep_res_slot *s,
 		      const struct keep_res_job *j)
 {
@@ -305,10 +308,7 @@ static void start_job(struct keep_resolver *r, struct keep_res_slot *s,
 	s->used = true;
 	s->after = KEEP_JE_DONE;
 	s->job = *j;
-	if (j->kind == KEEP_JOB_DROP && !j->drop_hold)
-		s->phase = KEEP_JP_PEND_REMOVE;
-	else
-		s->phase = KEEP_JP_LOCK;
+	s->phase = keep_resolver_job_takes_lock(j) ? KEEP_JP_LOCK : KEEP_JP_PEND_REMOVE;
 	(void)r;
 }
 
@@ -351,6 +351,15 @@ static void lock_busy(struct keep_resolver *r, struct keep_res_slot *s, int64_t 
 	job_end(s, KEEP_JE_LOCAL);
 }
 
+void keep_resolver_release_write(const struct keep_res_job *j, struct keep_oact *act)
+{
+	act->kind = KEEP_OACT_REC_WRITE;
+	keep_owner_rec_nobody(&act->rec, j->p.generation);
+	act->cond = KEEP_COND_IF_MATCH;
+	keep_copy_str(act->if_match, sizeof(act->if_match),
+		      j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
+}
+
 /* The action for slot i in its phase, or false when it has none now. */
 static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now_wall,
 			struct keep_oact *act)
@@ -365,7 +374,7 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 	act->slot = i;
 	keep_copy_str(act->key, sizeof(act->key), job_key(j));
 	act->timeout_ms = r->cfg.timeout_ms;
-	dl = slot_deadline(r, s);
+	dl = keep_resolver_wait_deadline_ms(r);
 	switch (s->phase) {
 	case KEEP_JP_LOCK:
 		if ((dl && now >= dl) || (r->stop && r->cfg.mode != KEEP_RES_RELEASE)) {
@@ -450,14 +459,10 @@ static bool slot_action(struct keep_resolver *r, int i, int64_t now, int64_t now
 			job_end(s, KEEP_JE_SKIPPED);
 			return slot_action(r, i, now, now_wall, act);
 		}
-		if (r->refusals + r->writes_inflight >= KEEP_PENDING_REFUSALS)
+		if (keep_resolver_refusals_stop(r->refusals + r->writes_inflight))
 			return false; /* wait: never more than 32 failures in a row (§5) */
 		r->writes_inflight++;
-		act->kind = KEEP_OACT_REC_WRITE;
-		keep_owner_rec_nobody(&act->rec, j->p.generation);
-		act->cond = KEEP_COND_IF_MATCH;
-		keep_copy_str(act->if_match, sizeof(act->if_match),
-			      j->kind == KEEP_JOB_RESOLVE ? j->rel_version : j->p.version);
+		keep_resolver_release_write(j, act);
 		act->timeout_ms = bounded(r, dl, now);
 		break;
 	case KEEP_JP_PEND_REMOVE:
@@ -496,6 +501,11 @@ park : {
 }
 
 /* ---- the pass ------------------------------------------------------------------ */
+
+bool keep_resolver_refusals_stop(int in_a_row)
+{
+	return in_a_row >= KEEP_PENDING_REFUSALS;
+}
 
 /* May job j start now? Nothing starts past the drain's deadline (§4: the
  * drain returns by it; the clean stop that follows makes the lease locally
@@ -607,6 +617,16 @@ static void build_queue(struct keep_resolver *r, const struct keep_oreply *rp, i
 	}
 }
 
+bool keep_resolver_retries_paused(const struct keep_lease_view *l)
+{
+	return !l->lost && l->code != KEEP_EXIT_OK;
+}
+
+bool keep_resolver_drained(int64_t left)
+{
+	return left == 0;
+}
+
 /* The pass ended (no job running, none to start). */
 static void pass_end(struct keep_resolver *r, int64_t now)
 {
@@ -629,7 +649,7 @@ static void pass_end(struct keep_resolver *r, int64_t now)
 		r->phase = r->stop ? KEEP_RP_DONE : KEEP_RP_IDLE;
 		return;
 	case KEEP_RES_DRAIN:
-		if (r->left == 0 || now >= r->cfg.deadline_mono_ms) {
+		if (keep_resolver_drained(r->left) || now >= r->cfg.deadline_mono_ms) {
 			r->phase = KEEP_RP_DONE;
 			return;
 		}
@@ -675,7 +695,7 @@ void keep_resolver_next(struct keep_resolver *r, int64_t now_mono_ms, int64_t no
 				/* §5: 1 s from the start bounds everything it waits on
 				 * (the lock included), then the hold is parked */
 				r->cfg.deadline_mono_ms =
-				    keep_add_sat_ms(now_mono_ms, KEEP_RELEASE_TRIES_MS);
+				    keep_resolver_release_deadline_ms(now_mono_ms);
 				memset(&j, 0, sizeof(j));
 				j.kind = KEEP_JOB_PARK;
 				keep_copy_str(j.hold.key, sizeof(j.hold.key), r->cfg.key);
@@ -819,6 +839,15 @@ static void state_dir_error(struct keep_resolver *r, struct keep_res_slot *s, co
 	job_end(s, KEEP_JE_LOCAL);
 }
 
+bool keep_resolver_release_hold_may_live(int hold_rc, const struct keep_hold *h,
+					 const struct keep_pending *p)
+{
+	if (hold_rc < 0)
+		return true; /* unreadable: it may name the release */
+	return hold_rc == 0 && strcmp(h->instance, p->instance) == 0 &&
+	       h->generation == p->generation;
+}
+
 static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 			 const struct keep_oreply *rp)
 {
@@ -855,9 +884,7 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 		s->phase = KEEP_JP_PARK_PEND;
 		return;
 	case KEEP_JOB_RELEASE:
-		if (rp->hold_rc < 0 ||
-		    (rp->hold_rc == 0 && strcmp(rp->hold.instance, j->p.instance) == 0 &&
-		     rp->hold.generation == j->p.generation)) {
+		if (keep_resolver_release_hold_may_live(rp->hold_rc, &rp->hold, &j->p)) {
 			/* a hold names this release (or may: unreadable): it must be
 			 * gone, durably, before the release is sent (issue 18) */
 			s->phase = KEEP_JP_HOLD_REMOVE;
@@ -867,12 +894,17 @@ static void on_hold_read(struct keep_resolver *r, struct keep_res_slot *s,
 		return;
 	case KEEP_JOB_RESOLVE:
 		if (rp->hold_rc == 0 && rp->hold.generation >= j->p.generation) {
+			struct keep_pend_decision d;
+
 			/* §3: a hold for it exists here (a later acquisition, at this
-			 * generation or after): the entry ends. A hold of an earlier
-			 * generation is not one for it: it ended (its release is
-			 * pending, or it is of an earlier epoch), and the record says
-			 * whether this generation landed */
-			push(r, KEEP_REV_ENDED, j->p.key, j->p.generation)->reason = "hold-exists";
+			 * generation or after): the entry ends, before any read
+			 * (keep_owner_resolve_on_read's has_hold). A hold of an
+			 * earlier generation is not one for it: it ended (its release
+			 * is pending, or it is of an earlier epoch), and the record
+			 * says whether this generation landed */
+			keep_owner_resolve_on_read(j->p.instance, j->p.generation, "", false, true,
+						   KEEP_STORE_OK, NULL, NULL, 0, &d);
+			push(r, KEEP_REV_ENDED, j->p.key, j->p.generation)->reason = d.reason;
 			s->phase = KEEP_JP_PEND_REMOVE;
 			return;
 		}
@@ -922,7 +954,7 @@ static void on_write_reply(struct keep_resolver *r, struct keep_res_slot *s, int
 		return;
 	}
 	/* a foreground release tries again within its bound (§5 RELEASE_TRIES) */
-	dl = slot_deadline(r, s);
+	dl = keep_resolver_wait_deadline_ms(r);
 	if (now >= dl || r->stop) {
 		parked(r, s, KEEP_JE_FAILED);
 		return;
@@ -1184,7 +1216,7 @@ void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_
 			return;
 		case KEEP_RP_LEASE:
 			r->lease = rp->lease;
-			r->paused = !rp->lease.lost && rp->lease.code != KEEP_EXIT_OK;
+			r->paused = keep_resolver_retries_paused(&rp->lease);
 			r->phase = KEEP_RP_LIST;
 			return;
 		case KEEP_RP_LIST:
@@ -1215,11 +1247,16 @@ void keep_resolver_on_reply(struct keep_resolver *r, int slot, int64_t now_mono_
 		if (rp->outcome == KEEP_STORE_OK || rp->outcome == KEEP_STORE_CONFLICT ||
 		    rp->outcome == KEEP_STORE_NOT_FOUND) {
 			r->refusals = 0;
-		} else if (++r->refusals >= KEEP_PENDING_REFUSALS) {
+		} else if (keep_resolver_refusals_stop(++r->refusals)) {
 			r->refused_stop = true; /* a refusing bucket gets no burst (§5) */
 		}
 	}
 	slot_on_reply(r, &r->slot[slot], now_mono_ms, rp);
+}
+
+int64_t keep_resolver_release_deadline_ms(int64_t start_mono_ms)
+{
+	return keep_add_sat_ms(start_mono_ms, KEEP_RELEASE_TRIES_MS);
 }
 
 int64_t keep_resolver_drain_deadline_ms(const struct keep_timing *t, int64_t now_mono_ms,
@@ -1241,5 +1278,5 @@ int keep_resolver_exit_code(const struct keep_resolver *r)
 	case KEEP_RES_DRAIN:
 		break;
 	}
-	return r->left == 0 ? KEEP_EXIT_OK : KEEP_EXIT_UNKNOWN;
+	return keep_resolver_drained(r->left) ? KEEP_EXIT_OK : KEEP_EXIT_UNKNOWN;
 }

@@ -263,6 +263,84 @@ bool keep_resolver_poll_event(struct keep_resolver *r, struct keep_res_event *ev
  * hold; 20 parked; 111 the state directory failed (nothing sent). */
 int keep_resolver_exit_code(const struct keep_resolver *r);
 
+/* How many jobs run at once (ADR 0020 §5 bounds; §4): cfg->concurrency
+ * clamped to 1..KEEP_PENDING_CONCURRENCY (32 pending entries at once); 1
+ * in RELEASE mode, whatever cfg says: a release of one key runs alone, its
+ * steps in order. keep_resolver_init stores it in r->cfg.concurrency. cfg
+ * is borrowed. No errors. */
+int keep_resolver_jobs_at_once(const struct keep_resolver_cfg *cfg);
+
+/* Does job j take its actor's lock first (ADR 0020 §3 "One lock per
+ * actor": the lock, keep_holds_lock in lib/local/holds.c, orders this
+ * node's acquisitions and resolutions of a key; the acquisition machine
+ * takes it first too)? Every job does, but the drop of a pending entry
+ * after the lease was lost (KEEP_JOB_DROP of an entry: one file removed,
+ * nothing read, nothing sent, §1). j is borrowed. No errors. */
+bool keep_resolver_job_takes_lock(const struct keep_res_job *j);
+
+/* Is a release's hold possibly alive (ADR 0020 §3; issue 18: a release is
+ * never sent while its hold may live; a hold and its pending release never
+ * coexist)? On the read of holds/ under the actor's lock: hold_rc and h
+ * (borrowed) as the HOLD_READ reply gives them (0: h read; > 0: no hold;
+ * < 0: unreadable), p (borrowed) the pending release. true: a hold names
+ * the release's instance and generation, or may (unreadable): it must be
+ * removed, durably, before the release is sent; false: the release waits
+ * only for an fsync of holds/ after that read. No errors. */
+bool keep_resolver_release_hold_may_live(int hold_rc, const struct keep_hold *h,
+					 const struct keep_pending *p);
+
+/* The release write of job j into act (ADR 0020 §3 "Release"): the
+ * record nobody at the hold's generation, If-Match the acquire's version
+ * (the pending entry's, p.version, kept from the acquisition: never a
+ * later version read since, which keep_owner_pending_on_read never
+ * adopts); an unresolved acquire whose read showed it landed
+ * (KEEP_JOB_RESOLVE) is released If-Match that read's version
+ * (rel_version). Sets act->kind, rec, cond and if_match only; the caller
+ * sets the slot, key and timeout. j is borrowed, act the caller's. Sent
+ * only after the hold stopped acting (parked, removed durably) and the
+ * key's job stopped (KEEP_JP_RUN). */
+void keep_resolver_release_write(const struct keep_res_job *j, struct keep_oact *act);
+
+/* Do the store's failures stop a pass (ADR 0020 §5 bounds)? in_a_row: the
+ * store failures in a row (a success, a conflict or a not-found resets
+ * it; the resolver adds the release writes in flight before it sends one
+ * more). true at KEEP_PENDING_REFUSALS (32): no new write is sent and no
+ * new entry starts until the next pass (a refusing bucket gets no burst).
+ * No errors. */
+bool keep_resolver_refusals_stop(int in_a_row);
+
+/* Do retries pause on this lease state (ADR 0020 §3 "retries ... pause
+ * while this node's lease is invalid")? l (borrowed) as a pass read it:
+ * true while the lease is not valid (code != 0) but not lost: holds are
+ * parked, no pending entry is retried, nothing is written to the store.
+ * A lost lease does not pause: its pass drops everything, writing nothing
+ * (§1). No errors. */
+bool keep_resolver_retries_paused(const struct keep_lease_view *l);
+
+/* Is the state directory drained (ADR 0020 §4; issue 23): left, the
+ * entries (and, draining, holds) a pass left, -1 when unknown. true only
+ * at 0: a drain (and a pass) reports drained, exit 0, only with nothing
+ * pending; a drain ends then, or at its deadline, exit 20. No errors. */
+bool keep_resolver_drained(int64_t left);
+
+/* The deadline that bounds everything a job waits on (boot-clock ms; 0:
+ * none), ADR 0020 §4, §5 bounds, issue 23 item 3: the drain's
+ * (cfg.deadline_mono_ms, keep_resolver_drain_deadline_ms), or a
+ * foreground release's (keep_resolver_release_deadline_ms, set when it
+ * starts); none for PASS and FOLLOW. It bounds the per-actor lock's wait,
+ * every store request (a read after a conflict too), each no longer than
+ * the store's timeout, and the stop of the key's job (KEEP_JP_RUN, issue
+ * 24), not only the writes: nothing starts past it. r is borrowed. */
+int64_t keep_resolver_wait_deadline_ms(const struct keep_resolver *r);
+
+/* A foreground release's deadline (owner-release KEY; ADR 0020 §5 bounds,
+ * issue 23 item 3): start_mono_ms + KEEP_RELEASE_TRIES_MS (1 s; boot-clock
+ * ms, saturating: keep_add_sat_ms). Everything the release waits on (the
+ * lock included) ends by it; then the hold is parked (exit 20), and a lock
+ * still busy at it means nothing was done (error reason=lock-busy, exit
+ * 111). No errors. */
+int64_t keep_resolver_release_deadline_ms(int64_t start_mono_ms);
+
 /* The drain's deadline, cfg.deadline_mono_ms for DRAIN (owner-release
  * --all; ADR 0020 §4, issue 23 item 3): now_mono_ms + wait_ms (boot-clock
  * ms, saturating: keep_add_sat_ms); wait_ms < 0 (no --wait-ms) means
