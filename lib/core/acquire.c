@@ -450,7 +450,7 @@ static void on_store_read(struct keep_acquire *sm, int64_t now_wall_ms, const st
 		decided(sm);
 		return;
 	case KEEP_AP_RECHECK:
-		if (r->outcome == KEEP_STORE_NOT_FOUND) {
+		if (keep_mark_record_deleted(&sm->mark.res, r->outcome)) {
 			/* still absent after the marker said its first record was
 			 * created: it was deleted out of band. Its generations are
 			 * unknown here: handing out seed + 1 again could repeat one

@@ -48,10 +48,33 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+int64_t keep_acqwait_held_retry_at(int64_t now, int64_t free_at_ms, int64_t judge_wall,
+				   int64_t period_ms)
+{
+	/* a free time still ahead on the clock it was judged with: try again
+	 * right after it (one already passed and still held waits a period:
+	 * no busy loop; a new holder, say) */
+	if (free_at_ms > judge_wall && free_at_ms - judge_wall < period_ms)
+		return now + (free_at_ms - judge_wall) + 1;
+	return keep_add_sat_ms(now, period_ms);
+}
+
+int64_t keep_acqwait_backoff_ms(int errors, int64_t period_ms, uint32_t rnd)
+{
+	int64_t base = KEEP_ACQWAIT_BACKOFF_MS;
+
+	for (int i = 1; i < errors && base < period_ms; i++)
+		base *= 2;
+	base = min64(base, period_ms);
+	if (base <= 0)
+		return 0;
+	return base / 2 + (int64_t)(rnd % (uint32_t)(base / 2 + 1));
+}
+
 void keep_acqwait_after(struct keep_acqwait *w, const struct keep_acquire_result *res, int64_t now,
 			int64_t judge_wall, uint32_t rnd, struct keep_acqwait_step *st)
 {
-	int64_t next, base;
+	int64_t next;
 
 	memset(st, 0, sizeof(*st));
 	w->attempts++;
@@ -61,12 +84,7 @@ void keep_acqwait_after(struct keep_acqwait *w, const struct keep_acquire_result
 	}
 	if (res->kind == KEEP_AR_HELD) {
 		w->errors = 0;
-		next = keep_add_sat_ms(now, w->period_ms);
-		/* a free time still ahead on the clock it was judged with: try
-		 * again right after it (one already passed and still held waits a
-		 * period: no busy loop; a new holder, say) */
-		if (res->free_at_ms > judge_wall && res->free_at_ms - judge_wall < w->period_ms)
-			next = now + (res->free_at_ms - judge_wall) + 1;
+		next = keep_acqwait_held_retry_at(now, res->free_at_ms, judge_wall, w->period_ms);
 		if (!w->shown || w->shown_free_at_ms != res->free_at_ms ||
 		    strcmp(w->shown_node, res->holder.node) != 0) {
 			w->shown = true;
@@ -78,11 +96,7 @@ void keep_acqwait_after(struct keep_acqwait *w, const struct keep_acquire_result
 		/* back off, with jitter: waiters that failed together do not
 		 * come back together */
 		w->errors++;
-		base = KEEP_ACQWAIT_BACKOFF_MS;
-		for (int i = 1; i < w->errors && base < w->period_ms; i++)
-			base *= 2;
-		base = min64(base, w->period_ms);
-		next = now + base / 2 + (int64_t)(rnd % (uint32_t)(base / 2 + 1));
+		next = now + keep_acqwait_backoff_ms(w->errors, w->period_ms, rnd);
 		st->line = KEEP_ACQWAIT_LINE_RETRYING;
 		st->reason = res->kind == KEEP_AR_UNKNOWN ? "unknown"
 			     : res->reason		  ? res->reason

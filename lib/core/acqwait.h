@@ -87,6 +87,24 @@ void keep_acqwait_init(struct keep_acqwait *w, int64_t now_mono_ms, int64_t wait
 /* Is this acquisition answer one that waiting can outlive (file comment)? */
 bool keep_acqwait_transient(const struct keep_acquire_result *res);
 
+/* When a held key is tried again (boot clock, ms; issue 15, issue 23 item
+ * 4): right after the holder's free time free_at_ms (free_at_ms + 1),
+ * judged on the clock the acquisition judged it with (judge_wall_ms, the
+ * judging wall clock: docs/lease.md "Judging others after a step"), when
+ * that time is still ahead by less than period_ms; else one period
+ * (period_ms > 0, the heartbeat period) after now_mono_ms: at most one
+ * attempt a period while nothing announced a free time, and no busy loop
+ * on a free time already passed (a new holder, say). Saturating. Pure. */
+int64_t keep_acqwait_held_retry_at(int64_t now_mono_ms, int64_t free_at_ms, int64_t judge_wall_ms,
+				   int64_t period_ms);
+
+/* The backoff (ms) after errors (>= 1) transient answers in a row (issue
+ * 24 item 4): KEEP_ACQWAIT_BACKOFF_MS doubling per answer, at most
+ * period_ms (> 0), drawn with jitter in [half, all] of it from rnd (a
+ * uniform random 32-bit value from the driver): waiters that failed
+ * together do not come back together. Pure. */
+int64_t keep_acqwait_backoff_ms(int errors, int64_t period_ms, uint32_t rnd);
+
 /* The attempt ended with res (borrowed) at now_mono_ms, the acquisition
  * having judged other nodes on judge_wall_ms (the same clock: its free
  * times are compared with it); rnd is a uniform random 32-bit value from

@@ -110,6 +110,24 @@ enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ou
 						    : KEEP_CLUSTER_READ_UPGRADED;
 }
 
+/* ---- several applications on one cluster ---------------------------------------- */
+
+bool keep_cluster_key_shared(const char *key)
+{
+	return strncmp(key, "nodes/", 6) == 0 || strcmp(key, KEEP_CLUSTER_KEY) == 0;
+}
+
+int keep_cluster_app_root_key(const char *root, const char *key, char *out, size_t outlen)
+{
+	int r;
+
+	if (keep_cluster_key_shared(key))
+		r = snprintf(out, outlen, "%s", key);
+	else
+		r = snprintf(out, outlen, "apps/%s/%s", root, key);
+	return r < 0 || (size_t)r >= outlen ? KEEP_ERR_TOOBIG : 0;
+}
+
 /* ---- upgrade-mark native ---------------------------------------------------------- */
 
 static const char *const native_old[] = {"leases/", "wal/", "snapshot/"};

@@ -86,6 +86,24 @@ enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ou
 					  const char *detail, const char *body, size_t len,
 					  struct keep_cluster_obj *o, char *why, size_t whylen);
 
+/* ---- several applications on one cluster (ADR 0022) ------------------------------ */
+
+/* Is key (a key of the protocol, as a command asks for it) one every
+ * application root of the cluster shares: a node object (nodes/...) or the
+ * cluster object (`cluster`)? A listing prefix is judged the same way. */
+bool keep_cluster_key_shared(const char *key);
+
+/* The bucket's key of key for application root root (ADR 0022; issue 27;
+ * docs/ownership.md "Several applications on one cluster"): a shared key
+ * (keep_cluster_key_shared) is itself, every other key (owners/,
+ * leases/, pending releases, fenced objects...) lies under apps/ROOT/, so
+ * that two roots never see each other's records. root is a valid
+ * application root (keep_app_root_valid; the caller checks it); root and
+ * key are borrowed; out gets the key, NUL-terminated (outlen bytes).
+ * 0; KEEP_ERR_TOOBIG when it does not fit in outlen (the store refuses
+ * a key over its KEEP_KEY_MAX: outlen KEEP_KEY_MAX + 1). Pure. */
+int keep_cluster_app_root_key(const char *root, const char *key, char *out, size_t outlen);
+
 /* ---- `upgrade-mark native`: the machine ----------------------------------------- */
 
 /* The most creates of `cluster` answered conflict (each read again, and

@@ -303,21 +303,20 @@ static void on_object(struct keep_commit *sm, const struct keep_creply *r)
 		       rc == KEEP_ERR_NOTOURS ? "not-fenced" : "bad-fence");
 		return;
 	}
-	if (strcmp(f.key, sm->key) != 0) {
+	switch (keep_commit_fence_judge(&f, sm->key, sm->generation)) {
+	case KEEP_CF_OTHER_KEY:
 		keep_copy_str(sm->res.owner, sizeof(sm->res.owner), f.key);
 		sm->res.generation = f.generation;
 		refuse(sm, KEEP_EXIT_BAD_OBJECT, "other-key");
 		return;
-	}
-	if (f.generation > sm->generation) {
+	case KEEP_CF_FENCED:
 		/* a later holder's fence: definite, whatever we sent (every send
 		 * of ours was conditioned on a version whose fence was at most
 		 * ours, and that version is gone for good) */
 		sm->res.generation = f.generation;
 		answer(sm, KEEP_CR_REFUSED, KEEP_EXIT_SUPERSEDED, "fenced");
 		return;
-	}
-	if (f.generation == sm->generation) {
+	case KEEP_CF_SAME:
 		/* our own write (after a send), or a claim already made */
 		if (sm->mode == KEEP_COMMIT_CLAIM) {
 			if (!sm->checking)
@@ -325,10 +324,14 @@ static void on_object(struct keep_commit *sm, const struct keep_creply *r)
 			done_ok(sm, r->version);
 			return;
 		}
-		if (sm->checking && f.size == sm->data.len && strcmp(f.sha256, sm->sha256) == 0) {
+		if (sm->checking &&
+		    keep_commit_own_write(&f, sm->generation, sm->data.len, sm->sha256)) {
 			done_ok(sm, r->version);
 			return;
 		}
+		break;
+	case KEEP_CF_EARLIER:
+		break;
 	}
 	if (sm->cas) {
 		/* a compare-and-swap: only the version the caller's bytes were
@@ -428,4 +431,22 @@ void keep_commit_on_reply(struct keep_commit *sm, int64_t now_mono_ms, const str
 	case KEEP_CP_DONE:
 		return;
 	}
+}
+
+/* ---- the rules ------------------------------------------------------------------ */
+
+enum keep_commit_fence keep_commit_fence_judge(const struct keep_fence *f, const char *key,
+					       int64_t generation)
+{
+	if (strcmp(f->key, key) != 0)
+		return KEEP_CF_OTHER_KEY;
+	if (f->generation > generation)
+		return KEEP_CF_FENCED;
+	return f->generation == generation ? KEEP_CF_SAME : KEEP_CF_EARLIER;
+}
+
+bool keep_commit_own_write(const struct keep_fence *f, int64_t generation, size_t len,
+			   const char *sha256)
+{
+	return f->generation == generation && f->size == len && strcmp(f->sha256, sha256) == 0;
 }

@@ -221,4 +221,30 @@ void keep_commit_next(struct keep_commit *sm, int64_t now_mono_ms, struct keep_c
  * A reply with nothing outstanding is ignored. Never fails. */
 void keep_commit_on_reply(struct keep_commit *sm, int64_t now_mono_ms, const struct keep_creply *r);
 
+/* What the fence f found in OBJECT (decoded, borrowed) means for a write
+ * by the holder of key (borrowed) at generation (step 2 of the file
+ * comment; ADR 0020 §3 "Own", the R2 grant document: a stale grant never
+ * commits). */
+enum keep_commit_fence {
+	KEEP_CF_OTHER_KEY = 0, /* another owner key's fence: refused other-key (17) */
+	KEEP_CF_FENCED,	       /* a later generation's fence: refused fenced (23), definite
+				  whatever was sent (every send was conditioned on a version
+				  whose fence was at most generation, and it is gone) */
+	KEEP_CF_SAME,	       /* generation's own fence: our write (keep_commit_own_write)
+				  or a claim made; else written over If-Match its version */
+	KEEP_CF_EARLIER,       /* an earlier holder's: written over If-Match its version */
+};
+/* Pure; no error. */
+enum keep_commit_fence keep_commit_fence_judge(const struct keep_fence *f, const char *key,
+					       int64_t generation);
+
+/* Is the object read back after a conflict or a lost reply (step 5) our
+ * own write: its fence f (borrowed) names generation and carries these
+ * very bytes, len bytes of data whose lowercase hex SHA-256 is sha256
+ * (borrowed, 64 hex digits)? Then the commit is done at the read's
+ * version (issue 26: a lost reply read back by generation and digest).
+ * The fence's key is judged first (keep_commit_fence_judge). Pure. */
+bool keep_commit_own_write(const struct keep_fence *f, int64_t generation, size_t len,
+			   const char *sha256);
+
 #endif

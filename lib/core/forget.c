@@ -180,3 +180,8 @@ int keep_fcheck_exit_code(const struct keep_fcheck *m)
 	}
 	return keep_exit_of_outcome(m->outcome, m->not_ours);
 }
+
+bool keep_fcheck_fence_removable(const struct keep_fcheck *m)
+{
+	return m->done && m->res == KEEP_FCHECK_CLEAR;
+}

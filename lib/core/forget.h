@@ -120,4 +120,14 @@ void keep_fcheck_on_root(struct keep_fcheck *m, const char *listed);
  * the listing's. */
 int keep_fcheck_exit_code(const struct keep_fcheck *m);
 
+/* May the created fence of m's node be removed (ADR 0020 §2 "forget";
+ * ADR 0022; issue 27)? The fence frees every ownership record that names
+ * the node, so it is removed only when the check is done and no record of
+ * any application root names the node (CLEAR: every listing of owners/,
+ * the store's and each root's, read to its end, every record read and
+ * clear). Any other end (a record names it, one could not be read, a
+ * listing skipped a key or failed, too many roots) and a check not done
+ * keep it. m is borrowed. Pure. */
+bool keep_fcheck_fence_removable(const struct keep_fcheck *m);
+
 #endif

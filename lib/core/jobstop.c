@@ -1,6 +1,7 @@
 /* keep — stopping a job before its key is freed (jobstop.h; issue 24). */
 #include "jobstop.h"
 
+#include <signal.h>
 #include <string.h>
 
 void keep_jobstop_init(struct keep_jobstop *js, int64_t default_kill_after_ms,
@@ -159,4 +160,20 @@ void keep_jobstop_on_signal(struct keep_jobstop *js, int64_t now, int npids, int
 bool keep_run_is_job(const struct keep_run_view *v)
 {
 	return v->held && (v->err != 0 || v->generation != 0);
+}
+
+bool keep_jobstop_stop_signal(int sig)
+{
+	static const int skip[] = {SIGKILL, SIGSTOP, SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP,
+				   SIGTTIN, SIGTTOU, SIGSEGV, SIGBUS,  SIGILL, SIGFPE,	 SIGTRAP};
+	size_t i;
+
+	if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		return true;
+	if (sig < 1 || sig >= SIGRTMIN)
+		return false;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (skip[i] == sig)
+			return false;
+	return true;
 }

@@ -136,4 +136,19 @@ int64_t keep_jobstop_default_kill_after_ms(int64_t safety_ms);
  * request is above that (a usage error, exit 100). */
 int64_t keep_jobstop_kill_after_ms(int64_t requested_ms, int64_t safety_ms);
 
+/* Is signal sig (a signal number of this system, 1..SIGRTMAX) a stop of
+ * owner-run's job (issue 24; ADR 0020 §3; docs/ownership.md "owner-run"):
+ * one whose default action would end owner-run, so that the job is
+ * stopped (that signal first) and the key released before it ends? true
+ * for every signal but SIGKILL and SIGSTOP (not catchable), those ignored
+ * or stopping by default (SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP,
+ * SIGTTIN, SIGTTOU) and the crash signals (SIGSEGV, SIGBUS, SIGILL,
+ * SIGFPE, SIGTRAP: a fault of owner-run itself ends it as a crash; the
+ * key's next release stops the rest of the job); every realtime signal
+ * (SIGRTMIN..SIGRTMAX) is one (glibc's own, just below SIGRTMIN, answer
+ * true too: sigaddset refuses them, so the driver never catches them).
+ * false for anything out of range (< 1, > SIGRTMAX). Pure: a decision on a number, no signal sent
+ * or caught here (lib/driver/ownerrun.c installs the handlers). */
+bool keep_jobstop_stop_signal(int sig);
+
 #endif

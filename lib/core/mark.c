@@ -200,3 +200,8 @@ void keep_mark_confirm_obj(const struct keep_mark_result *res, int64_t created,
 	o->seed = res->seed;
 	o->created = created;
 }
+
+bool keep_mark_record_deleted(const struct keep_mark_result *res, enum keep_outcome again)
+{
+	return res->kind == KEEP_MR_MARKED && res->created > 0 && again == KEEP_STORE_NOT_FOUND;
+}

@@ -90,4 +90,15 @@ void keep_mark_on_reply(struct keep_mark *m, int64_t now_wall_ms, const struct k
 void keep_mark_confirm_obj(const struct keep_mark_result *res, int64_t created,
 			   struct keep_lease_obj *o);
 
+/* Was owners/KEY deleted by hand (issue 14 item 3; docs/ownership.md "What
+ * an operator may delete")? The marking res (borrowed) found a confirmed
+ * marker (MARKED with created > 0: the first record was created at
+ * res->created) and the read of owners/KEY made after it answered again
+ * NOT_FOUND. Then the record's generations are unknown and none may be
+ * handed out again: the acquisition refuses (reason record-missing, 17)
+ * instead of creating seed + 1. false for an unconfirmed marker (a first
+ * acquisition stopped between its writes) and for any other outcome (the
+ * record exists: decided on that read). Pure. */
+bool keep_mark_record_deleted(const struct keep_mark_result *res, enum keep_outcome again);
+
 #endif

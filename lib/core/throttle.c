@@ -44,3 +44,12 @@ int64_t keep_backoff_ms(int64_t throttled, uint64_t rnd, int64_t base_ms, int64_
 		return 0;
 	return (int64_t)(rnd % (uint64_t)(c + 1));
 }
+
+int64_t keep_throttle_backoff_ms(int64_t throttled, uint64_t rnd, int64_t bound_ms)
+{
+	int64_t wait = keep_backoff_ms(throttled, rnd, KEEP_BACKOFF_BASE_MS, KEEP_BACKOFF_CAP_MS);
+
+	if (bound_ms > 0 && wait > bound_ms / 2)
+		wait = bound_ms / 2;
+	return wait;
+}

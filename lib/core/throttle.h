@@ -42,4 +42,14 @@ int64_t keep_backoff_ms(int64_t throttled, uint64_t rnd, int64_t base_ms, int64_
  * 0 when throttled <= 0. */
 int64_t keep_backoff_ceiling_ms(int64_t throttled, int64_t base_ms, int64_t cap_ms);
 
+/* The rule every request but the node lease's own writes follows after
+ * throttled replies (issue 28 item 4; docs/s3.md "Throttling"): the delay
+ * (ms) before the next request of a handle after `throttled` throttled
+ * replies in a row (0: none, delay 0), full jitter with
+ * KEEP_BACKOFF_BASE_MS and KEEP_BACKOFF_CAP_MS (keep_backoff_ms, rnd any
+ * 64 random bits), and never more than half of bound_ms, the request's own
+ * bound (ms; <= 0: none), which the request keeps the rest of. Pure; the
+ * driver sleeps (lib/driver/counted.c). */
+int64_t keep_throttle_backoff_ms(int64_t throttled, uint64_t rnd, int64_t bound_ms);
+
 #endif

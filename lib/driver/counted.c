@@ -50,10 +50,7 @@ static struct keep_store *inner_of(struct keep_store *s)
 	if (c->throttled > 0) {
 		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
 			rnd = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull;
-		wait =
-		    keep_backoff_ms(c->throttled, rnd, KEEP_BACKOFF_BASE_MS, KEEP_BACKOFF_CAP_MS);
-		if (bound > 0 && wait > bound / 2)
-			wait = bound / 2;
+		wait = keep_throttle_backoff_ms(c->throttled, rnd, bound);
 		nap_ms(wait);
 		if (bound > 0)
 			bound -= wait;

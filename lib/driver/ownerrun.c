@@ -81,29 +81,13 @@ static void on_stop_signal(int sig)
 }
 
 /* The signals whose default action would end owner-run, handled as a stop
- * of the job: all but SIGKILL and SIGSTOP, those ignored or stopping by
- * default (CHLD, CONT, URG, WINCH, TSTP, TTIN, TTOU), and the crash
- * signals (SEGV, BUS, ILL, FPE, TRAP: a fault of owner-run itself ends it,
- * as a crash; CMD dies with it, the rest of the job is stopped by the
- * key's next release). glibc's own realtime signals are not ours. */
+ * of the job (lib/core/jobstop.h keep_jobstop_stop_signal). */
 static void stop_sigset(sigset_t *set)
 {
-	static const int skip[] = {SIGKILL, SIGSTOP, SIGCHLD, SIGCONT, SIGURG, SIGWINCH, SIGTSTP,
-				   SIGTTIN, SIGTTOU, SIGSEGV, SIGBUS,  SIGILL, SIGFPE,	 SIGTRAP};
-	int sig;
-	size_t i;
-
 	sigemptyset(set);
-	for (sig = 1; sig < SIGRTMIN; sig++) {
-		bool s = false;
-
-		for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
-			s = s || skip[i] == sig;
-		if (!s)
+	for (int sig = 1; sig <= SIGRTMAX; sig++)
+		if (keep_jobstop_stop_signal(sig))
 			sigaddset(set, sig);
-	}
-	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		sigaddset(set, sig);
 }
 
 static void catch_stop_signals(void)

@@ -36,11 +36,12 @@ static void kept_line(const char *id, const char *reason, const char *key, const
 /* The created fence of id (KEEP_FORGET_FENCE) may go only when no
  * ownership record of any application root names id: the check is the
  * machine's (keep_fcheck_*, lib/core/forget.h); this performs its LISTs
- * and reads, one store handle per root, and says what ended it. 0 when
- * none names it (*checked: records read, *nroots: application roots);
- * else the exit code, with the `kept` line said. */
-static int fence_unnamed(const struct keep_upgmark *x, const char *id, int64_t *checked,
-			 size_t *nroots)
+ * and reads, one store handle per root, and says what ended it.
+ * *removable: the fence may go (keep_fcheck_fence_removable; *checked:
+ * records read, *nroots: application roots); else the `kept` line is
+ * said. The check's exit code (keep_fcheck_exit_code). */
+static int fence_unnamed(const struct keep_upgmark *x, const char *id, bool *removable,
+			 int64_t *checked, size_t *nroots)
 {
 	static struct keep_fcheck m; /* 16 KiB of roots: not on the stack */
 	struct keep_fcheck_act act;
@@ -106,6 +107,7 @@ static int fence_unnamed(const struct keep_upgmark *x, const char *id, int64_t *
 	keep_list_release(&l);
 	if (y.store != x->store)
 		keep_store_free(y.store);
+	*removable = keep_fcheck_fence_removable(&m);
 	*checked = m.checked;
 	*nroots = m.nroots;
 	switch (m.res) {
@@ -151,6 +153,7 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 	char k[KEEP_NODE_ID_MAX + 8];
 	int64_t left = 0, checked = -1;
 	size_t nroots = 0;
+	bool removable = false;
 	int rc;
 
 	keep_node_read(x->store, id, KEEP_NODE_READ_ANY_FORMAT, &o, &nr);
@@ -186,8 +189,8 @@ static int forget_one(const struct keep_upgmark *x, const char *id, bool quiet)
 			return keep_upgrade_forget_exit(v, 0, 0, quiet);
 		}
 		keep_buf_release(&b);
-		rc = fence_unnamed(x, id, &checked, &nroots);
-		if (rc)
+		rc = fence_unnamed(x, id, &removable, &checked, &nroots);
+		if (!removable)
 			return rc;
 		keep_info(x->prog,
 			  "nodes/%s is an operator's fence created over an absent object; none of "

@@ -1,24 +1,21 @@
 /* keep — an application's root (ADR 0022, docs/ownership.md "Several
  * applications on one cluster"): a store wrapper under which the ownership
  * keys of one application live at apps/ROOT/..., `nodes/` and the cluster
- * object shared (keep_store_app_root). */
+ * object shared (keep_store_app_root); which key is which is the core's
+ * rule (lib/core/cluster.h keep_cluster_app_root_key). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/err.h"
+#include "../core/cluster.h"
 #include "store.h"
-
-/* A key the roots share: a node object, or the cluster object. */
-static bool shared_key(const char *key)
-{
-	return strncmp(key, "nodes/", 6) == 0 || strcmp(key, "cluster") == 0;
-}
 
 struct approot {
 	struct keep_store pub;
-	struct keep_store *inner;	 /* owned */
+	struct keep_store *inner; /* owned */
+	char root[KEEP_APP_ROOT_MAX + 1];
 	char top[KEEP_APP_ROOT_MAX + 8]; /* "apps/ROOT/" */
 	size_t toplen;
 };
@@ -42,13 +39,8 @@ static struct keep_store *inner_of(struct keep_store *s)
 static int map(struct keep_store *s, const char *key, char *out, struct keep_reply *reply)
 {
 	struct approot *a = approot_of(s);
-	int r;
 
-	if (shared_key(key))
-		r = snprintf(out, KEEP_KEY_MAX + 1, "%s", key);
-	else
-		r = snprintf(out, KEEP_KEY_MAX + 1, "%s%s", a->top, key);
-	if (r < 0 || r > KEEP_KEY_MAX) {
+	if (keep_cluster_app_root_key(a->root, key, out, KEEP_KEY_MAX + 1) != 0) {
 		keep_reply_set(reply, KEEP_STORE_REFUSED, 0, "key too long under %s", a->top);
 		return KEEP_ERR_INVAL;
 	}
@@ -106,7 +98,7 @@ static int r_list(struct keep_store *s, const char *prefix, struct keep_list *ou
 	size_t i;
 	int rc = map(s, prefix, k, reply);
 
-	if (rc || shared_key(prefix))
+	if (rc || keep_cluster_key_shared(prefix))
 		return rc ? rc : in->ops->list(in, k, out, reply);
 	keep_list_init(&l);
 	rc = in->ops->list(in, k, &l, reply);
@@ -181,6 +173,7 @@ int keep_store_app_root(struct keep_store *inner, const char *root, struct keep_
 		return KEEP_ERR_NOMEM;
 	}
 	a->inner = inner;
+	snprintf(a->root, sizeof(a->root), "%s", root);
 	a->toplen = (size_t)snprintf(a->top, sizeof(a->top), "apps/%s/", root);
 	a->pub.ops = &approot_ops;
 	a->pub.impl = a;

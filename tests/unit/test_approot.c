@@ -8,6 +8,7 @@
 
 #include "../../lib/base/err.h"
 #include "../../lib/base/vocab.h"
+#include "../../lib/core/cluster.h"
 #include "../../lib/store/store.h"
 #include "unit.h"
 
@@ -110,6 +111,49 @@ TEST(keys_under_the_root_nodes_and_cluster_shared)
 	keep_store_free(raw);
 }
 
+/* The core's rule of a root's keys (lib/core/cluster.h): nodes/ and the
+ * cluster object shared, everything else under apps/ROOT/. */
+TEST(app_root_key_rule)
+{
+	char out[KEEP_KEY_MAX + 1], small[16];
+
+	CHECK(keep_cluster_key_shared("nodes/n1"));
+	CHECK(keep_cluster_key_shared("nodes/"));
+	CHECK(keep_cluster_key_shared("cluster"));
+	CHECK(!keep_cluster_key_shared("clusters"));
+	CHECK(!keep_cluster_key_shared("cluster/x"));
+	CHECK(!keep_cluster_key_shared("nodes"));
+	CHECK(!keep_cluster_key_shared("owners/t/c/a"));
+	CHECK(!keep_cluster_key_shared("apps/billing/nodes/n1"));
+	CHECK(!keep_cluster_key_shared(""));
+
+	CHECK_EQ_INT(keep_cluster_app_root_key("billing", "owners/t/c/a", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "apps/billing/owners/t/c/a");
+	CHECK_EQ_INT(keep_cluster_app_root_key("billing", "owners/", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "apps/billing/owners/");
+	CHECK_EQ_INT(keep_cluster_app_root_key("billing", "leases/t/c/a", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "apps/billing/leases/t/c/a");
+	CHECK_EQ_INT(keep_cluster_app_root_key("billing", "nodes/n1", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "nodes/n1");
+	CHECK_EQ_INT(keep_cluster_app_root_key("search", "cluster", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "cluster");
+	/* two roots never share a record key */
+	CHECK_EQ_INT(keep_cluster_app_root_key("search", "owners/t/c/a", out, sizeof(out)), 0);
+	CHECK_EQ_STR(out, "apps/search/owners/t/c/a");
+	/* too long once under the root: refused, whatever fits */
+	CHECK_EQ_INT(keep_cluster_app_root_key("billing", "owners/x", small, sizeof(small)),
+		     KEEP_ERR_TOOBIG);
+	CHECK_EQ_INT(keep_cluster_app_root_key("b", "owners/", small, sizeof(small)), 0);
+	CHECK_EQ_STR(small, "apps/b/owners/");
+	CHECK_EQ_INT(keep_cluster_app_root_key("b", "owners/x", small, sizeof(small)), 0);
+	CHECK_EQ_STR(small, "apps/b/owners/x"); /* 15 bytes + NUL: just fits */
+	CHECK_EQ_INT(keep_cluster_app_root_key("b", "owners/xy", small, sizeof(small)),
+		     KEEP_ERR_TOOBIG); /* one over */
+	CHECK_EQ_INT(keep_cluster_app_root_key("b", "nodes/abcdefghi", small, sizeof(small)), 0);
+	CHECK_EQ_INT(keep_cluster_app_root_key("b", "nodes/abcdefghij", small, sizeof(small)),
+		     KEEP_ERR_TOOBIG);
+}
+
 int main(void)
 {
 	char cmd[600];
@@ -122,6 +166,7 @@ int main(void)
 	}
 	RUN(root_syntax);
 	RUN(keys_under_the_root_nodes_and_cluster_shared);
+	RUN(app_root_key_rule);
 	rc = unit_done();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
 	if (system(cmd) != 0)

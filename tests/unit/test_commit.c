@@ -802,9 +802,58 @@ TEST(etag_trap_closed_by_the_body)
 	CHECK_EQ_STR(w.ver, v1);
 }
 
+/* ---- the rules (commit.h keep_commit_fence_judge, keep_commit_own_write) ---------- */
+
+static void fence_of(const char *key, int64_t gen, const char *data, struct keep_fence *f)
+{
+	struct keep_buf b;
+	char err[128];
+
+	CHECK_EQ_INT(enc(key, gen, data, strlen(data), &b), 0);
+	CHECK_EQ_INT(keep_fenced_decode(b.data, b.len, f, err, sizeof(err)), 0);
+	keep_buf_release(&b);
+}
+
+TEST(a_later_fence_refuses_a_stale_grant)
+{
+	struct keep_fence f;
+
+	fence_of(KEY, 7, "x", &f);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, KEY, 6), KEEP_CF_FENCED); /* stale */
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, KEY, 1), KEEP_CF_FENCED);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, KEY, 7), KEEP_CF_SAME);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, KEY, 8), KEEP_CF_EARLIER);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, KEY, 9007199254740991LL), KEEP_CF_EARLIER);
+	/* another key's fence, whatever its generation */
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, "t/c/b", 8), KEEP_CF_OTHER_KEY);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, "t/c/b", 6), KEEP_CF_OTHER_KEY);
+	CHECK_EQ_INT(keep_commit_fence_judge(&f, "t/c/a/", 7), KEEP_CF_OTHER_KEY);
+}
+
+TEST(a_lost_reply_is_read_back_by_generation_and_digest)
+{
+	struct keep_fence f;
+	char hex[65], other[65];
+
+	fence_of(KEY, 5, "payload", &f);
+	keep_sha256_hex("payload", 7, hex);
+	keep_sha256_hex("payloaD", 7, other);
+	CHECK(keep_commit_own_write(&f, 5, 7, hex));
+	CHECK(!keep_commit_own_write(&f, 4, 7, hex)); /* another generation */
+	CHECK(!keep_commit_own_write(&f, 6, 7, hex));
+	CHECK(!keep_commit_own_write(&f, 5, 6, hex));	/* another size */
+	CHECK(!keep_commit_own_write(&f, 5, 7, other)); /* other bytes, same size */
+	fence_of(KEY, 5, "", &f);			/* an empty write */
+	keep_sha256_hex("", 0, hex);
+	CHECK(keep_commit_own_write(&f, 5, 0, hex));
+	CHECK(!keep_commit_own_write(&f, 5, 0, other));
+}
+
 int main(void)
 {
 	RUN(codec_roundtrip);
+	RUN(a_later_fence_refuses_a_stale_grant);
+	RUN(a_lost_reply_is_read_back_by_generation_and_digest);
 	RUN(codec_limits);
 	RUN(codec_refusals);
 	RUN(object_names);

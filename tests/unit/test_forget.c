@@ -124,6 +124,7 @@ TEST(no_record_of_any_root_names_the_node)
 	bucket_init(&b);
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_CLEAR);
+	CHECK(keep_fcheck_fence_removable(&m));
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 0);
 	CHECK_EQ_INT((int)m.checked, 5); /* each record once, every root */
 	CHECK_EQ_INT((int)m.nroots, 2);	 /* a once, though listed twice */
@@ -139,6 +140,7 @@ TEST(a_record_of_an_application_root_names_it)
 	bucket_init(&b);
 	fc_run(&m, &b, "n3");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_NAMED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_STR(m.key, "t/c/x");
 	CHECK_EQ_STR(m.root, "a");
 	CHECK_EQ_INT((int)m.generation, 7);
@@ -147,6 +149,7 @@ TEST(a_record_of_an_application_root_names_it)
 	bucket_init(&b);
 	fc_run(&m, &b, "n2"); /* the default root's own */
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_NAMED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_STR(m.key, "t/c/y");
 	CHECK_EQ_STR(m.root, "");
 }
@@ -160,12 +163,14 @@ TEST(a_record_that_cannot_be_read_keeps_the_fence)
 	b.root[2].holder[0] = "?"; /* not ours */
 	fc_run(&m, &b, "n9");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_UNREADABLE);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_STR(m.key, "u/c/x");
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 1);
 	bucket_init(&b);
 	b.root[0].holder[0] = "!"; /* the read fails */
 	fc_run(&m, &b, "n9");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_UNREADABLE);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 111);
 }
 
@@ -178,6 +183,7 @@ TEST(a_listing_that_skipped_keys_keeps_the_fence)
 	b.root[1].nskipped = 2;
 	fc_run(&m, &b, "n9");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_SKIPPED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_INT((int)m.nskipped, 2);
 	CHECK_EQ_STR(m.key, "owners/\x01skipped");
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 1);
@@ -192,6 +198,7 @@ TEST(a_key_that_names_no_record_is_skipped_and_the_walk_goes_on)
 	b.root[0].key[0] = "t/c/x/extra";
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_CLEAR);
+	CHECK(keep_fcheck_fence_removable(&m));
 	CHECK_EQ_INT((int)m.checked, 4);
 }
 
@@ -204,12 +211,14 @@ TEST(failed_listings_keep_the_fence_with_their_code)
 	b.apps_fails = KEEP_STORE_AMBIGUOUS;
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_FAILED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK(m.roots_listing);
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 111);
 	bucket_init(&b);
 	b.root[2].list_fails = KEEP_STORE_REFUSED;
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_FAILED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK(!m.roots_listing);
 	CHECK_EQ_STR(m.root, "b");
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 1);
@@ -226,18 +235,44 @@ TEST(roots_are_bounded)
 		snprintf(b.apps[b.napps++], sizeof(b.apps[0]), "apps/r%d/owners/t/c/x", i);
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_TOO_MANY_ROOTS);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_INT(keep_fcheck_exit_code(&m), 1);
 	CHECK_EQ_INT(b.lists, 2);	 /* no root walked */
 	b.napps = KEEP_FCHECK_ROOTS_MAX; /* exactly the bound: walked (no such roots here) */
 	b.lists = 0;
 	fc_run(&m, &b, "n1");
 	CHECK_EQ_INT(m.res, KEEP_FCHECK_FAILED);
+	CHECK(!keep_fcheck_fence_removable(&m));
 	CHECK_EQ_STR(m.root, "r0");
+}
+
+/* The fence goes only at the end of a clear check: a machine not done
+ * (its result field still CLEAR, the zero value) keeps it. */
+TEST(a_fence_is_removable_only_once_the_check_is_done_and_clear)
+{
+	static struct keep_fcheck m;
+
+	keep_fcheck_init(&m, "n1");
+	CHECK_EQ_INT(m.res, KEEP_FCHECK_CLEAR);
+	CHECK(!m.done);
+	CHECK(!keep_fcheck_fence_removable(&m));
+	keep_fcheck_on_list(&m, KEEP_STORE_OK, false, 0, 0, NULL); /* owners/ empty */
+	CHECK(!m.done);						   /* apps/ next */
+	CHECK(!keep_fcheck_fence_removable(&m));
+	keep_fcheck_on_list(&m, KEEP_STORE_OK, false, 0, 0, NULL); /* no roots */
+	CHECK(m.done);
+	CHECK(keep_fcheck_fence_removable(&m));
+	keep_fcheck_init(&m, "n1");
+	keep_fcheck_on_list(&m, KEEP_STORE_OK, false, 0, 0, NULL);
+	keep_fcheck_on_list(&m, KEEP_STORE_AMBIGUOUS, false, 0, 0, NULL); /* apps/ fails */
+	CHECK(m.done);
+	CHECK(!keep_fcheck_fence_removable(&m));
 }
 
 int main(void)
 {
 	RUN(no_record_of_any_root_names_the_node);
+	RUN(a_fence_is_removable_only_once_the_check_is_done_and_clear);
 	RUN(a_record_of_an_application_root_names_it);
 	RUN(a_record_that_cannot_be_read_keeps_the_fence);
 	RUN(a_listing_that_skipped_keys_keeps_the_fence);

@@ -86,6 +86,28 @@ TEST(backoff_is_full_jitter_within_the_ceiling)
 	CHECK(hi_seen > 9900); /* and near the cap */
 }
 
+/* The rule a handle's next request follows: full jitter from the base to
+ * the cap, never more than half the request's own bound. */
+TEST(throttle_backoff_is_full_jitter_within_half_the_bound)
+{
+	CHECK_EQ_INT(keep_throttle_backoff_ms(0, 12345, 1000), 0); /* not throttled */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(-1, 77, 0), 0);
+	CHECK_EQ_INT(keep_throttle_backoff_ms(1, 100, 0), 100);	     /* no bound: the draw */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(1, 100, 1000), 100);   /* under half */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(1, 100, 150), 75);     /* cut to half */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(99, 10000, 0), 10000); /* the cap */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(99, 10000, 5000), 2500);
+	CHECK_EQ_INT(keep_throttle_backoff_ms(3, 401, 100000), 0); /* folded into [0, 400] */
+	CHECK_EQ_INT(keep_throttle_backoff_ms(3, 399, -5), 399);   /* a negative bound: none */
+	for (uint64_t r = 0; r < 3000; r += 7) {
+		int64_t d = keep_throttle_backoff_ms(8, r * 2654435761u, 3000);
+
+		CHECK(d >= 0);
+		CHECK(d <= 1500);
+		CHECK(d <= keep_backoff_ceiling_ms(8, KEEP_BACKOFF_BASE_MS, KEEP_BACKOFF_CAP_MS));
+	}
+}
+
 TEST(reqstats_count_throttled_replies_by_operation)
 {
 	struct keep_reqstats st;
@@ -107,6 +129,7 @@ int main(void)
 	RUN(throttled_replies_stay_ambiguous_for_the_protocol);
 	RUN(backoff_ceiling_doubles_from_the_base_to_the_cap);
 	RUN(backoff_is_full_jitter_within_the_ceiling);
+	RUN(throttle_backoff_is_full_jitter_within_half_the_bound);
 	RUN(reqstats_count_throttled_replies_by_operation);
 	return unit_done();
 }
