@@ -289,20 +289,17 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
  * clock differ only by the readings' rounding: no drift accumulates. */
 static int64_t live_written_at(const struct keep_lease *sm, int64_t now, int64_t wall)
 {
-	int64_t w = wall;
+	int64_t floor = 0;
 
-	if (sm->nsends > 0) {
-		int64_t carried = sm->sends[sm->nsends - 1].written_at_ms +
-				  (now - sm->sends[sm->nsends - 1].sent_mono_ms);
-
-		w = max64(w, carried);
-	}
+	if (sm->nsends > 0)
+		floor = sm->sends[sm->nsends - 1].written_at_ms +
+			(now - sm->sends[sm->nsends - 1].sent_mono_ms);
 	/* never at or below a written_at read on nodes/<id> (another
 	 * process of this node wrote it, on a wall clock since stepped
 	 * back): written_at never goes back across processes either */
 	if (sm->floor_written_at_ms > 0)
-		w = max64(w, keep_add_sat_ms(sm->floor_written_at_ms, 1));
-	return w;
+		floor = max64(floor, keep_add_sat_ms(sm->floor_written_at_ms, 1));
+	return keep_date_written_ms(wall, floor);
 }
 
 /* Raise the floor to what a read of nodes/<id> showed (format 3, any

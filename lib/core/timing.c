@@ -144,3 +144,8 @@ bool keep_timing_heartbeat_due(int64_t last_beat_mono_ms, int64_t now_mono_ms,
 {
 	return keep_sub_sat_ms(now_mono_ms, last_beat_mono_ms) >= t->period_ms;
 }
+
+int64_t keep_date_written_ms(int64_t wall_ms, int64_t floor_ms)
+{
+	return floor_ms > wall_ms ? floor_ms : wall_ms;
+}

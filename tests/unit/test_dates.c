@@ -163,8 +163,20 @@ TEST(lease_writes_are_dated_on_the_wall_clock_under_a_carried_offset)
 	CHECK_EQ_INT(act.obj.written_at_ms, last_live);
 }
 
+/* The one rule every dated write goes through: the writer's wall clock,
+ * raised to a floor only when the floor is later; never earlier. */
+TEST(date_written_is_the_wall_clock_raised_to_its_floor)
+{
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, 0), WALL0);
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, -5), WALL0);
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0 - 1), WALL0);
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0), WALL0);
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0 + 7), WALL0 + 7);
+}
+
 int main(void)
 {
+	RUN(date_written_is_the_wall_clock_raised_to_its_floor);
 	RUN(operator_fence_created_over_absent_is_dated_on_the_wall_clock);
 	RUN(operator_fence_over_live_keeps_written_at_and_dates_fenced_at_on_the_wall);
 	RUN(peer_fence_is_judged_on_the_judging_clock_and_dated_on_the_wall);
