@@ -249,3 +249,10 @@ int keep_native_exit_code(const struct keep_native *m)
 	}
 	return KEEP_EXIT_TEMP;
 }
+
+enum keep_cluster_view keep_cluster_first_record_view(enum keep_cluster_read v, bool *keep)
+{
+	if (keep)
+		*keep = v != KEEP_CLUSTER_READ_FAILED;
+	return v == KEEP_CLUSTER_READ_NATIVE ? KEEP_CLUSTER_NATIVE : KEEP_CLUSTER_NOT_NATIVE;
+}

@@ -86,6 +86,16 @@ enum keep_cluster_read keep_cluster_judge(enum keep_outcome outcome, bool not_ou
 					  const char *detail, const char *body, size_t len,
 					  struct keep_cluster_obj *o, char *why, size_t whylen);
 
+/* A native cluster creates a first record without the marker (ADR 0020
+ * §6, issue 16): the view one read of `cluster`, judged v, gives an
+ * acquisition. KEEP_CLUSTER_NATIVE only for a read that found format
+ * native; no object, `upgraded`, an unreadable object and a failed read
+ * all send a first record through leases/. *keep (may be NULL): whether
+ * a process keeps this view for its later acquisitions (the object is
+ * only ever created, never changed back): false for a failed read, which
+ * the next acquisition tries again. Pure. */
+enum keep_cluster_view keep_cluster_first_record_view(enum keep_cluster_read v, bool *keep);
+
 /* ---- several applications on one cluster (ADR 0022) ------------------------------ */
 
 /* Is key (a key of the protocol, as a command asks for it) one every

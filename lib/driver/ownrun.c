@@ -61,11 +61,7 @@ static void cluster_read(struct keep_store *store, int64_t timeout_ms, struct ke
 		keep_store_get_ours(store, KEEP_CLUSTER_KEY, &body, &rep);
 		v = keep_cluster_judge(rep.outcome, rep.not_ours, rep.detail, body.data, body.len,
 				       &o, why, sizeof(why));
-		if (v != KEEP_CLUSTER_READ_FAILED) { /* a failed read is not kept */
-			cluster_known = true;
-			cluster_view = v == KEEP_CLUSTER_READ_NATIVE ? KEEP_CLUSTER_NATIVE
-								     : KEEP_CLUSTER_NOT_NATIVE;
-		}
+		cluster_view = keep_cluster_first_record_view(v, &cluster_known);
 		if (v == KEEP_CLUSTER_READ_BAD)
 			snprintf(r->detail, sizeof(r->detail),
 				 "the object '" KEEP_CLUSTER_KEY

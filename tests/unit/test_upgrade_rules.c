@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../../lib/core/acqwait.h"
+#include "../../lib/core/cluster.h"
 #include "../../lib/core/jobstop.h"
 #include "../../lib/core/mark.h"
 #include "unit.h"
@@ -131,8 +132,35 @@ TEST(owner_run_stops_its_job_at_every_signal_that_would_end_it)
 	CHECK(!keep_jobstop_stop_signal(SIGRTMAX + 1));
 }
 
+/* Only a read that found format native lets a first record skip the
+ * marker; a failed read is not kept (the next acquisition reads again),
+ * every other answer is. */
+TEST(cluster_first_record_view)
+{
+	bool keep = false;
+
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_NATIVE, &keep),
+		     KEEP_CLUSTER_NATIVE);
+	CHECK(keep);
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_UPGRADED, &keep),
+		     KEEP_CLUSTER_NOT_NATIVE);
+	CHECK(keep);
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_ABSENT, &keep),
+		     KEEP_CLUSTER_NOT_NATIVE);
+	CHECK(keep);
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_BAD, &keep),
+		     KEEP_CLUSTER_NOT_NATIVE);
+	CHECK(keep);
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_FAILED, &keep),
+		     KEEP_CLUSTER_NOT_NATIVE);
+	CHECK(!keep);
+	CHECK_EQ_INT(keep_cluster_first_record_view(KEEP_CLUSTER_READ_NATIVE, NULL),
+		     KEEP_CLUSTER_NATIVE);
+}
+
 int main(void)
 {
+	RUN(cluster_first_record_view);
 	RUN(a_record_missing_under_a_confirmed_marker_was_deleted_by_hand);
 	RUN(a_held_key_is_tried_again_right_after_its_free_time_on_the_judging_clock);
 	RUN(transient_answers_back_off_with_jitter_up_to_a_period);
