@@ -196,3 +196,28 @@ EOF
 	run -1 bash "$ROOT/tests/bats/helpers/lint-includes.sh" "$t"
 	[[ $output == *'lib/stray.c: not in a layer'* ]]
 }
+
+@test "lint: docs/design.md's map names exactly one lib/core function per rule, and refuses two, a driver's, or a core function in 'driven by'" {
+	run -0 sh "$ROOT/tests/bats/helpers/lint-map.sh" "$ROOT"
+	t="$BATS_TEST_TMPDIR/design.md"
+	row='| a planted rule | §1 | `keep_lease_validity_end_ms` (`lease.c`) | the lease machine |'
+	# the planted row alone is accepted: what follows fails only by its change
+	awk -v r="$row" '{ print } /^\| rule \| section \| function \| driven by \|/ { getline; print; print r }' \
+		"$ROOT/docs/design.md" >"$t"
+	run -0 sh "$ROOT/tests/bats/helpers/lint-map.sh" "$ROOT" "$t"
+	# two functions in one row
+	awk -v r='| a planted rule | §1 | `keep_lease_validity_end_ms`, `keep_lease_next` (`lease.c`) | the lease machine |' \
+		'{ print } /^\| rule \| section \| function \| driven by \|/ { getline; print; print r }' "$ROOT/docs/design.md" >"$t"
+	run -1 sh "$ROOT/tests/bats/helpers/lint-map.sh" "$ROOT" "$t"
+	[[ $output == *'names 2 functions, not one: | a planted rule'* ]]
+	# a driver's function, not the core's
+	awk -v r='| a planted rule | §1 | `keep_holds_lock_ms` (`holds.c`) | the lease machine |' \
+		'{ print } /^\| rule \| section \| function \| driven by \|/ { getline; print; print r }' "$ROOT/docs/design.md" >"$t"
+	run -1 sh "$ROOT/tests/bats/helpers/lint-map.sh" "$ROOT" "$t"
+	[[ $output == *'not a public lib/core function: keep_holds_lock_ms'* ]]
+	# a second core function hidden in 'driven by'
+	awk -v r='| a planted rule | §1 | `keep_lease_validity_end_ms` (`lease.c`) | `keep_lease_next` |' \
+		'{ print } /^\| rule \| section \| function \| driven by \|/ { getline; print; print r }' "$ROOT/docs/design.md" >"$t"
+	run -1 sh "$ROOT/tests/bats/helpers/lint-map.sh" "$ROOT" "$t"
+	[[ $output == *'driven by names a lib/core function (keep_lease_next)'* ]]
+}
