@@ -649,9 +649,9 @@ void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer
 	decide_on_read(st, outcome, obj, derr, now, t, self, d);
 }
 
-void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
-			    const struct keep_node_obj *obj, int derr, const struct keep_timing *t,
-			    struct keep_fence_decision *d)
+void keep_fence_read_back(const struct keep_node_obj *sent, enum keep_outcome outcome,
+			  const struct keep_node_obj *obj, int derr, const struct keep_timing *t,
+			  struct keep_fence_decision *d)
 {
 	memset(d, 0, sizeof(*d));
 	if (!read_usable(outcome, obj, derr, sent->node, t, KEEP_FV_REWATCH, d))

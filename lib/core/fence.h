@@ -361,9 +361,9 @@ void keep_fence_peer_judge(const struct keep_stale *st, const struct keep_fencer
  * written_at: the node did not write, and the fence did not land (another
  * request refused it, or an ambiguous write never landed); REWATCH for
  * released or absent; BAD_OBJECT / FAILED as the read says. */
-void keep_fence_after_write(const struct keep_node_obj *sent, enum keep_outcome outcome,
-			    const struct keep_node_obj *obj, int decode_err,
-			    const struct keep_timing *t, struct keep_fence_decision *d);
+void keep_fence_read_back(const struct keep_node_obj *sent, enum keep_outcome outcome,
+			  const struct keep_node_obj *obj, int decode_err,
+			  const struct keep_timing *t, struct keep_fence_decision *d);
 
 /* ---- operator fence (lease-fence NODE) -------------------------------------- */
 

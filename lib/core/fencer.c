@@ -327,7 +327,7 @@ void keep_fencer_on_read(struct keep_fencer_m *m, const struct keep_fencer_read 
 	}
 	if (m->phase != KEEP_FNP_REREAD)
 		return;
-	keep_fence_after_write(&m->d.obj, r->outcome, obj, r->derr, &m->cfg.t, &d2);
+	keep_fence_read_back(&m->d.obj, r->outcome, obj, r->derr, &m->cfg.t, &d2);
 	if (m->cfg.mode == KEEP_FENCER_OPERATOR) {
 		if (d2.verdict == KEEP_FV_FENCED) {
 			op_line(m, "fenced", &m->d.obj, m->d.free_at_ms, NULL);

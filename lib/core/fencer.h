@@ -2,7 +2,7 @@
  * machine (ADR 0020 §2; docs/fencing.md; issue 25).
  *
  * The decisions of one read are keep_fence_peer_judge, keep_fence_operator
- * and keep_fence_after_write (fence.h); this machine owns what is done
+ * and keep_fence_read_back (fence.h); this machine owns what is done
  * around them, in order, and when:
  *
  *   keep_fencer_next(m, now_mono, now, &act)

@@ -442,25 +442,25 @@ TEST(after_write_conflict)
 	CHECK_EQ_INT(d.verdict, KEEP_FV_FENCE);
 	/* a renewed in between: alive */
 	obj(&r, "a", KEEP_NODE_LIVE, IA, W0 + 3000);
-	keep_fence_after_write(&d.obj, KEEP_STORE_OK, &r, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_OK, &r, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_ALIVE);
 	CHECK_EQ_STR(d2.reason, "wrote");
 	/* a 409 from another request (or a write that never landed): the node
 	 * did not write, it is not `alive` */
-	keep_fence_after_write(&d.obj, KEEP_STORE_OK, &a, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_OK, &a, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_FAILED);
 	CHECK_EQ_STR(d2.reason, "unchanged");
 	/* another fencer landed first */
 	r = d.obj;
 	snprintf(r.fenced_by, sizeof(r.fenced_by), "c");
-	keep_fence_after_write(&d.obj, KEEP_STORE_OK, &r, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_OK, &r, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_ALREADY);
 	/* our own fence landed (ambiguous reply) */
-	keep_fence_after_write(&d.obj, KEEP_STORE_OK, &d.obj, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_OK, &d.obj, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_FENCED);
-	keep_fence_after_write(&d.obj, KEEP_STORE_AMBIGUOUS, NULL, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_AMBIGUOUS, NULL, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_FAILED);
-	keep_fence_after_write(&d.obj, KEEP_STORE_NOT_FOUND, NULL, 0, &t, &d2);
+	keep_fence_read_back(&d.obj, KEEP_STORE_NOT_FOUND, NULL, 0, &t, &d2);
 	CHECK_EQ_INT(d2.verdict, KEEP_FV_REWATCH);
 }
 
