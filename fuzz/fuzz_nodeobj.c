@@ -76,7 +76,7 @@ static void deadlines(const struct keep_node_obj *o)
 			if (d.verdict == KEEP_FV_FENCE) {
 				if (now < d.free_at_ms)
 					abort(); /* never before written_at + ttl + grace */
-				keep_fence_after_write(&d.obj, KEEP_STORE_OK, o, 0, &t, &d2);
+				keep_fence_read_back(&d.obj, KEEP_STORE_OK, o, 0, &t, &d2);
 			}
 			keep_fence_operator(o->node, KEEP_STORE_OK, o, 0, &w, &t, &d);
 			keep_fence_operator(o->node, KEEP_STORE_OK, o, 0, &wj, &t, &d);
