@@ -77,7 +77,7 @@ bad:
 void keep_cluster_native_obj(const struct keep_walls *now, struct keep_cluster_obj *o)
 {
 	o->format = KEEP_CLUSTER_FMT_NATIVE;
-	o->written_at_ms = keep_date_written_ms(now->wall_ms, 0);
+	o->written_at_ms = keep_date_written_ms(now->wall_ms, KEEP_DATE_NO_FLOOR);
 }
 
 int keep_cluster_encode(const struct keep_cluster_obj *o, struct keep_buf *out)

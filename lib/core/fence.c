@@ -521,7 +521,7 @@ static void make_fence(struct keep_fence_decision *d, const struct keep_node_obj
 	else if (d->obj.seq < INT64_MAX)
 		d->obj.seq++;
 	copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), by);
-	d->obj.fenced_at_ms = keep_date_written_ms(now_wall, 0);
+	d->obj.fenced_at_ms = keep_date_written_ms(now_wall, KEEP_DATE_NO_FLOOR);
 }
 
 /* Common checks of a read reply: true when obj is a format-3 object
@@ -698,11 +698,11 @@ void keep_fence_operator(const char *node, enum keep_outcome outcome,
 		d->obj.format = 3;
 		d->obj.state = KEEP_NODE_FENCED;
 		copy_str(d->obj.instance, sizeof(d->obj.instance), "-");
-		d->obj.written_at_ms = keep_date_written_ms(now->wall_ms, 0);
+		d->obj.written_at_ms = keep_date_written_ms(now->wall_ms, KEEP_DATE_NO_FLOOR);
 		copy_str(d->obj.node, sizeof(d->obj.node), node);
 		d->obj.seq = 0;
 		copy_str(d->obj.fenced_by, sizeof(d->obj.fenced_by), "operator");
-		d->obj.fenced_at_ms = keep_date_written_ms(now->wall_ms, 0);
+		d->obj.fenced_at_ms = keep_date_written_ms(now->wall_ms, KEEP_DATE_NO_FLOOR);
 		d->free_at_ms = keep_add_sat_ms(now->wall_ms, keep_timing_takeover_ms(t));
 		verdict(d, KEEP_FV_CREATE, "absent");
 		return;

@@ -289,7 +289,7 @@ void keep_lease_stop(struct keep_lease *sm, int64_t now_mono_ms)
  * clock differ only by the readings' rounding: no drift accumulates. */
 static int64_t live_written_at(const struct keep_lease *sm, int64_t now, int64_t wall)
 {
-	int64_t floor = 0;
+	int64_t floor = KEEP_DATE_NO_FLOOR;
 
 	if (sm->nsends > 0)
 		floor = sm->sends[sm->nsends - 1].written_at_ms +

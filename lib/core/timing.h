@@ -48,15 +48,19 @@ struct keep_walls {
 	int64_t judge_wall_ms;
 };
 
+/* keep_date_written_ms's floor_ms when the writer has none. */
+#define KEEP_DATE_NO_FLOOR INT64_MIN
+
 /* The date this node writes into the bucket (ms since the epoch): the
  * writer's wall clock wall_ms, raised to floor_ms when that is later
- * (floor_ms <= 0: none; the lease machine's floor keeps written_at from
- * going back across a step or a process). Never earlier than wall_ms,
- * and never taken from judge_wall_ms: a date from the judging clock
- * would let others judge this node's write free that much early (two
- * owners). Every dated field of a write goes through here: a live
- * write's written_at, a fence's fenced_at, a created fence's written_at,
- * the cluster object's written_at. Pure. ADR 0020 §1, §2; issue 23. */
+ * (KEEP_DATE_NO_FLOOR: none; the lease machine's floor keeps written_at
+ * from going back across a step or a process). Never earlier than
+ * wall_ms, whatever its value (a wall clock before 1970 included), and
+ * never taken from judge_wall_ms: a date from the judging clock would
+ * let others judge this node's write free that much early (two owners).
+ * Every dated field of a write goes through here: a live write's
+ * written_at, a fence's fenced_at, a created fence's written_at, the
+ * cluster object's written_at. Pure. ADR 0020 §1, §2; issue 23. */
 int64_t keep_date_written_ms(int64_t wall_ms, int64_t floor_ms);
 
 /* The smallest step threshold (ms): two clock readings, their rounding to

@@ -167,8 +167,13 @@ TEST(lease_writes_are_dated_on_the_wall_clock_under_a_carried_offset)
  * raised to a floor only when the floor is later; never earlier. */
 TEST(date_written_is_the_wall_clock_raised_to_its_floor)
 {
+	CHECK_EQ_INT(keep_date_written_ms(WALL0, KEEP_DATE_NO_FLOOR), WALL0);
 	CHECK_EQ_INT(keep_date_written_ms(WALL0, 0), WALL0);
 	CHECK_EQ_INT(keep_date_written_ms(WALL0, -5), WALL0);
+	/* a wall clock before the epoch is still the date, never raised to
+	 * 0 by the absence of a floor (fuzz_nodeobj found it) */
+	CHECK_EQ_INT(keep_date_written_ms(-5000, KEEP_DATE_NO_FLOOR), -5000);
+	CHECK_EQ_INT(keep_date_written_ms(INT64_MIN, KEEP_DATE_NO_FLOOR), INT64_MIN);
 	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0 - 1), WALL0);
 	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0), WALL0);
 	CHECK_EQ_INT(keep_date_written_ms(WALL0, WALL0 + 7), WALL0 + 7);
