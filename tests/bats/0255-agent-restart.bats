@@ -63,11 +63,16 @@ teardown() { keep_teardown; }
 	nw=$(agent_field n1 fencing node_watch)
 	kill -TERM "$nw"
 	# lease-fence then reads end of input and exits 0 within ms: the agent
-	# sees node-watch's end alone, or (a loaded host) both at once
+	# sees node-watch's end alone, both at once, or (a loaded host: CI run
+	# FF) lease-fence's end first, when node-watch closed the pipe and was
+	# still exiting as the agent looked. Each restarts the pair.
 	wait_for 5 grep -qF -e "warning: fencing (node-watch) ended: exit 0; restarting it in " \
 		-e "warning: fencing (node-watch | lease-fence) ended: node-watch exit 0, lease-fence exit 0; restarting it in " \
+		-e "warning: fencing (lease-fence) ended: exit 0; restarting it in " \
 		"$BATS_TEST_TMPDIR/agent.err"
+	wait_for 3 refute_alive "$nw"
 	wait_for 8 fencing_wired n1
+	[ "$(agent_field n1 fencing node_watch)" != "$nw" ]
 	[ "$(agent_field n1 fencing restarts)" = 2 ]
 	refute_sanitizer_reports
 }
